@@ -1,0 +1,3 @@
+from pdx.cli import main
+
+main()

@@ -1,0 +1,132 @@
+"""The library API behind the CLI: ``run_benchmark`` and the registry reads.
+
+CLI -> api -> runner -> backend; results -> registry. Everything the CLI
+does is callable from Python with the same checks and the same records.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from dataclasses import dataclass, field, replace
+
+import pdx
+from pdx import environment, hardware, plugin_manager
+from pdx.backend import BackendConfig
+from pdx.errors import PdxError
+from pdx.models import ModelInfo, identify
+from pdx.registry import Registry, RunStart
+from pdx.runner import Progress, run_tests
+from pdx.synth.shapes import DEFAULT_SHAPE
+from pdx.workload import Workload, build_workload
+
+# Tried in this order when no backend is named: the first available one runs.
+DEFAULT_BACKENDS = ("llamacpp", "mlx", "vllm")
+DEFAULT_GGUF_TYPE = "f16"
+
+
+@dataclass
+class BenchConfig:
+    backend: str | None = None  # None: the first available of DEFAULT_BACKENDS
+    model: str | None = None  # None: the default synthetic model
+    workload: Workload = field(default_factory=build_workload)
+    threads: int | None = None  # None: the physical cores this process may use
+    options: dict[str, str] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    argv: list[str] | None = None
+    parent_id: str | None = None
+
+
+def default_backend(options: dict[str, str] | None = None) -> str:
+    found = plugin_manager.backends()
+    reasons = []
+    for name in DEFAULT_BACKENDS:
+        if name in found:
+            status = found[name].availability(options)
+            if status.available:
+                return name
+            reasons.append(f"{name}: {status.reason}")
+    hint = "install llama.cpp with `pdx llamacpp install`, or see `pdx backends`"
+    raise PdxError(f"no backend is available on this machine ({'; '.join(reasons) or 'none installed'})", hint)
+
+
+def resolve_model(model: ModelInfo | None, formats: tuple[str, ...]) -> ModelInfo:
+    """The model to benchmark: the given one, or the default synthetic model."""
+    if model is None:
+        if "gguf" not in formats:
+            raise PdxError("this backend has no default model yet", "give one with --model")
+        from pdx.synth import ensure_gguf
+
+        model = identify(ensure_gguf(DEFAULT_SHAPE, DEFAULT_GGUF_TYPE))
+    if model.format not in formats:
+        raise PdxError(
+            f"model {model.path} is {model.format}, which this backend does not load",
+            f"give a {' or '.join(formats)} model",
+        )
+    return model
+
+
+def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[int] | None = None) -> list[BenchConfig]:
+    """One run per backend and thread count, in that order (like llama-bench's sweeps)."""
+    return [
+        replace(config, backend=b, threads=t)
+        for b in (backends or [config.backend])
+        for t in (threads or [config.threads])
+    ]
+
+
+def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
+    """Run one benchmark and store it test by test; returns the stored run."""
+    given = identify(config.model) if config.model else None  # a bad path fails before any engine work
+    name = config.backend or default_backend(config.options)
+    backend_cls = plugin_manager.require_available(name, config.options)
+    model = resolve_model(given, backend_cls.model_formats)
+    threads = config.threads or hardware.default_threads()
+    workload = config.workload
+    manifest = environment.collect(threads, workload.seed, config.argv)
+    backend_config = BackendConfig(threads=threads, options=dict(config.options), seed=workload.seed)
+    with backend_cls(backend_config) as backend:
+        engine = backend.load(model)
+        run_id = registry.start_run(
+            RunStart(
+                id=uuid.uuid4().hex,
+                backend=name,
+                engine=engine,
+                model=model,
+                hardware=hardware.detect(),
+                environment=manifest,
+                environment_id=environment.environment_id(manifest),
+                workload=workload.to_dict(),
+                threads=threads,
+                options=dict(config.options),
+                command=manifest["command"],
+                pdx_version=pdx.__version__,
+                tags=config.tags,
+                parent_id=config.parent_id,
+            )
+        )
+        try:
+            outcomes = run_tests(
+                backend, workload.tests, workload.repetitions, workload.warmup,
+                save=lambda outcome: registry.save_test(run_id, outcome), progress=progress,
+            )
+        except KeyboardInterrupt:
+            registry.finish_run(run_id, "interrupted", "interrupted by the user")
+            raise
+        except BaseException as exc:
+            registry.finish_run(run_id, "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        ok = sum(o.status == "ok" for o in outcomes)
+        failed = sum(o.status == "failed" for o in outcomes)
+        status = "failed" if not ok else "partial" if failed else "complete"  # skipped tests are not failures
+        errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
+        registry.finish_run(run_id, status, errors or None)
+    return registry.get_run(run_id)
+
+
+def open_registry(url: str | None = None) -> Registry:
+    return Registry(url)
+
+
+def command_line() -> list[str]:
+    return ["pdx", *sys.argv[1:]]

@@ -1,0 +1,147 @@
+"""The backend contract: what every engine plugin implements.
+
+A backend is a class registered through the ``pdx_register_backends`` hook.
+The runner drives it the same way for every engine::
+
+    with Backend(config) as backend:
+        info = backend.load(model)             # load weights, resolve settings
+        for test in workload.tests:
+            for sample in backend.run(test, repetitions, warmup):
+                ...                            # one Sample per counted repetition
+
+Semantics every backend keeps (see the README's "What pdx measures"):
+
+- ``run`` yields exactly ``repetitions`` samples; warm-up runs are never yielded.
+- A sample times only the test itself: depth (``test.depth`` tokens already in
+  the KV cache) is filled before the clock starts, for every repetition.
+- Prefill ends when the last prompt token's logits exist; decode is
+  ``n_gen`` sequential single-token steps per sequence, ignoring EOS, so every
+  repetition processes exactly the tokens the test names.
+- The engine's own figures, where it has them, go in ``Sample.engine``, never
+  in place of pdx's clock.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterator, Mapping
+
+from pdx.errors import PdxError
+
+if TYPE_CHECKING:
+    from pdx.models import ModelInfo
+    from pdx.workload import TestSpec
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a backend can run here, and if not, why and how to fix it."""
+
+    available: bool
+    reason: str = ""
+    install: str = ""
+    version: str | None = None
+
+
+@dataclass
+class Sample:
+    """One counted repetition of a test."""
+
+    ns: int  # wall time of the timed part, nanoseconds
+    n_prompt: int = 0  # prompt tokens processed, all sequences together
+    n_gen: int = 0  # tokens generated, all sequences together
+    prompt_ns: int | None = None  # the prefill part of a pp+tg test
+    gen_ns: int | None = None  # the decode part of a pp+tg test
+    engine: dict[str, float] = field(default_factory=dict)  # the engine's own figures
+
+    def to_dict(self) -> dict:
+        return {
+            "ns": self.ns,
+            "n_prompt": self.n_prompt,
+            "n_gen": self.n_gen,
+            "prompt_ns": self.prompt_ns,
+            "gen_ns": self.gen_ns,
+            "engine": dict(self.engine),
+        }
+
+
+@dataclass
+class EngineInfo:
+    """What a loaded backend reports about the engine and its settings."""
+
+    engine: str
+    version: str | None = None
+    commit: str | None = None
+    settings: dict = field(default_factory=dict)  # resolved: threads, batch sizes, flash attention...
+    details: dict = field(default_factory=dict)  # anything else worth keeping (system info...)
+
+    def to_dict(self) -> dict:
+        return {
+            "engine": self.engine,
+            "version": self.version,
+            "commit": self.commit,
+            "settings": dict(self.settings),
+            "details": dict(self.details),
+        }
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Settings the user chose for one run."""
+
+    threads: int | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+    seed: int = 42
+
+
+class Backend(ABC):
+    """Base class of every backend; see the module docstring for the contract."""
+
+    #: name used with ``--backend``
+    name: ClassVar[str]
+    #: the engine measured, e.g. "llama.cpp"
+    engine: ClassVar[str]
+    #: one line for ``pdx backends``
+    summary: ClassVar[str] = ""
+    #: model formats accepted: "gguf", "hf"
+    model_formats: ClassVar[tuple[str, ...]] = ()
+    #: engine options accepted with ``-o KEY=VALUE``, with their help text
+    options: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, config: BackendConfig) -> None:
+        unknown = sorted(set(config.options) - set(self.options))
+        if unknown:
+            known = ", ".join(sorted(self.options)) or "none"
+            raise PdxError(f"backend {self.name} has no option {unknown[0]!r}; its options: {known}")
+        self.config = config
+
+    @classmethod
+    @abstractmethod
+    def availability(cls, options: Mapping[str, str] | None = None) -> Availability:
+        """Say whether the engine can be used here (with these options), importing it lazily."""
+
+    @abstractmethod
+    def load(self, model: "ModelInfo") -> EngineInfo:
+        """Load the model and return the engine's identity and resolved settings."""
+
+    @abstractmethod
+    def run(self, test: "TestSpec", repetitions: int, warmup: int) -> Iterator[Sample]:
+        """Run ``warmup`` uncounted and then ``repetitions`` counted repetitions."""
+
+    def test_info(self) -> dict:
+        """Engine facts about the test just run (e.g. llama-bench's own record), stored with it."""
+        return {}
+
+    def unsupported(self, test: "TestSpec") -> str | None:
+        """Why this backend cannot run ``test``, or None if it can."""
+        return None
+
+    def close(self) -> None:
+        """Release the engine (free the model, stop a server)."""
+
+    def __enter__(self) -> "Backend":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

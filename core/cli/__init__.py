@@ -1,0 +1,51 @@
+"""The ``pdx`` command line: thin commands over :mod:`pdx.api`.
+
+The click group is assembled on first use by :func:`build_cli`, after the
+plugin manager has loaded, so plugins can add commands and bench options.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pdx.errors import PdxError
+
+EXIT_INTERRUPTED = 130
+
+
+def build_cli() -> click.Group:
+    from pdx import plugin_manager
+    from pdx.cli import backends, bench, models, runs
+    from pdx.cli.base import cli
+
+    for module in (bench, runs, models, backends):
+        module.register(cli)
+    pm = plugin_manager.get_plugin_manager()
+    bench.add_plugin_options(cli.commands["bench"], pm.hook.pdx_bench_options())
+    pm.hook.pdx_register_commands(cli=cli)
+    return cli
+
+
+def fail(message: str, code: int = 2) -> None:
+    click.echo(f"pdx: error: {message}", err=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        app = build_cli()
+        code = app.main(args=argv, prog_name="pdx", standalone_mode=False)
+    except PdxError as exc:
+        fail(str(exc), exc.exit_code)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "pdx"
+        fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
+    except click.ClickException as exc:
+        fail(exc.format_message(), exc.exit_code)
+    except (KeyboardInterrupt, click.Abort):
+        click.echo("pdx: interrupted; completed tests are saved", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if isinstance(code, int):  # ctx.exit(n) in a command, under standalone_mode=False
+        sys.exit(code)

@@ -1,0 +1,28 @@
+"""The top-level group and options shared by several commands."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+import pdx
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(pdx.__version__, prog_name="pdx")
+def cli() -> None:
+    """pdx: prefill and decode, measured apart, on any engine."""
+
+
+registry_option = click.option(
+    "--registry",
+    envvar="PDX_REGISTRY",
+    metavar="URL",
+    help="Registry database: a SQLAlchemy URL or a SQLite file path [env PDX_REGISTRY; default: user data dir].",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+
+
+def echo_json(data: object) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))

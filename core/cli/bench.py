@@ -1,0 +1,79 @@
+"""``pdx bench``: run a benchmark and store it."""
+
+from __future__ import annotations
+
+import click
+
+from pdx.cli.base import echo_json, json_option, registry_option
+from pdx.workload import parse_int_list
+
+PLUGIN_OPTIONS_KEY = "plugin_options"
+
+
+def _parse_options(values: tuple[str, ...]) -> dict[str, str]:
+    options = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="-o/--option")
+        options[key.strip()] = value.strip()
+    return options
+
+
+@click.command()
+@click.option("--backend", "backends", metavar="NAME[,NAME]", help="Backend(s) to run; one run each. [default: the first available]")
+@click.option("-m", "--model", metavar="PATH", help="Model file or directory. [default: a synthetic ~100M llama, made once]")
+@click.option("-p", "--n-prompt", default="512", show_default=True, help="Prompt lengths of pp tests (0: none).")
+@click.option("-n", "--n-gen", default="128", show_default=True, help="Generated lengths of tg tests (0: none).")
+@click.option("-pg", "--prompt-gen", metavar="PP,TG", help="pp+tg tests: one PP,TG pair, or several joined by ';'.")
+@click.option("-d", "--n-depth", default="0", show_default=True, help="Tokens already in the KV cache before each test.")
+@click.option("-b", "--batch", default="1", show_default=True, help="Sequences processed at once.")
+@click.option("-r", "--repetitions", default=5, show_default=True, type=click.IntRange(min=1), help="Counted repetitions of each test.")
+@click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted warm-up repetitions of each test.")
+@click.option("--seed", default=42, show_default=True, type=int, help="Seed of the random prompt tokens.")
+@click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Engine option (see `pdx backends`); repeatable.")
+@click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
+@registry_option
+@json_option
+@click.pass_context
+def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
+          warmup, seed, threads, options, tags, registry, as_json, **plugin_options) -> None:
+    """Measure prefill (pp) and decode (tg) and store every sample.
+
+    Tests follow llama-bench: -p 512,1024 -n 128 -d 0,4096 -b 1,8 -r 5 gives
+    pp512, pp1024 and tg128, each at depth 0 and 4096 and batch 1 and 8.
+    """
+    from pdx import api
+    from pdx.cli.progress import bench_progress
+    from pdx.display import make_console, print_run
+    from pdx.workload import build_workload
+
+    workload = build_workload(n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions, warmup, seed)
+    engine_options = _parse_options(options) | {k: str(v) for k, v in plugin_options.items() if v is not None}
+    base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
+                           argv=api.command_line())
+    thread_list = parse_int_list(threads, "-t", minimum=1) if threads else None
+    backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
+    store = api.open_registry(registry)
+    runs = []
+    for config in api.plan(base, backend_list, thread_list):
+        with bench_progress(len(workload.tests), workload.repetitions, enabled=not as_json) as progress:
+            run = api.run_benchmark(config, store, progress)
+        runs.append(run)
+        if not as_json:
+            print_run(run, store.display_url, make_console())
+    if as_json:
+        echo_json(runs)
+    if any(run["status"] != "complete" for run in runs):
+        ctx.exit(1)
+
+
+def add_plugin_options(command: click.Command, option_lists: list[list[click.Option]]) -> None:
+    for options in option_lists:
+        for option in options:
+            command.params.append(option)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(bench)

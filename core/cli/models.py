@@ -1,0 +1,85 @@
+"""``pdx model``: make synthetic models and read model metadata."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pdx.cli.base import echo_json, json_option
+
+
+@click.group()
+def model() -> None:
+    """Synthetic models and model metadata."""
+
+
+@model.command()
+@click.option("--shape", default="100m", show_default=True, help="Named shape (see `pdx model shapes`).")
+@click.option("--type", "dtype", default="f16", show_default=True, help="Weight type: f32, f16, q8_0, q4_0.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write. [default: in the pdx cache]")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random weights.")
+@click.option("--n-embd", type=click.IntRange(min=1), help="Override the shape's embedding width.")
+@click.option("--n-layers", type=click.IntRange(min=1), help="Override the number of layers.")
+@click.option("--n-heads", type=click.IntRange(min=1), help="Override the number of attention heads.")
+@click.option("--n-kv-heads", type=click.IntRange(min=1), help="Override the number of KV heads.")
+@click.option("--n-ff", type=click.IntRange(min=1), help="Override the feed-forward width.")
+@click.option("--n-vocab", type=click.IntRange(min=1), help="Override the vocabulary size.")
+@click.option("--n-ctx", type=click.IntRange(min=1), help="Override the trained context length.")
+@json_option
+def synth(shape, dtype, output, seed, as_json, **dims) -> None:
+    """Write a random-weight llama GGUF of a named shape or explicit dims."""
+    from pdx.display import human_bytes, human_count
+    from pdx.models import identify
+    from pdx.synth import default_model_path, get_shape, write_gguf
+
+    chosen = get_shape(shape).with_dims(**dims)
+    path = Path(output) if output else default_model_path(chosen.name, dtype, seed)
+    write_gguf(chosen, dtype, path, seed)
+    info = identify(path)
+    if as_json:
+        echo_json(info.to_dict())
+    else:
+        click.echo(f"{path}  {chosen.name} {info.dtype}  {human_count(info.n_params)} params  {human_bytes(info.file_bytes)}")
+
+
+@model.command()
+@json_option
+def shapes(as_json) -> None:
+    """List the named shapes."""
+    from pdx.display import human_count
+    from pdx.synth import SHAPES
+
+    if as_json:
+        echo_json({name: s.to_dict() for name, s in SHAPES.items()})
+        return
+    for s in SHAPES.values():
+        click.echo(f"{s.name:14} {human_count(s.n_params):>9}  d={s.n_embd} layers={s.n_layers} heads={s.n_heads}/{s.n_kv_heads} ff={s.n_ff} vocab={s.n_vocab}")
+
+
+@model.command()
+@click.argument("path")
+@json_option
+def info(path, as_json) -> None:
+    """Show what a model file is: architecture, size, dims, hash."""
+    from pdx.display import human_bytes, human_count
+    from pdx.models import identify
+
+    found = identify(path)
+    if as_json:
+        echo_json(found.to_dict())
+        return
+    rows = [
+        ("name", found.name), ("format", found.format), ("architecture", found.architecture),
+        ("parameters", f"{human_count(found.n_params)} ({found.n_params})"), ("type", found.dtype),
+        ("layers", found.n_layers), ("heads", f"{found.n_heads} (KV {found.n_kv_heads}, dim {found.head_dim})"),
+        ("embedding", found.n_embd), ("feed-forward", found.n_ff), ("vocabulary", found.n_vocab),
+        ("context", found.n_ctx_train), ("file size", f"{human_bytes(found.file_bytes)} ({found.file_bytes} bytes)"),
+        ("sha256", found.sha256), ("synthetic", found.synthetic or "no"),
+    ]
+    for key, value in rows:
+        click.echo(f"{key:>13}: {value}")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(model)

@@ -1,0 +1,31 @@
+"""A progress display for long benchmarks (stderr, only on a terminal)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+
+from pdx.runner import Progress
+
+
+@contextlib.contextmanager
+def bench_progress(n_tests: int, repetitions: int, enabled: bool = True) -> Iterator[Progress]:
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield Progress()
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Bar(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("starting", total=n_tests * repetitions)
+
+        def started(i, test):
+            bar.update(task, description=f"test {i + 1}/{n_tests} {test.name}")
+
+        yield Progress(
+            test_started=started,
+            sample_done=lambda i, t, s: bar.advance(task),
+            test_done=lambda outcome: bar.update(task, completed=(outcome.ordinal + 1) * repetitions),
+        )

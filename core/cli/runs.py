@@ -1,0 +1,53 @@
+"""``pdx runs`` and ``pdx show``: read the registry."""
+
+from __future__ import annotations
+
+import click
+
+from pdx.cli.base import echo_json, json_option, registry_option
+
+
+@click.command()
+@click.option("--backend", help="Only runs of this backend.")
+@click.option("--model", help="Only runs whose model name contains this (or whose id starts with it).")
+@click.option("--tag", help="Only runs with this tag.")
+@click.option("--status", type=click.Choice(["running", "complete", "partial", "interrupted", "failed"]))
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@registry_option
+@json_option
+def runs(backend, model, tag, status, limit, registry, as_json) -> None:
+    """List stored runs, newest first."""
+    from pdx import api
+    from pdx.display import make_console, runs_table
+
+    found = api.open_registry(registry).runs(backend=backend, model=model, tag=tag, status=status, limit=limit)
+    if as_json:
+        echo_json(found)
+    elif not found:
+        click.echo("no runs match")
+    else:
+        make_console().print(runs_table(found))
+
+
+@click.command()
+@click.argument("run_id")
+@registry_option
+@json_option
+def show(run_id, registry, as_json) -> None:
+    """Show one run: its results table and manifest (RUN_ID may be a prefix)."""
+    from pdx import api
+    from pdx.display import make_console, print_manifest, print_run
+
+    store = api.open_registry(registry)
+    run = store.get_run(run_id)
+    if as_json:
+        echo_json(run)
+        return
+    console = make_console()
+    print_run(run, store.display_url, console)
+    print_manifest(run, console)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(runs)
+    cli.add_command(show)

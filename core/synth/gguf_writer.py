@@ -1,0 +1,187 @@
+"""Write a random-weight llama-architecture GGUF file.
+
+Tensors are written one at a time, so a 7B model needs memory for its
+largest tensor only. Quantised blocks are written directly (random quants
+under a small finite scale) rather than quantised from floats: the bytes
+llama.cpp reads, and so its speed, are the same, and a 4 GB file takes
+seconds instead of minutes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from pdx.errors import ModelError
+from pdx.paths import cache_dir
+from pdx.synth.shapes import Shape
+
+# name -> (GGML type name, llama file-type name)
+GGUF_TYPES = {
+    "f32": ("F32", "ALL_F32"),
+    "f16": ("F16", "MOSTLY_F16"),
+    "q8_0": ("Q8_0", "MOSTLY_Q8_0"),
+    "q4_0": ("Q4_0", "MOSTLY_Q4_0"),
+}
+# A scale small enough that activations stay finite through any number of layers.
+_BLOCK_SCALE = {"Q8_0": 0.0005, "Q4_0": 0.002}
+_TOKEN_NORMAL, _TOKEN_UNKNOWN, _TOKEN_CONTROL, _TOKEN_BYTE = 1, 2, 3, 6
+
+
+def default_model_path(shape: str, dtype: str, seed: int = 0) -> Path:
+    suffix = "" if seed == 0 else f"-s{seed}"
+    return cache_dir("models") / f"synth-{shape}-{dtype.lower()}{suffix}.gguf"
+
+
+def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, numpy shape) in llama.cpp's naming; numpy shape is (rows, cols)."""
+    d, kv, ff = shape.n_embd, shape.n_kv_heads * shape.head_dim, shape.n_ff
+    tensors = [("token_embd.weight", (shape.n_vocab, d))]
+    for i in range(shape.n_layers):
+        tensors += [
+            (f"blk.{i}.attn_norm.weight", (d,)),
+            (f"blk.{i}.attn_q.weight", (d, d)),
+            (f"blk.{i}.attn_k.weight", (kv, d)),
+            (f"blk.{i}.attn_v.weight", (kv, d)),
+            (f"blk.{i}.attn_output.weight", (d, d)),
+            (f"blk.{i}.ffn_norm.weight", (d,)),
+            (f"blk.{i}.ffn_gate.weight", (ff, d)),
+            (f"blk.{i}.ffn_up.weight", (ff, d)),
+            (f"blk.{i}.ffn_down.weight", (d, ff)),
+        ]
+    tensors.append(("output_norm.weight", (d,)))
+    if not shape.tie_embeddings:
+        tensors.append(("output.weight", (shape.n_vocab, d)))
+    return tensors
+
+
+def _random_f16(rng: np.random.Generator, count: int) -> np.ndarray:
+    """Random half floats of magnitude 2**-7..2**-3, built from random bits (fast)."""
+    bits = np.frombuffer(rng.bytes(count * 2), dtype=np.uint16).copy()
+    exponent = 8 + ((bits >> 10) & 3)  # biased exponents 8..11
+    bits = (bits & 0x83FF) | (exponent << 10).astype(np.uint16)
+    return bits.view(np.float16)
+
+
+def _random_blocks(rng: np.random.Generator, ggml_type: str, count: int) -> np.ndarray:
+    import gguf
+
+    qtype = gguf.GGMLQuantizationType[ggml_type]
+    block_size, type_size = gguf.GGML_QUANT_SIZES[qtype]
+    blocks = np.frombuffer(rng.bytes(count // block_size * type_size), dtype=np.uint8).copy()
+    blocks = blocks.reshape(-1, type_size)
+    blocks[:, 0:2] = np.frombuffer(np.float16(_BLOCK_SCALE[ggml_type]).tobytes(), dtype=np.uint8)
+    return blocks.reshape(-1)
+
+
+def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...]) -> np.ndarray:
+    count = int(np.prod(dims))
+    if len(dims) == 1:  # norms stay F32, as llama.cpp expects
+        return np.ones(count, dtype=np.float32)
+    if ggml_type == "F16":
+        return _random_f16(rng, count)
+    if ggml_type == "F32":
+        return _random_f16(rng, count).astype(np.float32)
+    return _random_blocks(rng, ggml_type, count)
+
+
+def _vocabulary(n_vocab: int) -> tuple[list[str], list[float], list[int]]:
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [_TOKEN_UNKNOWN, _TOKEN_CONTROL, _TOKEN_CONTROL] + [_TOKEN_BYTE] * 256
+    tokens += [f"\u2581t{i}" for i in range(n_vocab - len(tokens))]
+    types += [_TOKEN_NORMAL] * (n_vocab - len(types))
+    scores = [0.0] * 3 + [0.0] * 256 + [-float(i) for i in range(n_vocab - 259)]
+    return tokens, scores, types
+
+
+def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
+    """A writer with every key and tensor declared, ready for its header."""
+    import gguf
+
+    try:
+        ggml_type, file_type = GGUF_TYPES[dtype.lower()]
+    except KeyError:
+        raise ModelError(f"unknown GGUF type {dtype!r}", f"choose one of: {', '.join(GGUF_TYPES)}") from None
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_name(f"pdx-synth-{shape.name}-{dtype.lower()}")
+    writer.add_file_type(gguf.LlamaFileType[file_type].value)
+    writer.add_context_length(shape.n_ctx)
+    writer.add_embedding_length(shape.n_embd)
+    writer.add_block_count(shape.n_layers)
+    writer.add_feed_forward_length(shape.n_ff)
+    writer.add_head_count(shape.n_heads)
+    writer.add_head_count_kv(shape.n_kv_heads)
+    writer.add_rope_dimension_count(shape.head_dim)
+    writer.add_rope_freq_base(shape.rope_theta)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_vocab_size(shape.n_vocab)
+    writer.add_tokenizer_model("llama")
+    tokens, scores, types = _vocabulary(shape.n_vocab)
+    writer.add_token_list(tokens)
+    writer.add_token_scores(scores)
+    writer.add_token_types(types)
+    writer.add_unk_token_id(0)
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_string("pdx.synthetic.shape", shape.name)
+    writer.add_uint32("pdx.synthetic.seed", seed)
+    plan = []
+    for name, dims in _tensors(shape):
+        tensor_type = "F32" if len(dims) == 1 else ggml_type
+        qtype = gguf.GGMLQuantizationType[tensor_type]
+        block_size, type_size = gguf.GGML_QUANT_SIZES[qtype]
+        nbytes = int(np.prod(dims)) // block_size * type_size
+        writer.add_tensor_info(name, dims, np.dtype(np.float32), nbytes, raw_dtype=qtype)
+        plan.append((tensor_type, dims, nbytes))
+    return writer, plan
+
+
+def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0) -> Path:
+    """Write ``shape`` with random weights of ``dtype`` (f32, f16, q8_0, q4_0) to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    rng = np.random.default_rng(seed)
+    writer, plan = _prepared_writer(shape, dtype, seed, tmp)
+    try:
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_ti_data_to_file()
+        for tensor_type, dims, _ in plan:
+            writer.write_tensor_data(_tensor_data(rng, tensor_type, dims))
+        writer.close()
+        os.replace(tmp, path)
+    except BaseException:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def expected_file_bytes(shape: Shape, dtype: str) -> int:
+    """The size ``write_gguf`` produces, found by writing only the header."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        writer, plan = _prepared_writer(shape, dtype, 0, Path(tmp) / "header.gguf")
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_ti_data_to_file()
+        writer.fout[0].flush()
+        header = writer.fout[0].tell()
+        writer.close()
+    align = writer.data_alignment
+    return writer.ggml_pad(header, align) + sum(writer.ggml_pad(nbytes, align) for _, _, nbytes in plan)
+
+
+def ensure_gguf(shape: str, dtype: str, seed: int = 0) -> Path:
+    """The cached synthetic GGUF of ``shape`` and ``dtype``, written on first use."""
+    from pdx.synth.shapes import get_shape
+
+    path = default_model_path(shape, dtype, seed)
+    if not path.exists():
+        write_gguf(get_shape(shape), dtype, path, seed)
+    return path
+

@@ -1,0 +1,44 @@
+"""llama.cpp backends.
+
+``llamacpp-bench`` drives a ``llama-bench`` binary; ``llamacpp-python`` runs
+llama.cpp in-process through llama-cpp-python's low-level API; ``llamacpp``
+picks the first of the two that is installed. All three keep llama-bench's
+semantics, so their figures can be set side by side. ``pdx llamacpp
+install`` builds llama.cpp once for both.
+"""
+
+from __future__ import annotations
+
+import click
+
+from pdx.hookspecs import hookimpl
+
+
+@hookimpl
+def pdx_register_backends(register) -> None:
+    from pdx.plugins.llamacpp.auto import LlamaCpp
+    from pdx.plugins.llamacpp.bench_driver import LlamaBench
+    from pdx.plugins.llamacpp.inprocess import LlamaPython
+
+    register(LlamaCpp)
+    register(LlamaBench)
+    register(LlamaPython)
+
+
+@hookimpl
+def pdx_register_commands(cli: click.Group) -> None:
+    from pdx.plugins.llamacpp.commands import llamacpp
+
+    cli.add_command(llamacpp)
+
+
+@hookimpl
+def pdx_bench_options() -> list[click.Option]:
+    return [
+        click.Option(
+            ["--llama-bench", "llama_bench"],
+            metavar="PATH",
+            default=None,
+            help="llama-bench binary for the llama.cpp backends (same as -o llama_bench=PATH).",
+        )
+    ]

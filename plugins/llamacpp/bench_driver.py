@@ -1,0 +1,127 @@
+"""``llamacpp-bench``: run llama-bench, one process per test, and keep its
+per-repetition samples and build identity."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.errors import PdxError
+from pdx.models import ModelInfo
+from pdx.plugins.llamacpp.build import tool_version
+from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_bench
+from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
+from pdx.workload import TestSpec
+
+# Fields of llama-bench's record that are per-sample or repeated elsewhere.
+_DROP = {"samples_ns", "samples_ts"}
+
+
+def _explain(returncode: int, stderr: str) -> str:
+    tail = [line for line in stderr.strip().splitlines() if line.strip()][-1:] or [""]
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        hint = ""
+        if name == "SIGILL":
+            hint = ("; on CPUs with AMX, quantised models need llama.cpp built with -mno-amx-int8 "
+                    "(`pdx llamacpp install` does) or -o repack=0")
+        return f"llama-bench died with {name}{hint}"
+    return f"llama-bench exited with {returncode}: {tail[0].strip()}"
+
+
+class LlamaBench(Backend):
+    name = "llamacpp-bench"
+    engine = "llama.cpp"
+    summary = "llama.cpp through its own llama-bench (one sequence)"
+    model_formats = ("gguf",)
+    options = OPTIONS | {"llama_bench": "path of the llama-bench binary (default: PATH, then `pdx llamacpp install`'s)"}
+
+    @classmethod
+    def availability(cls, options: Mapping[str, str] | None = None) -> Availability:
+        try:
+            binary = find_llama_bench((options or {}).get("llama_bench"))
+        except PdxError as exc:
+            return Availability(False, str(exc.message), INSTALL_HINT)
+        if binary is None:
+            return Availability(False, "no llama-bench binary found (PATH, PDX_LLAMA_BENCH or a pdx build)",
+                                INSTALL_HINT)
+        commit, number = tool_version(binary)
+        if commit is None:
+            return Availability(False, f"{binary} does not run (`--version` failed)", INSTALL_HINT)
+        return Availability(True, version=f"b{number} ({commit})")
+
+    def __init__(self, config: BackendConfig) -> None:
+        super().__init__(config)
+        self.settings = parse_settings(config)
+        self.binary: Path | None = None
+        self.model: ModelInfo | None = None
+        self._info: dict = {}
+
+    def load(self, model: ModelInfo) -> EngineInfo:
+        self.binary = find_llama_bench(self.config.options.get("llama_bench"))
+        if self.binary is None:
+            raise PdxError("no llama-bench binary found", INSTALL_HINT)
+        commit, number = tool_version(self.binary)
+        self.model = model
+        return EngineInfo(
+            engine=self.engine,
+            version=f"b{number}" if number is not None else None,
+            commit=commit,
+            settings=self.settings.to_dict() | {"mode": "llama-bench"},
+            details={"llama_bench": str(self.binary)},
+        )
+
+    def unsupported(self, test: TestSpec) -> str | None:
+        if test.batch > 1:
+            return "llama-bench runs one sequence; use --backend llamacpp-python for batched (/b) tests"
+        return None
+
+    def command(self, test: TestSpec, repetitions: int, warmup: int) -> list[str]:
+        s = self.settings
+        # llama-bench has one built-in warm-up; further ones are extra repetitions dropped here.
+        reps = repetitions + max(0, warmup - 1)
+        cmd = [
+            str(self.binary), "-m", self.model.path, "-o", "jsonl", "-r", str(reps),
+            "-t", str(s.threads), "-b", str(s.n_batch), "-ub", str(s.n_ubatch), "-fa", s.flash_attn,
+            "-ngl", str(s.n_gpu_layers), "-ctk", s.type_k, "-ctv", s.type_v, "--repack", "1" if s.repack else "0",
+            "-d", str(test.depth),
+        ]
+        if test.kind == "pg":
+            cmd += ["-p", "0", "-n", "0", "-pg", f"{test.n_prompt},{test.n_gen}"]
+        else:
+            cmd += ["-p", str(test.n_prompt), "-n", str(test.n_gen)]
+        if warmup == 0:
+            cmd.append("--no-warmup")
+        return cmd
+
+    def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
+        cmd = self.command(test, repetitions, warmup)
+        self._info = {}
+        with tempfile.TemporaryFile("w+") as stderr:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+            try:
+                out, _ = proc.communicate()
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+            stderr.seek(0)
+            errors = stderr.read()
+        if proc.returncode != 0:
+            raise PdxError(_explain(proc.returncode, errors))
+        records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        if len(records) != 1:
+            raise PdxError(f"llama-bench printed {len(records)} results for one test; expected 1")
+        record = records[0]
+        self._info = {k: v for k, v in record.items() if k not in _DROP} | {"command": cmd}
+        skip = max(0, warmup - 1)
+        for ns, ts in list(zip(record["samples_ns"], record["samples_ts"]))[skip:]:
+            yield Sample(ns=int(ns), n_prompt=test.n_prompt, n_gen=test.n_gen, engine={"ts": float(ts)})
+
+    def test_info(self) -> dict:
+        return self._info

@@ -1,0 +1,202 @@
+"""``llamacpp-python``: llama.cpp in-process through llama-cpp-python's
+low-level API, with llama-bench's semantics.
+
+pp N: decode N random prompt tokens per sequence in ``n_batch`` chunks, timed
+until ``llama_synchronize`` returns after the last chunk. tg N: N steps of one
+token per sequence, each synchronised. Depth: that many tokens per sequence
+decoded first, untimed, after the KV cache is cleared. Unlike llama-bench this
+path also runs several sequences at once (``/bN`` tests) and times the two
+phases of a pp+tg test apart.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import random
+import time
+from importlib.metadata import PackageNotFoundError, version
+from typing import Iterator, Mapping
+
+from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.errors import ModelError, PdxError
+from pdx.models import ModelInfo
+from pdx.plugins.llamacpp.locate import INSTALL_HINT, bindings_lib_dir
+from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
+from pdx.workload import TestSpec
+
+_FLASH = {"auto": -1, "off": 0, "on": 1}
+# ggml type ids of the KV-cache types (ggml.h's enum ggml_type).
+_GGML_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
+
+_log_lines: collections.deque[str] = collections.deque(maxlen=50)
+_log_callback = None  # llama.cpp keeps a raw pointer: the ctypes object must outlive every call
+
+
+def _import_llama_cpp():
+    bindings_lib_dir()
+    import llama_cpp
+
+    return llama_cpp
+
+
+def _quiet_logs(lc) -> None:
+    """Keep llama.cpp's log for error messages instead of printing it."""
+    global _log_callback
+    if _log_callback is None:
+        def sink(level, text, user_data):
+            _log_lines.append(text.decode(errors="replace").rstrip())
+
+        _log_callback = lc.llama_log_callback(sink)
+        lc.llama_log_set(_log_callback, ctypes.c_void_p(0))
+
+
+def _last_log() -> str:
+    lines = [line for line in _log_lines if line.strip()]
+    return lines[-1].strip() if lines else "no detail from llama.cpp"
+
+
+class LlamaPython(Backend):
+    name = "llamacpp-python"
+    engine = "llama.cpp"
+    summary = "llama.cpp in-process via llama-cpp-python (batches, phase split)"
+    model_formats = ("gguf",)
+    options = OPTIONS
+
+    @classmethod
+    def availability(cls, options: Mapping[str, str] | None = None) -> Availability:
+        try:
+            lc = _import_llama_cpp()
+        except ImportError:
+            return Availability(False, "llama-cpp-python is not installed", INSTALL_HINT)
+        except Exception as exc:  # the bindings load libllama at import; any failure lands here
+            return Availability(False, f"llama-cpp-python cannot load llama.cpp: {exc}", INSTALL_HINT)
+        return Availability(True, version=f"llama-cpp-python {lc.__version__}")
+
+    def __init__(self, config: BackendConfig) -> None:
+        super().__init__(config)
+        self.settings = parse_settings(config)
+        self.lc = None
+        self.model = None
+        self._info: dict = {}
+        self._rng = random.Random(config.seed)
+
+    def load(self, model: ModelInfo) -> EngineInfo:
+        lib_dir, build = bindings_lib_dir()
+        self.lc = lc = _import_llama_cpp()
+        _quiet_logs(lc)
+        lc.llama_backend_init()
+        params = lc.llama_model_default_params()
+        params.n_gpu_layers = self.settings.n_gpu_layers
+        params.use_extra_bufts = self.settings.repack
+        self.model = lc.llama_model_load_from_file(model.path.encode(), params)
+        if not self.model:
+            raise ModelError(f"llama.cpp could not load {model.path}: {_last_log()}")
+        self.n_vocab = lc.llama_vocab_n_tokens(lc.llama_model_get_vocab(self.model))
+        try:
+            bindings = version("llama_cpp_python")
+        except PackageNotFoundError:
+            bindings = lc.__version__
+        return EngineInfo(
+            engine=self.engine,
+            version=f"b{build.build_number}" if build and build.build_number is not None else None,
+            commit=build.commit if build else None,
+            settings=self.settings.to_dict() | {"mode": "python"},
+            details={
+                "bindings": f"llama-cpp-python {bindings}",
+                "library": str(lib_dir) if lib_dir else "bundled with llama-cpp-python",
+                "system_info": lc.llama_print_system_info().decode(errors="replace").strip(),
+            },
+        )
+
+    def close(self) -> None:
+        if self.model:
+            self.lc.llama_model_free(self.model)
+            self.model = None
+
+    # -- one test ----------------------------------------------------------
+
+    def _context(self, test: TestSpec):
+        lc, s = self.lc, self.settings
+        params = lc.llama_context_default_params()
+        params.n_ctx = test.context * test.batch
+        params.n_batch = max(s.n_batch, test.batch)
+        params.n_ubatch = min(s.n_ubatch, params.n_batch)
+        params.n_seq_max = test.batch
+        params.kv_unified = True
+        params.n_threads = params.n_threads_batch = s.threads
+        params.flash_attn_type = _FLASH[s.flash_attn]
+        params.type_k, params.type_v = _GGML_TYPES[s.type_k], _GGML_TYPES[s.type_v]
+        params.no_perf = False  # else the perf counters stay 0
+        ctx = lc.llama_init_from_model(self.model, params)
+        if not ctx:
+            raise PdxError(f"llama.cpp could not create a context of {params.n_ctx} tokens: {_last_log()}")
+        return ctx, params.n_batch
+
+    def _decode(self, ctx, batch, items: list[tuple[int, int, int, bool]]) -> None:
+        lc = self.lc
+        batch.n_tokens = len(items)
+        for i, (token, pos, seq, logits) in enumerate(items):
+            batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, pos, 1
+            batch.seq_id[i][0], batch.logits[i] = seq, logits
+        code = lc.llama_decode(ctx, batch)
+        if code != 0:
+            raise PdxError(f"llama_decode failed with code {code}: {_last_log()}")
+
+    def _prefill(self, ctx, batch, n_batch: int, n_seqs: int, start: int, n_tokens: int) -> None:
+        """Decode ``n_tokens`` random tokens for every sequence from position ``start``."""
+        items = [
+            (self._rng.randrange(self.n_vocab), start + i, seq, i == n_tokens - 1)
+            for seq in range(n_seqs)
+            for i in range(n_tokens)
+        ]
+        for first in range(0, len(items), n_batch):
+            self._decode(ctx, batch, items[first:first + n_batch])
+        self.lc.llama_synchronize(ctx)
+
+    def _once(self, ctx, batch, n_batch: int, test: TestSpec) -> Sample:
+        lc = self.lc
+        lc.llama_memory_clear(lc.llama_get_memory(ctx), True)
+        if test.depth:
+            self._prefill(ctx, batch, n_batch, test.batch, 0, test.depth)
+        steps = [[self._rng.randrange(self.n_vocab) for _ in range(test.batch)] for _ in range(test.n_gen)]
+        gen_start = test.depth + test.n_prompt
+        lc.llama_perf_context_reset(ctx)
+        t0 = time.perf_counter_ns()
+        if test.n_prompt:
+            self._prefill(ctx, batch, n_batch, test.batch, test.depth, test.n_prompt)
+        t1 = time.perf_counter_ns()
+        for step, tokens in enumerate(steps):
+            self._decode(ctx, batch, [(tok, gen_start + step, seq, True) for seq, tok in enumerate(tokens)])
+            lc.llama_synchronize(ctx)
+        t2 = time.perf_counter_ns()
+        perf = lc.llama_perf_context(ctx)
+        both = test.kind == "pg"
+        return Sample(
+            ns=t2 - t0,
+            n_prompt=test.n_prompt * test.batch,
+            n_gen=test.n_gen * test.batch,
+            prompt_ns=t1 - t0 if both else None,
+            gen_ns=t2 - t1 if both else None,
+            engine={"t_p_eval_ms": perf.t_p_eval_ms, "t_eval_ms": perf.t_eval_ms,
+                    "n_p_eval": perf.n_p_eval, "n_eval": perf.n_eval},
+        )
+
+    def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
+        if self.model is None:
+            raise PdxError("llamacpp-python: load() must come before run()")
+        lc = self.lc
+        ctx, n_batch = self._context(test)
+        batch = lc.llama_batch_init(max(n_batch, test.batch), 0, 1)
+        self._info = {"mode": "python", "n_ctx": test.context * test.batch, "n_batch": n_batch}
+        try:
+            for i in range(warmup + repetitions):
+                sample = self._once(ctx, batch, n_batch, test)
+                if i >= warmup:
+                    yield sample
+        finally:
+            lc.llama_batch_free(batch)
+            lc.llama_free(ctx)
+
+    def test_info(self) -> dict:
+        return self._info

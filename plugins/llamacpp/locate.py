@@ -1,0 +1,55 @@
+"""Finding the llama.cpp pieces: a llama-bench binary, and the library the
+Python bindings load."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from pdx.errors import PdxError
+from pdx.plugins.llamacpp.build import Build, find_build
+
+INSTALL_HINT = "run `pdx llamacpp install` (builds llama.cpp, about 5 minutes), or pass --llama-bench PATH"
+_LIB_NAME = "libllama.dylib" if sys.platform == "darwin" else "libllama.so"
+
+
+def find_llama_bench(explicit: str | None = None) -> Path | None:
+    """``--llama-bench``, then ``PDX_LLAMA_BENCH``, then PATH, then the pdx build."""
+    for given, origin in ((explicit, "--llama-bench"), (os.environ.get("PDX_LLAMA_BENCH"), "PDX_LLAMA_BENCH")):
+        if given:
+            path = Path(given).expanduser()
+            if not (path.is_file() and os.access(path, os.X_OK)):
+                raise PdxError(f"{origin} {given}: no executable llama-bench there", INSTALL_HINT)
+            return path
+    on_path = shutil.which("llama-bench")
+    if on_path:
+        return Path(on_path)
+    build = find_build()
+    return build.tool("llama-bench") if build else None
+
+
+def bindings_lib_dir() -> tuple[Path | None, Build | None]:
+    """Point llama-cpp-python at pdx's build when it has no library of its own.
+
+    Returns the library folder in use (None: the bindings' own) and the pdx
+    build it belongs to, if any. Must run before ``import llama_cpp``.
+    """
+    override = os.environ.get("LLAMA_CPP_LIB_PATH")
+    if override:
+        build = find_build()
+        return Path(override), build if build and Path(override) == build.bin_dir else None
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("llama_cpp")
+    except (ImportError, ValueError):
+        spec = None
+    if spec and spec.origin and (Path(spec.origin).parent / "lib" / _LIB_NAME).exists():
+        return None, None
+    build = find_build()
+    if build is None:
+        return None, None
+    os.environ["LLAMA_CPP_LIB_PATH"] = str(build.bin_dir)
+    return build.bin_dir, build

@@ -1,0 +1,1 @@
+"""MLX backend (mlx + mlx-lm), registered once its issue lands."""

@@ -1,0 +1,1 @@
+"""vLLM backends (offline and server), registered once their issue lands."""

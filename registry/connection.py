@@ -1,0 +1,81 @@
+"""Opening a registry database from a URL or a path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+
+from pdx.errors import RegistryError
+from pdx.paths import data_dir
+
+_HINT = "check --registry or PDX_REGISTRY (a SQLAlchemy URL such as sqlite:///runs.sqlite or a file path)"
+
+
+def resolve_url(value: str | None = None) -> str:
+    """``--registry`` beats ``PDX_REGISTRY`` beats the default file; a bare path means SQLite."""
+    value = value or os.environ.get("PDX_REGISTRY") or str(data_dir() / "registry.sqlite")
+    if "://" in value:
+        return value
+    return f"sqlite:///{Path(value).expanduser().resolve()}"
+
+
+def display_url(url: str) -> str:
+    """The URL with any password masked, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def _sqlite_engine(url) -> Engine:
+    if url.database and url.database != ":memory:":
+        path = Path(url.database)
+        if not path.parent.is_dir():
+            raise RegistryError(f"cannot open registry {url}: folder {path.parent} does not exist", _HINT)
+    engine = create_engine(url, connect_args={"timeout": 60})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:
+        # pysqlite's own transaction handling defers BEGIN; take it over so
+        # writers queue on BEGIN IMMEDIATE instead of failing mid-transaction.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA busy_timeout = 60000")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def create(url_text: str) -> Engine:
+    """An engine that has answered a first query; any failure is a one-line RegistryError."""
+    shown = display_url(url_text)
+    try:
+        url = make_url(url_text)
+        if url.get_backend_name() == "sqlite":
+            engine = _sqlite_engine(url)
+        else:
+            args = {"connect_timeout": 10} if url.get_backend_name() == "postgresql" else {}
+            engine = create_engine(url, pool_pre_ping=True, connect_args=args)
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+    except RegistryError:
+        raise
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise RegistryError(f"cannot use registry URL {shown}: {exc}", _HINT) from None
+    except ModuleNotFoundError as exc:
+        raise RegistryError(f"cannot open registry {shown}: driver {exc.name} is not installed", _HINT) from None
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise RegistryError(f"cannot open registry {shown}: {reason}", _HINT) from None
+    return engine

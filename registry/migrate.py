@@ -1,0 +1,75 @@
+"""Schema migrations: every registry is brought to the newest schema when opened.
+
+A blank database is built by running every migration (so the migrations are
+what gets tested, not a shortcut); a SQLite file with data is copied aside
+before it is upgraded. Concurrent openers are serialised: a file lock for
+SQLite, an advisory lock for PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, text
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+_PG_LOCK_KEY = 0x706478  # "pdx"
+
+
+def _config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def head_revision() -> str:
+    return ScriptDirectory.from_config(_config()).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+@contextlib.contextmanager
+def _sqlite_lock(path: Path) -> Iterator[None]:
+    with open(path.with_name(path.name + ".lock"), "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _backup_sqlite(path: Path, revision: str) -> Path:
+    target = path.with_name(f"{path.name}.{revision}.bak")
+    with sqlite3.connect(path) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    return target
+
+
+def upgrade(engine: Engine) -> None:
+    head = head_revision()
+    if current_revision(engine) == head:
+        return
+    sqlite_path = Path(engine.url.database) if engine.dialect.name == "sqlite" and engine.url.database else None
+    lock = _sqlite_lock(sqlite_path) if sqlite_path else contextlib.nullcontext()
+    with lock, engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+        current = MigrationContext.configure(conn).get_current_revision()
+        if current == head:
+            return  # another process upgraded while we waited
+        if current is not None and sqlite_path is not None:
+            _backup_sqlite(sqlite_path, current)
+        config = _config()
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")

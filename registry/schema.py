@@ -1,0 +1,141 @@
+"""The registry's tables, as SQLAlchemy 2 typed models.
+
+Raw samples are the record; every statistic is derived from them when read.
+A change here needs an Alembic migration in ``migrations/versions`` (a test
+compares this metadata with the migrated schema).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Optional
+
+from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Model(Base):
+    __tablename__ = "models"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256 of the content
+    name: Mapped[str] = mapped_column(String(256))
+    path: Mapped[str] = mapped_column(Text)  # where it was last seen
+    format: Mapped[str] = mapped_column(String(16))
+    architecture: Mapped[str] = mapped_column(String(64))
+    n_params: Mapped[int] = mapped_column(BigInteger)
+    dtype: Mapped[str] = mapped_column(String(32))
+    n_layers: Mapped[int] = mapped_column(Integer)
+    n_heads: Mapped[int] = mapped_column(Integer)
+    n_kv_heads: Mapped[int] = mapped_column(Integer)
+    head_dim: Mapped[int] = mapped_column(Integer)
+    n_embd: Mapped[int] = mapped_column(Integer)
+    n_ff: Mapped[int] = mapped_column(Integer)
+    n_vocab: Mapped[int] = mapped_column(Integer)
+    n_ctx_train: Mapped[int] = mapped_column(Integer)
+    file_bytes: Mapped[int] = mapped_column(BigInteger)
+    synthetic: Mapped[Optional[str]] = mapped_column(String(64))
+    extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Hardware(Base):
+    __tablename__ = "hardware"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(256))
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Environment(Base):
+    __tablename__ = "environments"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    hostname: Mapped[str] = mapped_column(String(256))
+    os: Mapped[str] = mapped_column(String(64))
+    python: Mapped[str] = mapped_column(String(32))
+    pdx_version: Mapped[str] = mapped_column(String(32))
+    manifest: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Run(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    finished_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    backend: Mapped[str] = mapped_column(String(64), index=True)
+    engine: Mapped[str] = mapped_column(String(64))
+    engine_version: Mapped[Optional[str]] = mapped_column(String(64))
+    engine_commit: Mapped[Optional[str]] = mapped_column(String(64))
+    engine_settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    engine_details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    threads: Mapped[Optional[int]] = mapped_column(Integer)
+    options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    workload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    command: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[Optional[str]] = mapped_column(Text)
+    parent_id: Mapped[Optional[str]] = mapped_column(String(32))
+    pdx_version: Mapped[str] = mapped_column(String(32))
+    model_id: Mapped[str] = mapped_column(ForeignKey("models.id"), index=True)
+    hardware_id: Mapped[str] = mapped_column(ForeignKey("hardware.id"), index=True)
+    environment_id: Mapped[str] = mapped_column(ForeignKey("environments.id"))
+
+    model: Mapped[Model] = relationship(lazy="joined")
+    hardware: Mapped[Hardware] = relationship(lazy="joined")
+    environment: Mapped[Environment] = relationship(lazy="joined")
+    tags: Mapped[list["RunTag"]] = relationship(cascade="all, delete-orphan", lazy="selectin")
+    tests: Mapped[list["TestResult"]] = relationship(
+        cascade="all, delete-orphan", order_by="TestResult.ordinal", lazy="selectin"
+    )
+
+
+class RunTag(Base):
+    __tablename__ = "run_tags"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    tag: Mapped[str] = mapped_column(String(128), primary_key=True, index=True)
+
+
+class TestResult(Base):
+    __tablename__ = "tests"
+    __table_args__ = (UniqueConstraint("run_id", "ordinal"),)
+    __test__ = False  # not a pytest class
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(8))
+    n_prompt: Mapped[int] = mapped_column(Integer)
+    n_gen: Mapped[int] = mapped_column(Integer)
+    depth: Mapped[int] = mapped_column(Integer)
+    batch: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    error: Mapped[Optional[str]] = mapped_column(Text)
+    warmup: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    engine: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+    samples: Mapped[list["SampleRow"]] = relationship(
+        cascade="all, delete-orphan", order_by="SampleRow.idx", lazy="selectin"
+    )
+
+
+class SampleRow(Base):
+    __tablename__ = "samples"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    test_id: Mapped[int] = mapped_column(ForeignKey("tests.id", ondelete="CASCADE"), index=True)
+    idx: Mapped[int] = mapped_column(Integer)
+    ns: Mapped[int] = mapped_column(BigInteger)
+    n_prompt: Mapped[int] = mapped_column(Integer)
+    n_gen: Mapped[int] = mapped_column(Integer)
+    prompt_ns: Mapped[Optional[int]] = mapped_column(BigInteger)
+    gen_ns: Mapped[Optional[int]] = mapped_column(BigInteger)
+    engine: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -1,0 +1,1 @@
+"""HTML comparison reports and static sites rendered from the registry."""

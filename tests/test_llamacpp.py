@@ -1,0 +1,177 @@
+"""End to end against real llama.cpp (tox -e llamacpp builds it first)."""
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pdx.synth import get_shape, write_gguf
+
+from conftest import assert_one_line_error, run_pdx
+
+pytestmark = pytest.mark.llamacpp
+
+
+def bench_json(*args: str) -> list[dict]:
+    result = run_pdx("bench", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def rate(run: dict, name: str) -> float:
+    test = next(t for t in run["tests"] if t["name"] == name)
+    assert test["status"] == "ok", test["error"]
+    return test["stats"]["rate"]["mean"]
+
+
+def test_default_bench_prints_pp512_and_tg128_and_stores_them(registry_url):
+    result = run_pdx("bench", "--registry", registry_url, "-r", "2")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"\bpp512\b.*\d+\.\d+ ± \d+\.\d+", result.stdout)
+    assert re.search(r"\btg128\b.*\d+\.\d+ ± \d+\.\d+", result.stdout)
+    run_id = re.search(r"run ([0-9a-f]{32}) complete", result.stdout)[1]
+
+    listed = json.loads(run_pdx("runs", "--registry", registry_url, "--json").stdout)
+    assert [r["id"] for r in listed] == [run_id]
+    shown = json.loads(run_pdx("show", run_id[:10], "--registry", registry_url, "--json").stdout)
+    assert shown["backend"] == "llamacpp" and shown["model"]["synthetic"] == "100m"
+    assert [t["name"] for t in shown["tests"]] == ["pp512", "tg128"]
+    for test in shown["tests"]:
+        assert len(test["samples"]) == 2 and all(s["ns"] > 0 for s in test["samples"])
+    assert shown["engine"]["commit"] and shown["engine"]["settings"]["threads"] >= 1
+    assert shown["environment"]["packages"]["pdx"] and shown["hardware"]["cpu"]["logical_cores"] >= 1
+    assert "pdx bench" in shown["command"]
+    # llama-bench's own record is kept with each test, and its per-sample rates beside ours.
+    record = shown["tests"][0]["engine"]
+    assert record["n_prompt"] == 512 and record["build_commit"] == shown["engine"]["commit"]
+    assert shown["tests"][0]["samples"][0]["engine"]["ts"] > 0
+    text = run_pdx("show", run_id, "--registry", registry_url).stdout
+    assert "pp512" in text and "model sha256" in text
+
+
+def test_llama_bench_and_in_process_agree(registry_url):
+    runs = bench_json("--registry", registry_url, "--backend", "llamacpp-bench,llamacpp-python", "-r", "3")
+    bench, python = runs
+    assert (bench["backend"], python["backend"]) == ("llamacpp-bench", "llamacpp-python")
+    assert bench["model"]["sha256"] == python["model"]["sha256"]
+    for name in ("pp512", "tg128"):
+        ratio = rate(python, name) / rate(bench, name)
+        assert 0.9 <= ratio <= 1.1, f"{name}: in-process / llama-bench = {ratio:.3f}"
+
+
+def test_in_process_depth_batch_and_phase_split(registry_url, tiny_gguf):
+    (run,) = bench_json("--registry", registry_url, "--backend", "llamacpp-python", "-m", str(tiny_gguf),
+                        "-p", "64", "-n", "8", "-pg", "32,8", "-d", "0,64", "-b", "1,3", "-r", "2")
+    assert run["status"] == "complete"
+    tests = {t["name"]: t for t in run["tests"]}
+    assert len(tests) == 12 and all(t["status"] == "ok" for t in tests.values())
+    # The engine's own counters confirm the work: one-token decodes are "eval", larger ones "prompt eval".
+    assert all(s["engine"]["n_eval"] == 8 for s in tests["tg8@d64"]["samples"])
+    assert all(s["engine"]["n_p_eval"] == 64 for s in tests["pp64"]["samples"])
+    batched = tests["pp32+tg8@d64/b3"]
+    assert all(s["n_prompt"] == 96 and s["n_gen"] == 24 for s in batched["samples"])
+    assert batched["stats"]["prompt_rate"]["mean"] > 0 and batched["stats"]["gen_rate"]["mean"] > 0
+    assert batched["stats"]["per_sequence_rate"] == pytest.approx(batched["stats"]["rate"]["mean"] / 3)
+
+
+@pytest.mark.parametrize("dtype", ["q8_0", "q4_0"])
+def test_quantised_models_run_on_both_paths(registry_url, tmp_path, dtype):
+    # A -march=native build takes llama.cpp's AMX path here and dies with SIGILL on these.
+    model = write_gguf(get_shape("tiny"), dtype, tmp_path / f"tiny-{dtype}.gguf")
+    runs = bench_json("--registry", registry_url, "--backend", "llamacpp-bench,llamacpp-python",
+                      "-m", str(model), "-p", "64", "-n", "8", "-r", "2")
+    assert [r["status"] for r in runs] == ["complete", "complete"]
+    assert runs[0]["model"]["dtype"] == dtype.upper()
+
+
+def test_engine_errors_are_recorded_per_test(registry_url, tiny_gguf):
+    # llama.cpp refuses a quantised V cache without flash attention: a real engine error.
+    for backend in ("llamacpp-bench", "llamacpp-python"):
+        result = run_pdx("bench", "--registry", registry_url, "--backend", backend, "-m", str(tiny_gguf),
+                         "-p", "32", "-n", "0", "-r", "1", "-o", "type_v=q4_0", "-o", "flash_attn=off", "--json")
+        assert result.returncode == 1, result.stderr
+        (run,) = json.loads(result.stdout)
+        assert run["status"] == "failed" and run["tests"][0]["status"] == "failed"
+        assert run["tests"][0]["error"]
+
+
+def test_invalid_engine_options_and_binaries(registry_url, tiny_gguf, tmp_path):
+    assert_one_line_error(run_pdx("bench", "--registry", registry_url, "-m", str(tiny_gguf), "-o", "flash_attn=maybe"),
+                          "flash_attn=maybe")
+    assert_one_line_error(run_pdx("bench", "--registry", registry_url, "-m", str(tiny_gguf), "-o", "nope=1"),
+                          "has no option 'nope'")
+    assert_one_line_error(run_pdx("bench", "--registry", registry_url, "-m", str(tiny_gguf),
+                                  "--llama-bench", str(tmp_path / "llama-bench")), "no executable llama-bench")
+
+
+def _stored_tests(path: str) -> int:
+    try:
+        with sqlite3.connect(path) as conn:
+            return conn.execute("select count(*) from tests").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+@pytest.mark.parametrize("backend", ["llamacpp-bench", "llamacpp-python"])
+def test_ctrl_c_keeps_completed_tests_and_marks_the_run(tmp_path, backend):
+    path = str(tmp_path / "registry.sqlite")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pdx", "bench", "--registry", path, "--backend", backend,
+         "-p", "512", "-n", "128", "-pg", "512,128", "-r", "3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+    )
+    deadline = time.monotonic() + 300
+    while _stored_tests(path) < 1:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(0.5)  # well inside the second test (tg128 x 4 takes seconds)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    with sqlite3.connect(path) as conn:
+        status = conn.execute("select status from runs").fetchall()
+        tests = conn.execute("select ordinal, name, status from tests order by ordinal").fetchall()
+        first = conn.execute("select count(*) from samples join tests on tests.id = samples.test_id "
+                             "where tests.ordinal = 0").fetchone()[0]
+    assert status == [("interrupted",)]
+    assert tests[0] == (0, "pp512", "ok") and first == 3
+    assert tests[1][1:] == ("tg128", "interrupted") and len(tests) == 2
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path, tiny_gguf):
+    path = str(tmp_path / "registry.sqlite")
+    cmd = [sys.executable, "-m", "pdx", "bench", "--registry", path, "--backend", "llamacpp-python",
+           "-m", str(tiny_gguf), "-p", "16,32,64", "-n", "4,8", "-r", "5", "--warmup", "0"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("select count(*), min(status), max(status) from runs").fetchone() == (2, "complete", "complete")
+        assert conn.execute("select count(*) from tests").fetchone()[0] == 10
+        assert conn.execute("select count(*) from samples").fetchone()[0] == 50
+
+
+def test_readme_first_command_works_in_a_fresh_copy(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    first = re.search(r"```sh\n(.+?)\n", (root / "README.md").read_text())[1]
+    assert "pdx bench" in first
+    copy = tmp_path / "pdx"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".tox", ".venv", ".git", "__pycache__", "*.egg-info",
+                                                              "build", "dist"))
+    result = subprocess.run(first, shell=True, cwd=copy, capture_output=True, text=True, timeout=1200,
+                            env={**os.environ, "PDX_DATA_DIR": str(tmp_path / "data")})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"\bpp512\b.*±", result.stdout) and re.search(r"\btg128\b.*±", result.stdout)
+    assert re.search(r"run [0-9a-f]{32} complete", result.stdout)

@@ -1,0 +1,159 @@
+import multiprocessing
+import sqlite3
+import uuid
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine, inspect
+
+from pdx import environment, hardware
+from pdx.backend import EngineInfo, Sample
+from pdx.errors import PdxError, RegistryError
+from pdx.models import identify
+from pdx.registry import Registry, RunStart
+from pdx.registry.migrate import head_revision
+from pdx.registry.schema import Base
+from pdx.runner import TestOutcome
+from pdx.workload import TestSpec
+
+from conftest import assert_one_line_error, run_pdx
+
+TABLES = {"runs", "run_tags", "tests", "samples", "models", "hardware", "environments", "alembic_version"}
+
+
+def make_start(model, run_id=None, tags=("t1",)):
+    manifest = environment.collect(2, 42, ["pdx", "bench"])
+    return RunStart(
+        id=run_id or uuid.uuid4().hex, backend="test-backend", engine=EngineInfo("engine", "1.0", "abc123"),
+        model=model, hardware=hardware.detect(), environment=manifest,
+        environment_id=environment.environment_id(manifest), workload={"tests": ["pp64"], "repetitions": 2,
+                                                                        "warmup": 0, "seed": 42},
+        threads=2, options={"k": "v"}, command="pdx bench", pdx_version="0.1.0", tags=tags,
+    )
+
+
+def outcome(ordinal, test, n=3, base=1_000_000):
+    samples = [Sample(ns=base + i, n_prompt=test.n_prompt, n_gen=test.n_gen, engine={"x": i}) for i in range(n)]
+    return TestOutcome(ordinal=ordinal, test=test, warmup=1, samples=samples)
+
+
+def test_blank_database_is_built_by_the_migrations(tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    Registry(url)
+    engine = create_engine(url)
+    assert set(inspect(engine).get_table_names()) == TABLES
+    with engine.connect() as conn:
+        assert MigrationContext.configure(conn).get_current_revision() == head_revision()
+        # The migrations build exactly what the models describe.
+        assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+
+
+def test_round_trip_keeps_every_sample(registry_url, tiny_gguf):
+    registry = Registry(registry_url)
+    model = identify(tiny_gguf)
+    run_id = registry.start_run(make_start(model))
+    pp, tg = TestSpec(64, 0), TestSpec(0, 16, depth=32)
+    registry.save_test(run_id, outcome(0, pp))
+    registry.save_test(run_id, outcome(1, tg, n=2, base=2_000_000))
+    registry.finish_run(run_id, "complete")
+    run = registry.get_run(run_id[:8])
+    assert run["id"] == run_id and run["status"] == "complete" and run["finished_at"]
+    assert [t["name"] for t in run["tests"]] == ["pp64", "tg16@d32"]
+    assert [s["ns"] for s in run["tests"][0]["samples"]] == [1_000_000, 1_000_001, 1_000_002]
+    assert run["tests"][1]["samples"][1]["engine"] == {"x": 1}
+    assert run["tests"][0]["stats"]["rate"]["n"] == 3
+    assert run["model"]["sha256"] == model.sha256 and run["model"]["n_params"] == model.n_params
+    assert run["engine"] == {"name": "engine", "version": "1.0", "commit": "abc123", "settings": {}, "details": {}}
+    assert run["tags"] == ["t1"] and run["options"] == {"k": "v"}
+    listed = registry.runs(tag="t1")
+    assert [r["id"] for r in listed] == [run_id]
+    assert "samples" not in listed[0]["tests"][0] and listed[0]["tests"][0]["stats"]["rate"]["n"] == 3
+    assert registry.runs(backend="other") == []
+    assert [r["id"] for r in registry.runs(model="tiny")] == [run_id]
+
+
+def test_run_ids_resolve_by_unique_prefix(registry_url, tiny_gguf):
+    registry = Registry(registry_url)
+    model = identify(tiny_gguf)
+    registry.start_run(make_start(model, "abcd1111" + "0" * 24))
+    registry.start_run(make_start(model, "abcd2222" + "0" * 24))
+    assert registry.resolve("abcd1") == "abcd1111" + "0" * 24
+    with pytest.raises(PdxError, match="ambiguous"):
+        registry.resolve("abcd")
+    with pytest.raises(PdxError, match="no run"):
+        registry.resolve("ffff")
+
+
+def test_a_test_is_saved_whole_or_not_at_all(registry_url, tiny_gguf):
+    registry = Registry(registry_url)
+    run_id = registry.start_run(make_start(identify(tiny_gguf)))
+    registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
+    with pytest.raises(Exception):
+        registry.save_test(run_id, outcome(0, TestSpec(0, 8)))  # same ordinal: rejected
+    run = registry.get_run(run_id)
+    assert len(run["tests"]) == 1 and len(run["tests"][0]["samples"]) == 3
+    with sqlite3.connect(registry_url.removeprefix("sqlite:///")) as conn:
+        assert conn.execute("select count(*) from samples").fetchone()[0] == 3
+
+
+def _writer(url, model_path, n_runs, queue):
+    model = identify(model_path)
+    registry = Registry(url)
+    ids = []
+    for _ in range(n_runs):
+        run_id = registry.start_run(make_start(model))
+        for i in range(3):
+            registry.save_test(run_id, outcome(i, TestSpec(64 + i, 0)))
+        registry.finish_run(run_id, "complete")
+        ids.append(run_id)
+    queue.put(ids)
+
+
+def test_concurrent_writers_lose_nothing(tmp_path, tiny_gguf):
+    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"  # not created yet: both race to migrate it
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(url, str(tiny_gguf), 15, queue)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    ids = [i for _ in procs for i in queue.get(timeout=120)]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    registry = Registry(url)
+    stored = registry.runs(limit=1000)
+    assert sorted(r["id"] for r in stored) == sorted(ids) and len(ids) == 60
+    assert all(len(r["tests"]) == 3 and r["status"] == "complete" for r in stored)
+
+
+def test_unreachable_and_invalid_registries_are_one_line_errors(tmp_path):
+    with pytest.raises(RegistryError, match="does not exist"):
+        Registry(f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.sqlite'}")
+    with pytest.raises(RegistryError, match="cannot use registry URL"):
+        Registry("nosuchdb://x/y")
+    line = assert_one_line_error(run_pdx("runs", "--registry", "postgresql://pdx:secret@127.0.0.1:1/pdx"),
+                                 "cannot open registry")
+    assert "secret" not in line
+
+
+def test_a_plain_path_means_sqlite(tmp_path):
+    registry = Registry(str(tmp_path / "plain.sqlite"))
+    assert registry.url.startswith("sqlite:///") and (tmp_path / "plain.sqlite").exists()
+
+
+def test_upgrading_a_registry_with_data_backs_it_up_first(tmp_path, tiny_gguf):
+    path = tmp_path / "old.sqlite"
+    registry = Registry(f"sqlite:///{path}")
+    registry.start_run(make_start(identify(tiny_gguf)))
+    registry.close()
+    with sqlite3.connect(path) as conn:  # pretend it was made by an older pdx
+        conn.execute("update alembic_version set version_num = '0000'")
+    from pdx.registry import migrate
+
+    engine = create_engine(f"sqlite:///{path}")
+    with pytest.raises(Exception):
+        migrate.upgrade(engine)  # '0000' is no known revision: refused, data untouched
+    assert (tmp_path / "old.sqlite.0000.bak").exists()
+    with sqlite3.connect(tmp_path / "old.sqlite.0000.bak") as conn:
+        assert conn.execute("select count(*) from runs").fetchone()[0] == 1
