@@ -73,19 +73,31 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
     console.print(f"run [bold]{run['id']}[/bold] {status}, stored in {registry_url}", highlight=False)
 
 
+def _headline(run: dict, kind: str) -> str:
+    """The first successful test of a kind, as 'tg128 95.5'."""
+    for test in run["tests"]:
+        if test["kind"] == kind and test["status"] == "ok" and test.get("stats"):
+            return f"{test['name']} {test['stats']['rate']['mean']:.1f}"
+    return ""
+
+
 def runs_table(runs: list[dict]) -> Table:
     table = Table(header_style="bold")
-    for column in ("id", "created", "status", "backend", "model", "threads", "tests", "tags"):
-        table.add_column(column)
+    for column, justify in (("id", "left"), ("created", "left"), ("status", "left"), ("backend", "left"),
+                            ("model", "left"), ("threads", "right"), ("tests", "right"), ("pp t/s", "right"),
+                            ("tg t/s", "right"), ("tags", "left")):
+        table.add_column(column, justify=justify, no_wrap=column != "tags")
     for run in runs:
         table.add_row(
             run["id"][:12],
             (run["created_at"] or "")[:19].replace("T", " "),
             run["status"],
             run["backend"],
-            f"{run['model']['name']}",
+            run["model"]["name"],
             str(run["threads"] or ""),
-            " ".join(t["name"] for t in run["tests"]),
+            str(len(run["tests"])),
+            _headline(run, "pp"),
+            _headline(run, "tg"),
             ",".join(run["tags"]),
         )
     return table

@@ -8,8 +8,9 @@ from pdx.cli.base import echo_json, json_option
 
 
 @click.command()
+@click.option("-v", "--verbose", is_flag=True, help="Also list each backend's engine options.")
 @json_option
-def backends(as_json) -> None:
+def backends(verbose, as_json) -> None:
     """List backends: available or not, why, and how to install."""
     from pdx import plugin_manager
 
@@ -38,7 +39,7 @@ def backends(as_json) -> None:
             click.echo(f"{'':18} why: {row['reason']}")
             if row["install"]:
                 click.echo(f"{'':18} install: {row['install']}")
-        for key, help_text in row["options"].items():
+        for key, help_text in row["options"].items() if verbose else ():
             click.echo(f"{'':18} -o {key}=...  {help_text}")
     broken = [r for r in plugin_manager.plugin_state().records if not r.loaded]
     for record in broken:

@@ -15,7 +15,7 @@ from pdx.workload import TestSpec
 class LlamaCpp(Backend):
     name = "llamacpp"
     engine = "llama.cpp"
-    summary = "llama.cpp: llama-bench if found, else in-process (llama-cpp-python)"
+    summary = "llama-bench if found, else in-process (llama-cpp-python)"
     model_formats = ("gguf",)
     options = LlamaBench.options
 

@@ -37,7 +37,7 @@ def _explain(returncode: int, stderr: str) -> str:
 class LlamaBench(Backend):
     name = "llamacpp-bench"
     engine = "llama.cpp"
-    summary = "llama.cpp through its own llama-bench (one sequence)"
+    summary = "its own llama-bench binary (one sequence)"
     model_formats = ("gguf",)
     options = OPTIONS | {"llama_bench": "path of the llama-bench binary (default: PATH, then `pdx llamacpp install`'s)"}
 

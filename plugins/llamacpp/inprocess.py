@@ -59,7 +59,7 @@ def _last_log() -> str:
 class LlamaPython(Backend):
     name = "llamacpp-python"
     engine = "llama.cpp"
-    summary = "llama.cpp in-process via llama-cpp-python (batches, phase split)"
+    summary = "in-process via llama-cpp-python (batches, phase split)"
     model_formats = ("gguf",)
     options = OPTIONS
 
