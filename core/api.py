@@ -11,12 +11,14 @@ import uuid
 from dataclasses import dataclass, field, replace
 
 import pdx
-from pdx import environment, hardware, plugin_manager
+from pdx import ceilings, environment, hardware, plugin_manager
 from pdx.backend import BackendConfig
 from pdx.errors import PdxError
 from pdx.models import ModelInfo, identify
 from pdx.registry import Registry, RunStart
-from pdx.runner import Progress, run_tests
+from pdx.results import derive_stats
+from pdx.roofline import HardwareFigures, ModelFigures
+from pdx.runner import Progress, TestOutcome, run_tests
 from pdx.synth.shapes import DEFAULT_SHAPE
 from pdx.workload import Workload, build_workload
 
@@ -35,6 +37,8 @@ class BenchConfig:
     tags: list[str] = field(default_factory=list)
     argv: list[str] | None = None
     parent_id: str | None = None
+    hardware: str | None = None  # a catalog name whose figures set the ceilings; None: detected or probed
+    reprobe: bool = False  # measure the probes again instead of using the cached figures
 
 
 def default_backend(options: dict[str, str] | None = None) -> str:
@@ -78,6 +82,8 @@ def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[i
 def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
     """Run one benchmark and store it test by test; returns the stored run."""
     given = identify(config.model) if config.model else None  # a bad path fails before any engine work
+    if config.hardware:
+        hardware.catalog.lookup(config.hardware)  # an unknown name fails before any engine work too
     name = config.backend or default_backend(config.options)
     backend_cls = plugin_manager.require_available(name, config.options)
     model = resolve_model(given, backend_cls.model_formats)
@@ -85,15 +91,22 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
     workload = config.workload
     manifest = environment.collect(threads, workload.seed, config.argv)
     backend_config = BackendConfig(threads=threads, options=dict(config.options), seed=workload.seed)
+    machine = hardware.detect()
     with backend_cls(backend_config) as backend:
         engine = backend.load(model)
+        figures, basis = ceilings.resolve(machine, model.to_dict(), threads, config.hardware, config.reprobe,
+                                          engine.details.get("device"))
+        model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
+                                                                 engine.settings.get("type_v", "f16")))
+        basis |= ceilings.predictions(model_figures, figures)
+        judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures)
         run_id = registry.start_run(
             RunStart(
                 id=uuid.uuid4().hex,
                 backend=name,
                 engine=engine,
                 model=model,
-                hardware=hardware.detect(),
+                hardware=machine,
                 environment=manifest,
                 environment_id=environment.environment_id(manifest),
                 workload=workload.to_dict(),
@@ -103,12 +116,13 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
                 pdx_version=pdx.__version__,
                 tags=config.tags,
                 parent_id=config.parent_id,
+                ceiling_basis=basis,
             )
         )
         try:
             outcomes = run_tests(
                 backend, workload.tests, workload.repetitions, workload.warmup,
-                save=lambda outcome: registry.save_test(run_id, outcome), progress=progress,
+                save=lambda outcome: registry.save_test(run_id, judge(outcome)), progress=progress,
             )
         except KeyboardInterrupt:
             registry.finish_run(run_id, "interrupted", "interrupted by the user")
@@ -122,6 +136,31 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
         registry.finish_run(run_id, status, errors or None)
     return registry.get_run(run_id)
+
+
+def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: HardwareFigures | None):
+    """A function that sets an outcome's ceilings (none when no hardware figures are known)."""
+
+    def judge(outcome: TestOutcome) -> TestOutcome:
+        if figures is not None:
+            test = outcome.test.to_dict() | {"samples": [s.to_dict() for s in outcome.samples]}
+            outcome.ceilings = ceilings.test_ceilings(test, derive_stats(test), model, figures, ubatch)
+        return outcome
+
+    return judge
+
+
+def hardware_report(threads: int | None = None, run_probe: bool = True, force: bool = False) -> dict:
+    """This machine: what detection found, its catalog match, and the probes at ``threads``."""
+    from pdx.hardware import probe
+
+    machine = hardware.detect()
+    threads = threads or hardware.default_threads()
+    chip = hardware.catalog.get(machine["catalog"]) if machine.get("catalog") else None
+    report = {"machine": machine, "catalog": chip.figures() if chip else None, "threads": threads}
+    if run_probe:
+        report["probe"] = probe.measure(machine["id"], threads, force=force)
+    return report
 
 
 def open_registry(url: str | None = None) -> Registry:

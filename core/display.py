@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from pdx.ceiling_display import basis_line, ceiling_cell, fraction_cell, print_warnings
+
 
 def make_console(stderr: bool = False) -> Console:
     """A console that does not wrap tables at 80 columns when output is piped or logged."""
@@ -50,6 +52,8 @@ def run_table(run: dict) -> Table:
         table.add_column(column, justify=justify, no_wrap=True)
     if batched:
         table.add_column("t/s per seq", justify="right")
+    table.add_column("ceiling t/s", justify="right", no_wrap=True)
+    table.add_column("of ceiling", justify="right", no_wrap=True)
     label = f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}"
     for test in run["tests"]:
         row = [label, human_bytes(model["file_bytes"]), human_count(model["n_params"]), run["backend"],
@@ -57,13 +61,15 @@ def run_table(run: dict) -> Table:
         if batched:
             stats = test.get("stats")
             row.append(f"{stats['per_sequence_rate']:.2f}" if stats and test["status"] == "ok" else "")
-        table.add_row(*row)
+        table.add_row(*row, ceiling_cell(test), fraction_cell(test))
     return table
 
 
 def print_run(run: dict, registry_url: str, console: Console | None = None) -> None:
     console = console or make_console()
     console.print(run_table(run))
+    print_warnings(run, console)
+    console.print(basis_line(run), highlight=False)
     model = run["model"]
     console.print(f"model {model['name']} (sha256 {model['sha256'][:12]}), {model['path']}", highlight=False)
     engine = run["engine"]

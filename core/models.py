@@ -117,8 +117,20 @@ def _identify_gguf(path: Path) -> ModelInfo:
         file_bytes=stat.st_size,
         sha256=content_hash(path),
         synthetic=field_value("pdx.synthetic.shape"),
-        extra={"tensor_types": counts},
+        extra={"tensor_types": counts} | _gguf_embeddings(reader.tensors),
     )
+
+
+def _gguf_embeddings(tensors) -> dict:
+    """The token-embedding table and logits head, which ceilings treat apart
+    (the table is a lookup, not a matrix product; a tied head reuses it)."""
+    by_name = {t.name: t for t in tensors}
+    embd, out = by_name.get("token_embd.weight"), by_name.get("output.weight")
+    if embd is None:
+        return {}
+    head = out or embd
+    return {"embedding_params": int(embd.n_elements), "embedding_bytes": int(embd.n_bytes),
+            "output_params": int(head.n_elements), "tied_embeddings": out is None}
 
 
 def _file_type_name(value: int) -> str:
@@ -139,7 +151,7 @@ def _identify_hf(path: Path) -> ModelInfo:
         config = json.loads((path / "config.json").read_text())
     except (OSError, ValueError) as exc:
         raise ModelError(f"{path / 'config.json'} cannot be read: {exc}") from None
-    n_params, dtypes = 0, {}
+    n_params, dtypes, embedding_bytes, has_head = 0, {}, 0, False
     files = sorted(path.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{path} has no .safetensors weights", "give a Hugging Face model directory")
@@ -152,6 +164,9 @@ def _identify_hf(path: Path) -> ModelInfo:
                 count *= dim
             n_params += count
             dtypes[meta["dtype"]] = dtypes.get(meta["dtype"], 0) + count
+            if "embed_tokens." in name:  # weight, and scales/biases when quantised
+                embedding_bytes += count * _SAFETENSORS_BYTES.get(meta["dtype"], 2)
+            has_head = has_head or name.startswith("lm_head.")
     quant = config.get("quantization") or config.get("quantization_config")
     dtype = f"q{quant['bits']}" if isinstance(quant, dict) and "bits" in quant else max(dtypes, key=dtypes.get)
     if quant and "bits" in quant:
@@ -159,6 +174,7 @@ def _identify_hf(path: Path) -> ModelInfo:
         n_params = _hf_param_count(config) or n_params
     n_heads = int(config.get("num_attention_heads", 0))
     n_embd = int(config.get("hidden_size", 0))
+    table = int(config.get("vocab_size", 0)) * n_embd
     total = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
     return ModelInfo(
         path=str(path.resolve()),
@@ -178,7 +194,8 @@ def _identify_hf(path: Path) -> ModelInfo:
         file_bytes=total,
         sha256=_directory_hash(path),
         synthetic=config.get("pdx_synthetic_shape"),
-        extra={"tensor_dtypes": dtypes},
+        extra={"tensor_dtypes": dtypes, "embedding_params": table, "embedding_bytes": embedding_bytes,
+               "output_params": table, "tied_embeddings": not has_head},
     )
 
 

@@ -33,6 +33,7 @@ class TestOutcome:
     status: str = "ok"  # ok, failed, skipped, interrupted
     error: str | None = None
     engine: dict = field(default_factory=dict)
+    ceilings: dict | None = None  # filled in before saving (pdx.ceilings.test_ceilings)
 
 
 @dataclass

@@ -84,6 +84,8 @@ class Run(Base):
     model_id: Mapped[str] = mapped_column(ForeignKey("models.id"), index=True)
     hardware_id: Mapped[str] = mapped_column(ForeignKey("hardware.id"), index=True)
     environment_id: Mapped[str] = mapped_column(ForeignKey("environments.id"))
+    # The hardware figures the run's ceilings use and where they came from (pdx.ceilings.resolve).
+    ceiling_basis: Mapped[Optional[dict[str, Any]]] = mapped_column()
 
     model: Mapped[Model] = relationship(lazy="joined")
     hardware: Mapped[Hardware] = relationship(lazy="joined")
@@ -121,6 +123,8 @@ class TestResult(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     engine: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # Each phase's bounds, the binding ceiling and the fraction reached (pdx.ceilings.test_ceilings).
+    ceilings: Mapped[Optional[dict[str, Any]]] = mapped_column()
 
     samples: Mapped[list["SampleRow"]] = relationship(
         cascade="all, delete-orphan", order_by="SampleRow.idx", lazy="selectin"

@@ -44,6 +44,7 @@ class RunStart:
     pdx_version: str
     tags: Sequence[str] = ()
     parent_id: str | None = None
+    ceiling_basis: dict | None = None
     created_at: datetime = field(default_factory=now)
 
 
@@ -119,6 +120,7 @@ class Registry:
                     command=start.command,
                     pdx_version=start.pdx_version,
                     parent_id=start.parent_id,
+                    ceiling_basis=start.ceiling_basis,
                     model_id=model.id,
                     hardware_id=start.hardware["id"],
                     environment_id=start.environment_id,
@@ -146,6 +148,7 @@ class Registry:
                     started_at=outcome.started_at,
                     finished_at=outcome.finished_at or now(),
                     engine=outcome.engine,
+                    ceilings=outcome.ceilings,
                     samples=[
                         SampleRow(
                             idx=i,
@@ -244,6 +247,7 @@ class Registry:
                 "started_at": _iso(t.started_at),
                 "finished_at": _iso(t.finished_at),
                 "engine": t.engine,
+                "ceilings": t.ceilings,
                 "samples": [
                     {
                         "ns": s.ns,
@@ -281,6 +285,7 @@ class Registry:
             "model": self._model_dict(run.model),
             "hardware": run.hardware.details,
             "environment": run.environment.manifest,
+            "ceiling_basis": run.ceiling_basis,
             "tests": tests,
         }
         return data

@@ -157,3 +157,39 @@ def test_upgrading_a_registry_with_data_backs_it_up_first(tmp_path, tiny_gguf):
     assert (tmp_path / "old.sqlite.0000.bak").exists()
     with sqlite3.connect(tmp_path / "old.sqlite.0000.bak") as conn:
         assert conn.execute("select count(*) from runs").fetchone()[0] == 1
+
+
+def test_ceilings_and_their_basis_are_stored_with_the_results(registry_url, tiny_gguf):
+    registry = Registry(registry_url)
+    basis = {"version": 1, "source": "probe", "bandwidth": 2e10, "flops": 1e11, "probe": {"threads": 2}}
+    start = make_start(identify(tiny_gguf))
+    start.ceiling_basis = basis
+    run_id = registry.start_run(start)
+    done = outcome(0, TestSpec(0, 16))
+    done.ceilings = {"version": 1, "ceiling": 50.0, "bound": "memory", "fraction": 0.5, "phases": {}}
+    registry.save_test(run_id, done)
+    run = registry.get_run(run_id)
+    assert run["ceiling_basis"] == basis
+    assert run["tests"][0]["ceilings"]["bound"] == "memory" and run["tests"][0]["ceilings"]["fraction"] == 0.5
+    assert registry.runs()[0]["tests"][0]["ceilings"]["ceiling"] == 50.0
+
+
+def test_a_registry_from_before_ceilings_upgrades_and_keeps_its_runs(tmp_path, tiny_gguf):
+    from alembic import command
+
+    from pdx.registry import migrate
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    registry = Registry(url)
+    run_id = registry.start_run(make_start(identify(tiny_gguf)))
+    registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
+    registry.close()
+    engine = create_engine(url)
+    with engine.begin() as conn:  # back to the foundation's schema, as an older pdx left it
+        config = migrate._config()
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0001")
+    assert "ceilings" not in {c["name"] for c in inspect(engine).get_columns("tests")}
+    run = Registry(url).get_run(run_id)  # opening upgrades it
+    assert run["ceiling_basis"] is None and run["tests"][0]["ceilings"] is None
+    assert len(run["tests"][0]["samples"]) == 3 and (tmp_path / "old.sqlite.0001.bak").exists()

@@ -34,11 +34,13 @@ def _parse_options(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Engine option (see `pdx backends`); repeatable.")
 @click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
+@click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`).")
+@click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine and threads).")
 @registry_option
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
-          warmup, seed, threads, options, tags, registry, as_json, **plugin_options) -> None:
+          warmup, seed, threads, options, tags, hardware, reprobe, registry, as_json, **plugin_options) -> None:
     """Measure prefill (pp) and decode (tg) and store every sample.
 
     Tests follow llama-bench: -p 512,1024 -n 128 -d 0,4096 -b 1,8 -r 5 gives
@@ -46,13 +48,14 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     """
     from pdx import api
     from pdx.cli.progress import bench_progress
+    from pdx.ceiling_display import print_ceiling_moves
     from pdx.display import make_console, print_run
     from pdx.workload import build_workload
 
     workload = build_workload(n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions, warmup, seed)
     engine_options = _parse_options(options) | {k: str(v) for k, v in plugin_options.items() if v is not None}
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
-                           argv=api.command_line())
+                           argv=api.command_line(), hardware=hardware, reprobe=reprobe)
     thread_list = parse_int_list(threads, "-t", minimum=1) if threads else None
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
     store = api.open_registry(registry)
@@ -65,6 +68,8 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
             print_run(run, store.display_url, make_console())
     if as_json:
         echo_json(runs)
+    elif len(runs) > 1:
+        print_ceiling_moves(runs, make_console())
     if any(run["status"] != "complete" for run in runs):
         ctx.exit(1)
 

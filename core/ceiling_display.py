@@ -1,0 +1,100 @@
+"""Ceilings in the terminal: the bench table's columns, the line saying
+which figures were used, and a loud line for any rate above its ceiling."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from pdx.units import fmt_si
+
+_SHORT = {"memory": "mem", "compute": "cmp"}
+
+
+def rate(value: float) -> str:
+    """A tokens/s figure to about three significant digits: 104.4, 1,930, 0.52."""
+    return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}" if value >= 1 else f"{value:.2g}"
+
+
+def _phases(record: dict) -> list[tuple[str, dict]]:
+    phases = record.get("phases", {})
+    return [(short, phases[name]) for short, name in (("pp", "prefill"), ("tg", "decode")) if name in phases]
+
+
+def ceiling_cell(test: dict) -> str:
+    """"117 mem" (memory-bound), "678 cmp" (compute-bound); "-" when none was computed."""
+    record = test.get("ceilings")
+    if not record or not record.get("ceiling"):
+        return "-"
+    text = f"{rate(record['ceiling'])} {_SHORT.get(record.get('bound'), '?')}"
+    phases = _phases(record)
+    if len(phases) == 2:
+        text += " (" + ", ".join(f"{short} {_SHORT.get(p['bound'], '?')}" for short, p in phases) + ")"
+    return text
+
+
+def _fraction(entry: dict) -> str:
+    fraction = entry.get("fraction")
+    if fraction is None:
+        return "-"
+    return f"[bold red]{fraction:.0%} ABOVE[/bold red]" if entry.get("above_ceiling") else f"{fraction:.0%}"
+
+
+def fraction_cell(test: dict) -> str:
+    record = test.get("ceilings") or {}
+    text = _fraction(record)
+    phases = _phases(record)
+    if len(phases) == 2 and any(p.get("fraction") is not None for _, p in phases):
+        text += " (" + ", ".join(f"{short} {_fraction(p)}" for short, p in phases) + ")"
+    return text
+
+
+def basis_line(run: dict) -> str:
+    basis = run.get("ceiling_basis")
+    if not basis:
+        return "ceilings: not computed (a run stored before pdx computed ceilings)"
+    if basis.get("source") == "none":
+        return f"ceilings: none ({basis.get('reason')})"
+    flops = f"{fmt_si(basis.get('flops'), 'FLOP/s')} {basis.get('flops_dtype') or ''}".strip() \
+        if basis.get("flops") else "FLOP/s unknown"
+    where = f"catalog, {basis.get('label')}" if basis["source"] == "catalog" else basis.get("label")
+    line = f"ceilings from {where}: {fmt_si(basis.get('bandwidth'), 'B/s')} memory, {flops}"
+    if basis.get("ridge_point"):
+        knee = basis.get("knee_batch")
+        line += f"; ridge {basis['ridge_point']:.3g} FLOP/byte, " + \
+            (f"decode turns compute-bound at batch ~{knee:.3g}" if knee else "decode stays memory-bound at any batch")
+    return line
+
+
+def print_warnings(run: dict, console: Console) -> None:
+    for test in run["tests"]:
+        record = test.get("ceilings") or {}
+        entries = [record, *record.get("phases", {}).values()]
+        for entry in entries:
+            if entry.get("warning"):
+                console.print(f"[bold red]{test['name']}: {entry['warning']}[/bold red]", highlight=False)
+
+
+
+def print_ceiling_moves(runs: list[dict], console: Console) -> None:
+    """Across runs (e.g. -t 1,2): how each figure and each test's ceiling moved."""
+    first, *rest = runs
+    for run in rest:
+        a, b = first.get("ceiling_basis") or {}, run.get("ceiling_basis") or {}
+        if not (a.get("bandwidth") and b.get("bandwidth")):
+            continue
+        moved = [f"{name} {fmt_si(a[key], unit)} -> {fmt_si(b[key], unit)} (x{b[key] / a[key]:.2f})"
+                 for name, key, unit in (("bandwidth", "bandwidth", "B/s"), ("FLOP/s", "flops", "FLOP/s"))
+                 if a.get(key) and b.get(key)]
+        console.print(f"ceilings {_run_label(first)} -> {_run_label(run)}: {'; '.join(moved)}", highlight=False)
+        tests = {t["name"]: t for t in run["tests"]}
+        for test in first["tests"]:
+            other = tests.get(test["name"])
+            before, after = (test.get("ceilings") or {}), ((other or {}).get("ceilings") or {})
+            if before.get("ceiling") and after.get("ceiling"):
+                console.print(f"  {test['name']}: {rate(before['ceiling'])} {before['bound']}-bound -> "
+                              f"{rate(after['ceiling'])} {after['bound']}-bound; reached "
+                              f"{before.get('fraction') or 0:.0%} -> {after.get('fraction') or 0:.0%}", highlight=False)
+
+
+def _run_label(run: dict) -> str:
+    return f"{run['backend']} {run['threads']}t"

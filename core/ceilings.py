@@ -1,0 +1,149 @@
+"""Ceilings for a benchmark run: which hardware figures apply, and every
+test's bounds, binding ceiling and fraction reached, ready to store.
+
+Which figures: ``--hardware NAME`` (a catalog entry) if given; else the
+catalog entry detection matched, when the engine runs on that accelerator;
+else the probes, at the run's thread count. The stored record says which,
+with the numbers used, so a reader never has to guess.
+"""
+
+from __future__ import annotations
+
+from pdx import kvcache
+from pdx.errors import PdxError
+from pdx.hardware import catalog, probe
+from pdx.hardware.catalog import Chip
+from pdx.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
+
+CEILINGS_VERSION = 1
+
+
+def compute_dtype(model_dtype: str) -> str:
+    """The data type an engine multiplies a model of this weight type in."""
+    d = (model_dtype or "").lower()
+    if d in ("f32", "float32", "fp32"):
+        return "fp32"
+    if d in ("bf16", "bfloat16"):
+        return "bf16"
+    if "fp8" in d or "f8_" in d:
+        return "fp8"
+    if "fp4" in d:
+        return "fp4"
+    if d.startswith(("q", "iq", "tq", "int")):  # llama.cpp's quantised kernels use int8 dot products
+        return "int8"
+    return "fp16"
+
+
+def model_figures(model: dict, kv_types: tuple[str, str] = ("f16", "f16")) -> ModelFigures:
+    """From a model identity (``ModelInfo.to_dict()`` or a stored run's model) and the K/V cache types."""
+    extra = model.get("extra") or {}
+    table = float(model.get("n_vocab") or 0) * float(model.get("n_embd") or 0)
+    try:
+        kv = kvcache.dims_from_model(model, model.get("name") or "model")
+    except PdxError:
+        kv = None
+    tied = bool(extra.get("tied_embeddings"))
+    return ModelFigures(
+        name=model.get("name") or "model",
+        file_bytes=float(model["file_bytes"]),
+        params=float(model["n_params"]),
+        embedding_params=float(extra.get("embedding_params", table)),
+        embedding_bytes_unread=0.0 if tied else float(extra.get("embedding_bytes", 0.0)),
+        output_params=float(extra.get("output_params", table)),
+        kv=kv,
+        kv_element_bytes=sum(kvcache.element_bytes(t) for t in kv_types) / 2,
+    )
+
+
+def chip_figures(chip: Chip, dtype: str) -> HardwareFigures:
+    chosen = chip.flops_for(dtype)
+    return HardwareFigures(
+        bandwidth=chip.bandwidth, flops=chosen[1] if chosen else None, flops_dtype=chosen[0] if chosen else None,
+        source="catalog", ref=chip.id, label=chip.name, memory_bytes=chip.memory_bytes,
+        method="vendor peak figures (catalog.json)",
+    )
+
+
+def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
+    bw = result["bandwidth"]
+    mm = result["matmul"]["f32"]
+    used = "f32 sgemm" if dtype in ("fp32", "fp16", "bf16") else f"f32 sgemm (proxy for {dtype})"
+    return HardwareFigures(
+        bandwidth=bw["best"], flops=mm["flops"], flops_dtype=used, source="probe",
+        ref=result.get("cache_path") or f"{result.get('machine')}-t{result['threads']}",
+        label=f"probe, {result['threads']} thread{'s' if result['threads'] != 1 else ''}",
+        method=f"bandwidth: {probe.METHOD['bandwidth']} (best: {bw['best_kernel']}); matmul: {probe.METHOD['matmul']}",
+    )
+
+
+def resolve(hardware: dict, model: dict, threads: int, name: str | None = None, reprobe: bool = False,
+            device: str | None = None) -> tuple[HardwareFigures | None, dict]:
+    """The figures a run is judged against, and the record of them stored with the run."""
+    dtype = compute_dtype(model.get("dtype", ""))
+    chip = catalog.lookup(name) if name else None
+    on_accelerator = device != "cpu" and (device == "gpu" or hardware.get("kind") in ("gpu", "soc"))
+    if chip is None and hardware.get("catalog") and on_accelerator:
+        chip = catalog.get(hardware["catalog"])
+    if chip is not None:
+        figures = chip_figures(chip, dtype)
+        return figures, _basis(figures, dtype, chip=chip.figures())
+    if on_accelerator:
+        reason = f"{hardware.get('name')} is not in the hardware catalog; give --hardware NAME (see `pdx hw list`)"
+        return None, {"version": CEILINGS_VERSION, "source": "none", "reason": reason}
+    try:
+        result = probe.measure(hardware["id"], threads, force=reprobe)
+    except PdxError as exc:
+        return None, {"version": CEILINGS_VERSION, "source": "none", "reason": str(exc)}
+    figures = probe_figures(result, dtype)
+    return figures, _basis(figures, dtype, probe={k: v for k, v in result.items() if k != "cache_path"})
+
+
+def _basis(figures: HardwareFigures, dtype: str, **detail) -> dict:
+    return {"version": CEILINGS_VERSION, **figures.to_dict(), "compute_dtype": dtype, **detail}
+
+
+def predictions(model: ModelFigures, hw: HardwareFigures | None) -> dict:
+    """The ridge point and the decode batch at which this model stops being memory-bound here."""
+    if hw is None:
+        return {}
+    return {"ridge_point": ridge_point(hw), "knee_batch": knee_batch(model, hw)}
+
+
+def _rate(stats: dict | None, key: str) -> float | None:
+    return (stats or {}).get(key, {}).get("mean") if stats and key in stats else None
+
+
+def _judge(entry: dict, measured: float | None, ceiling: float | None, what: str) -> None:
+    entry["measured"] = measured
+    entry["fraction"] = measured / ceiling if measured and ceiling else None
+    entry["above_ceiling"] = bool(entry["fraction"] and entry["fraction"] > 1.0)
+    if entry["above_ceiling"]:
+        entry["warning"] = (f"measured {measured:.4g} t/s is above the {ceiling:.4g} t/s {what} ceiling: "
+                            "a measurement error or wrong hardware figures, not a result")
+
+
+def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: HardwareFigures,
+                  ubatch: int | None = None) -> dict:
+    """One test's ceilings: each phase's bounds, the test's ceiling, and the fractions reached."""
+    n_p, n_g, depth, batch = test["n_prompt"], test["n_gen"], test["depth"], test["batch"]
+    phases = {}
+    if n_p:
+        phases["prefill"] = phase(model, hw, "prefill", n_p, depth, batch, ubatch).to_dict()
+    if n_g:
+        phases["decode"] = phase(model, hw, "decode", n_g, depth + n_p, batch).to_dict()
+    record = {"version": CEILINGS_VERSION, "source": hw.source, "ref": hw.ref, "bandwidth": hw.bandwidth,
+              "flops": hw.flops, "flops_dtype": hw.flops_dtype, "phases": phases}
+    if len(phases) == 1:
+        (only,) = phases.values()
+        record["ceiling"], record["bound"] = only["ceiling"], only["bound"]
+    elif all(p["ceiling"] for p in phases.values()):
+        times = {name: tokens / phases[name]["ceiling"] for name, tokens in (("prefill", n_p), ("decode", n_g))}
+        record["ceiling"] = (n_p + n_g) / sum(times.values())
+        record["bound"] = phases[max(times, key=times.get)]["bound"]  # the phase that takes longer
+    else:
+        record["ceiling"], record["bound"] = None, None
+    _judge(record, _rate(stats, "rate"), record["ceiling"], record["bound"] or "")
+    if len(phases) == 2:
+        for name, key in (("prefill", "prompt_rate"), ("decode", "gen_rate")):
+            _judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"] or "")
+    return record

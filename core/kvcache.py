@@ -1,0 +1,101 @@
+"""KV-cache sizes: bytes per token = 2 (K and V) x KV heads x head dim x
+layers x bytes per element; then per context, per batch, and the batch that
+fits in the memory the weights leave.
+
+Dimensions come from a model file, a Hugging Face config.json, a named shape
+or explicit numbers; a model that lacks one of them is a one-line error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pdx.errors import ModelError, PdxError
+
+# Bytes per cached element; llama.cpp's block types carry a scale per 32 values.
+ELEMENT_BYTES = {
+    "f32": 4.0, "fp32": 4.0, "f16": 2.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0,
+    "q8_0": 34 / 32, "q5_1": 24 / 32, "q5_0": 22 / 32, "q4_1": 20 / 32, "q4_0": 18 / 32, "iq4_nl": 18 / 32,
+}
+
+
+def element_bytes(dtype: str) -> float:
+    try:
+        return ELEMENT_BYTES[dtype.lower()]
+    except KeyError:
+        raise PdxError(f"unknown KV-cache type {dtype!r}", f"use one of {', '.join(ELEMENT_BYTES)}") from None
+
+
+@dataclass(frozen=True)
+class KVDims:
+    n_layers: int
+    n_kv_heads: int
+    head_dim: int
+    source: str  # where the numbers came from
+    n_heads: int | None = None
+    n_ctx_train: int | None = None
+
+    def bytes_per_token(self, element: float = 2.0) -> float:
+        return 2 * self.n_kv_heads * self.head_dim * self.n_layers * element
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def make_dims(source: str, n_layers, n_kv_heads, head_dim=None, n_heads=None, n_embd=None,
+              n_ctx_train=None) -> KVDims:
+    """Checked dims; head_dim may come from n_embd / n_heads."""
+    if not head_dim and n_embd and n_heads:
+        head_dim = n_embd // n_heads
+    missing = [name for name, value in (("layers", n_layers), ("KV heads", n_kv_heads), ("head dim", head_dim))
+               if not value]
+    if missing:
+        raise ModelError(f"{source}: the model's {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing",
+                         "give --n-layers, --n-kv-heads and --head-dim (or --n-embd and --n-heads)")
+    for name, value in (("layers", n_layers), ("KV heads", n_kv_heads), ("head dim", head_dim)):
+        if int(value) < 1:
+            raise ModelError(f"{source}: {name} must be at least 1, not {value}")
+    return KVDims(int(n_layers), int(n_kv_heads), int(head_dim), source,
+                  int(n_heads) if n_heads else None, int(n_ctx_train) if n_ctx_train else None)
+
+
+def dims_from_model(model: dict, source: str) -> KVDims:
+    """From a model's identity (``ModelInfo.to_dict()`` or a stored run's model)."""
+    return make_dims(source, model.get("n_layers"), model.get("n_kv_heads"), model.get("head_dim"),
+                     model.get("n_heads"), model.get("n_embd"), model.get("n_ctx_train"))
+
+
+def dims_from_config(path: str | Path) -> KVDims:
+    """From a Hugging Face config.json (a text model's, or a multimodal one's text_config)."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        p = p / "config.json"
+    try:
+        config = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read {p}: {exc}") from None
+    config = config.get("text_config", config)
+    heads = config.get("num_attention_heads")
+    return make_dims(str(p), config.get("num_hidden_layers"), config.get("num_key_value_heads", heads),
+                     config.get("head_dim"), heads, config.get("hidden_size"),
+                     config.get("max_position_embeddings"))
+
+
+def kv_bytes(dims: KVDims, element: float, context: int, batch: int = 1) -> float:
+    return dims.bytes_per_token(element) * context * batch
+
+
+def fit(dims: KVDims, element: float, context: int, memory: float, weights: float = 0.0) -> dict:
+    """What fits in ``memory`` after ``weights``: sequences at ``context``, tokens in all."""
+    left = memory - weights
+    per_token = dims.bytes_per_token(element)
+    return {
+        "memory_bytes": memory,
+        "weights_bytes": weights,
+        "left_bytes": left,
+        "max_batch": max(0, math.floor(left / (per_token * context))) if left > 0 else 0,
+        "max_tokens": max(0, math.floor(left / per_token)) if left > 0 else 0,
+    }

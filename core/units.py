@@ -1,0 +1,96 @@
+"""Quantities as users type them: ``3.83GB``, ``400GB/s``, ``3.35TB/s``,
+``27TFLOPS``, ``7B``.
+
+Decimal prefixes (k, M, G, T, P) are powers of 1000 and binary ones (KiB,
+MiB, GiB, TiB) powers of 1024, as vendors print them: "80 GB" of HBM and
+"3.35 TB/s" are decimal. Every mistake is one line naming the flag.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pdx.errors import PdxError
+
+_NUMBER = re.compile(r"^\s*(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-z/]*)\s*$")
+_DECIMAL = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15, "e": 1e18}
+_BINARY = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40, "pi": 2**50}
+
+BYTE_EXAMPLE = "e.g. 3.83GB or 24GiB"
+BANDWIDTH_EXAMPLE = "e.g. 400GB/s or 3.35TB/s"
+FLOPS_EXAMPLE = "e.g. 27TFLOPS or 989TFLOP/s"
+COUNT_EXAMPLE = "e.g. 7B, 405M or 7000000000"
+
+
+def _split(text: str, flag: str, example: str) -> tuple[float, str]:
+    raw = str(text).strip()
+    if raw.startswith("-"):
+        raise PdxError(f"{flag}: {raw!r} is negative; it must be above zero ({example})")
+    match = _NUMBER.match(raw)
+    if not match:
+        raise PdxError(f"{flag}: cannot read {raw!r} ({example})")
+    value = float(match["num"])
+    if value <= 0:
+        raise PdxError(f"{flag}: {raw!r} is zero; it must be above zero ({example})")
+    return value, match["unit"]
+
+
+def _prefix(prefix: str, flag: str, raw: str, example: str) -> float:
+    low = prefix.lower()
+    if low in _BINARY:
+        return _BINARY[low]
+    if low in _DECIMAL:
+        return _DECIMAL[low]
+    raise PdxError(f"{flag}: unknown unit prefix {prefix!r} in {raw!r} ({example})")
+
+
+def _scaled(text: str, flag: str, example: str, suffixes: tuple[str, ...], bare_ok: bool) -> float:
+    """A number with a unit: a prefix (k, M, G, Gi...) followed by one of ``suffixes``."""
+    value, unit = _split(text, flag, example)
+    raw = str(text).strip()
+    if not unit:
+        if bare_ok:
+            return value
+        raise PdxError(f"{flag}: {raw!r} has no unit ({example})")
+    low = unit.lower()
+    for suffix in suffixes:
+        if low.endswith(suffix):
+            return value * _prefix(unit[: len(unit) - len(suffix)], flag, raw, example)
+    raise PdxError(f"{flag}: unknown unit {unit!r} in {raw!r} ({example})")
+
+
+def parse_bytes(text: str, flag: str = "size") -> float:
+    """``3.83GB`` -> 3.83e9, ``24GiB`` or ``24Gi`` -> 24 * 2**30; a bare number is bytes."""
+    return _scaled(text, flag, BYTE_EXAMPLE, ("b", ""), bare_ok=True)
+
+
+def parse_bandwidth(text: str, flag: str = "--bandwidth") -> float:
+    """``400GB/s`` -> 4e11 bytes/s (``GBps`` works too); a unit is required."""
+    cleaned = str(text).strip()
+    if cleaned.lower().endswith("bps"):
+        cleaned = cleaned[:-2] + "/s"
+    return _scaled(cleaned, flag, BANDWIDTH_EXAMPLE, ("b/s",), bare_ok=False)
+
+
+def parse_flops(text: str, flag: str = "--flops") -> float:
+    """``27TFLOPS``, ``989 TFLOP/s``, ``1.2PFLOPS``, ``500TOPS`` -> operations per second."""
+    return _scaled(text, flag, FLOPS_EXAMPLE, ("flop/s", "flops", "op/s", "ops"), bare_ok=False)
+
+
+def parse_count(text: str, flag: str = "--params") -> float:
+    """``7B`` -> 7e9 (B is billions here, as model names use it), ``405M``, ``1.5T``."""
+    value, unit = _split(text, flag, COUNT_EXAMPLE)
+    scale = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}.get(unit.lower())
+    if scale is None:
+        raise PdxError(f"{flag}: unknown unit {unit!r} in {str(text).strip()!r} ({COUNT_EXAMPLE})")
+    return value * scale
+
+
+def fmt_si(value: float | None, unit: str, digits: int = 3) -> str:
+    """4e11, "B/s" -> "400 GB/s" (decimal prefixes, ``digits`` significant figures)."""
+    if value is None:
+        return "?"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}"
+    return f"{value:.{digits}g} {unit}"
