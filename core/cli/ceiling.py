@@ -1,0 +1,79 @@
+"""``pdx ceiling`` and ``pdx kv``: napkin calculators, no benchmark run."""
+
+from __future__ import annotations
+
+import functools
+
+import click
+
+from pdx.cli.base import echo_json, json_option
+
+_POSITIVE = click.IntRange(min=1)
+
+
+def model_options(func):
+    """The ways to name a model, shared by both calculators."""
+    options = [
+        click.option("-m", "--model", "path", metavar="PATH", help="A GGUF file, a Hugging Face directory or its config.json."),
+        click.option("--shape", help="A named shape (see `pdx model shapes`)."),
+        click.option("--type", "weight_type", default="f16", show_default=True, help="Weight type of --shape."),
+        click.option("--n-layers", type=_POSITIVE, help="Layers."),
+        click.option("--n-kv-heads", type=_POSITIVE, help="KV heads (grouped-query attention)."),
+        click.option("--head-dim", type=_POSITIVE, help="Head dimension."),
+        click.option("--n-heads", type=_POSITIVE, help="Attention heads (for attention FLOPs, or head dim with --n-embd)."),
+        click.option("--n-embd", type=_POSITIVE, help="Embedding width."),
+        click.option("--kv-type", default="f16", show_default=True, help="KV-cache element type: f16, f32, q8_0, q4_0..."),
+    ]
+    return functools.reduce(lambda f, option: option(f), reversed(options), func)
+
+
+@click.command()
+@click.option("--hardware", metavar="NAME", help="A catalog chip (see `pdx hw list`), e.g. 'm2 max', 'H100 SXM5'.")
+@click.option("--bandwidth", metavar="RATE", help="Memory bandwidth, e.g. 400GB/s (overrides the chip's).")
+@click.option("--flops", metavar="RATE", help="Peak FLOP/s, e.g. 27TFLOPS (overrides the chip's).")
+@click.option("--dtype", help="Data type the engine computes in (fp16, bf16, fp32, int8, fp8). [default: from the model]")
+@click.option("--model-bytes", metavar="SIZE", help="Napkin form: weight bytes read per token, e.g. 3.83GB.")
+@click.option("--params", metavar="COUNT", help="Napkin form: parameters, e.g. 7B.")
+@model_options
+@click.option("-p", "--n-prompt", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens of the prefill.")
+@click.option("-d", "--depth", default=0, show_default=True, type=click.IntRange(min=0), help="Tokens already in the KV cache.")
+@click.option("-b", "--batch", default=1, show_default=True, type=_POSITIVE, help="Sequences at once.")
+@click.option("--ubatch", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens per forward step.")
+@click.option("--measured", type=click.FloatRange(min=0, min_open=True), help="A measured decode rate (t/s): its fraction.")
+@click.option("--measured-pp", type=click.FloatRange(min=0, min_open=True), help="A measured prefill rate (t/s).")
+@json_option
+def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, kv_type, n_prompt, depth, batch, ubatch,
+            measured, measured_pp, as_json, **model) -> None:
+    """Decode and prefill ceilings, ridge point and knee batch for a model on hardware."""
+    from pdx import ceilings, napkin
+    from pdx.napkin_display import print_ceiling_report
+
+    spec = napkin.ModelSpec(model_bytes=model_bytes, params=params, **model)
+    figures, weight_dtype = napkin.model_figures(spec, kv_type)
+    hw = napkin.hardware_figures(hardware, bandwidth, flops, dtype or ceilings.compute_dtype(weight_dtype))
+    report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp)
+    echo_json(report) if as_json else print_ceiling_report(report)
+
+
+@click.command()
+@model_options
+@click.option("--config", metavar="PATH", help="A Hugging Face config.json.")
+@click.option("-c", "--context", metavar="N[,N]", help="Context lengths. [default: the model's trained context, else 4096]")
+@click.option("-b", "--batch", default=1, show_default=True, type=_POSITIVE, help="Sequences at once.")
+@click.option("--memory", metavar="SIZE", help="Memory to fit the cache in, e.g. 80GB.")
+@click.option("--hardware", metavar="NAME", help="Take --memory from a catalog chip.")
+@click.option("--weights", metavar="SIZE", help="Weight bytes already in memory. [default: the model file's size]")
+@json_option
+def kv(kv_type, context, batch, memory, hardware, weights, as_json, **model) -> None:
+    """KV-cache bytes per token, per context, per batch, and what fits in memory."""
+    from pdx import napkin
+    from pdx.napkin_display import print_kv_report
+
+    spec = napkin.ModelSpec(**{k: v for k, v in model.items() if k != "weight_type"})
+    report = napkin.kv_calculation(spec, kv_type, context, batch, memory, hardware, weights)
+    echo_json(report) if as_json else print_kv_report(report)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(ceiling)
+    cli.add_command(kv)

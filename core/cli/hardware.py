@@ -1,0 +1,61 @@
+"""``pdx hw``: the hardware here, its catalog match and probe figures."""
+
+from __future__ import annotations
+
+import click
+
+from pdx.cli.base import echo_json, json_option
+
+threads_option = click.option("-t", "--threads", type=click.IntRange(min=1), help="Threads the probes use. [default: physical cores]")
+
+
+@click.group(invoke_without_command=True)
+@threads_option
+@click.option("--no-probe", is_flag=True, help="Skip the probes (they run once per machine and thread count).")
+@json_option
+@click.pass_context
+def hw(ctx, threads, no_probe, as_json) -> None:
+    """Show the detected hardware, its catalog match and the probes' figures."""
+    if ctx.invoked_subcommand:
+        return
+    from pdx import api
+    from pdx.hw_display import print_chip, print_machine, print_probe
+
+    report = api.hardware_report(threads, run_probe=not no_probe)
+    if as_json:
+        echo_json(report)
+        return
+    print_machine(report["machine"])
+    print_chip(report["catalog"])
+    if "probe" in report:
+        print_probe(report["probe"])
+
+
+@hw.command()
+@threads_option
+@click.option("--force", is_flag=True, help="Measure again even when figures are cached.")
+@json_option
+def probe(threads, force, as_json) -> None:
+    """Measure memory bandwidth and matmul FLOP/s at the benchmark's thread count."""
+    from pdx import api
+    from pdx.hw_display import print_probe
+
+    report = api.hardware_report(threads, force=force)
+    echo_json(report["probe"]) if as_json else print_probe(report["probe"])
+
+
+@hw.command(name="list")
+@json_option
+def list_chips(as_json) -> None:
+    """List the hardware catalog (vendor figures, each with its source)."""
+    from pdx.hardware import catalog
+    from pdx.hw_display import print_catalog
+
+    if as_json:
+        echo_json([chip.figures() for chip in catalog.chips()])
+    else:
+        print_catalog(catalog.chips())
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(hw)

@@ -1,0 +1,58 @@
+"""``pdx hw`` in the terminal: detected hardware, catalog match, probe figures."""
+
+from __future__ import annotations
+
+import click
+
+from pdx.display import human_bytes
+from pdx.hardware import catalog
+from pdx.units import fmt_si
+
+
+def _gb(n: float | None) -> str:
+    return fmt_si(n, "B/s")
+
+
+def print_machine(machine: dict) -> None:
+    cpu = machine["cpu"]
+    click.echo(f"{'cpu':>9}  {cpu['name']}, {cpu['arch']}, {cpu.get('physical_cores') or '?'} cores "
+               f"({cpu['logical_cores']} threads, {cpu.get('sockets') or '?'} socket), {human_bytes(cpu.get('memory_bytes'))}")
+    apple = cpu.get("apple")
+    if apple:
+        click.echo(f"{'apple':>9}  {apple['brand']}, {apple.get('performance_cores')}P+{apple.get('efficiency_cores')}E cores")
+    for gpu in machine.get("gpus", []):
+        clocks = f", {gpu['clock_sm_max_mhz']} MHz max" if gpu.get("clock_sm_max_mhz") else ""
+        click.echo(f"{'gpu ' + str(gpu.get('index', '')):>9}  {gpu['name']}, {human_bytes(gpu.get('memory_bytes'))}, "
+                   f"driver {gpu.get('driver') or '?'}{clocks}")
+    if not machine.get("gpus"):
+        click.echo(f"{'gpus':>9}  none found (nvidia-smi absent or reported none)")
+
+
+def print_chip(figures: dict | None) -> None:
+    if not figures:
+        click.echo(f"{'catalog':>9}  no match: ceilings come from the probes (see `pdx hw list`, `--hardware`)")
+        return
+    chip = catalog.get(figures["id"])
+    flops = ", ".join(f"{k} {fmt_si(chip.dense_flops(k), 'FLOP/s')}" for k in chip.tflops) or "no FLOP/s published"
+    memory = f"{chip.memory_gb.value:g} GB" if chip.memory_gb else "memory unknown"
+    click.echo(f"{'catalog':>9}  {chip.name}: {_gb(chip.bandwidth)}, {memory}; {flops}")
+
+
+def print_probe(result: dict) -> None:
+    bw, mm = result["bandwidth"], result["matmul"]["f32"]
+    cached = " (cached; `pdx hw probe --force` measures again)" if result.get("cached") else ""
+    click.echo(f"{'probe':>9}  {result['threads']} threads, measured {result['measured_at']}{cached}")
+    kernels = ", ".join(f"{k} {_gb(bw[k])}" for k in ("copy", "triad", "read"))
+    click.echo(f"{'memory':>9}  {_gb(bw['best'])} ({kernels}; best of {bw['repetitions']}, "
+               f"{human_bytes(bw['array_bytes'])} arrays)")
+    click.echo(f"{'matmul':>9}  {fmt_si(mm['flops'], 'FLOP/s')} float32 GEMM {mm['n']}^3 via {mm['blas']} "
+               f"(best of {mm['repetitions']})")
+    click.echo(f"{'ridge':>9}  {mm['flops'] / bw['best']:.3g} FLOP/byte")
+
+
+def print_catalog(chips) -> None:
+    for chip in chips:
+        flops = chip.flops_for("fp16")
+        compute = f"{fmt_si(flops[1], 'FLOP/s')} {flops[0]}" if flops else "-"
+        memory = f"{chip.memory_gb.value:g} GB" if chip.memory_gb else "-"
+        click.echo(f"{chip.id:24} {chip.name:44} {_gb(chip.bandwidth):>11} {memory:>7}  {compute}")

@@ -1,0 +1,103 @@
+"""``pdx ceiling`` and ``pdx kv``: the seeds' arithmetic comes out of the
+real command line, and bad input is one line each."""
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import assert_one_line_error, run_pdx
+
+NAPKIN = ("--model-bytes", "3.83GB", "--params", "7B")
+
+
+def pdx_ok(*args) -> str:
+    result = run_pdx(*args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_llama2_7b_q4_0_decode_ceilings_and_the_measured_fraction():
+    out = pdx_ok("ceiling", "--bandwidth", "400GB/s", *NAPKIN, "--measured", "61.19")
+    assert "104.4 t/s ceiling, memory-bound" in out
+    assert "61.19 t/s decode = 59% of its ceiling" in out
+    assert "208.9 t/s ceiling" in pdx_ok("ceiling", "--bandwidth", "800GB/s", *NAPKIN)
+
+
+def test_h100_sxm_ridge_point():
+    report = json.loads(pdx_ok("ceiling", "--hardware", "H100 SXM", *NAPKIN, "--dtype", "fp16", "--json"))
+    assert report["hardware"]["bandwidth"] == 3.35e12 and report["hardware"]["flops"] == 989.5e12
+    assert report["ridge_point"] == pytest.approx(295, abs=1)
+    assert "295 FLOP/byte" in pdx_ok("ceiling", "--hardware", "h100 sxm5", *NAPKIN, "--dtype", "fp16")
+
+
+def test_llama_3_3_70b_kv_cache():
+    dims = ("--n-layers", "80", "--n-kv-heads", "8", "--head-dim", "128")
+    out = pdx_ok("kv", *dims, "--context", "131072")
+    assert "327,680 bytes/token" in out and "131,072 tokens: 42.95 GB" in out
+    report = json.loads(pdx_ok("kv", *dims, "--context", "131072", "--json"))
+    assert report["bytes_per_token"] == 327_680 and report["contexts"][0]["bytes_per_sequence"] == 327_680 * 131_072
+    wide = json.loads(pdx_ok("kv", "--n-layers", "80", "--n-kv-heads", "64", "--head-dim", "128", "--json"))
+    assert wide["bytes_per_token"] == 2.5 * 2**20
+    assert "(2.50 MiB)" in pdx_ok("kv", "--n-layers", "80", "--n-kv-heads", "64", "--head-dim", "128")
+
+
+def test_kv_from_a_model_file_a_shape_and_a_config(tiny_gguf, tmp_path):
+    from_file = json.loads(pdx_ok("kv", "-m", str(tiny_gguf), "--json"))
+    assert from_file["bytes_per_token"] == 2 * 2 * 32 * 2 * 2  # 2 KV heads x 32 dim x 2 layers, f16
+    shape = json.loads(pdx_ok("kv", "--shape", "llama-3-8b", "-c", "8192", "-b", "4", "--memory", "80GB", "--json"))
+    assert shape["bytes_per_token"] == 2 * 8 * 128 * 32 * 2 and shape["contexts"][0]["fit"]["max_batch"] > 4
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+                                  "hidden_size": 8192, "max_position_embeddings": 131072}))
+    report = json.loads(pdx_ok("kv", "--config", str(config), "--json"))
+    assert report["bytes_per_token"] == 327_680 and report["contexts"][0]["context"] == 131072
+
+
+def test_ceiling_from_a_model_file_and_a_catalog_chip(tiny_gguf):
+    report = json.loads(pdx_ok("ceiling", "-m", str(tiny_gguf), "--hardware", "rtx 4090", "--json"))
+    assert report["hardware"]["flops_dtype"] == "fp16" and report["decode"]["bound"] in ("memory", "compute")
+    assert report["model"]["kv_bytes_per_token"] == 512 and report["knee_batch"] > 0
+
+
+def _gguf_without_heads(path):
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_block_count(2)
+    writer.add_embedding_length(64)
+    writer.add_tensor("token_embd.weight", np.zeros((16, 64), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["ceiling", "--hardware", "h1000", *NAPKIN], ["unknown hardware 'h1000'", "h100"]),
+    (["kv", "--n-layers", "80", "--n-kv-heads", "8", "--head-dim", "128", "--hardware", "nope-9000"],
+     ["unknown hardware 'nope-9000'"]),
+    (["ceiling", "--bandwidth", "-400GB/s", *NAPKIN], ["--bandwidth", "is negative"]),
+    (["ceiling", "--bandwidth", "0TB/s", *NAPKIN], ["--bandwidth", "is zero"]),
+    (["ceiling", "--bandwidth", "lots", *NAPKIN], ["--bandwidth", "cannot read 'lots'"]),
+    (["ceiling", "--flops", "27TFLIPS", *NAPKIN], ["--flops", "unknown unit"]),
+    (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "0GB", "--params", "7B"], ["--model-bytes", "is zero"]),
+    (["ceiling", "--bandwidth", "400GB/s", "--params", "7B"], ["needs both --model-bytes and --params"]),
+    (["ceiling", "--bandwidth", "400GB/s"], ["no model given"]),
+    (["ceiling", *NAPKIN], ["no hardware given"]),
+    (["ceiling", "--bandwidth", "400GB/s", *NAPKIN, "-d", "4096"], ["depth needs the model's KV dimensions"]),
+    (["ceiling", "--bandwidth", "400GB/s", *NAPKIN, "--measured", "-5"], ["--measured"]),
+    (["kv", "--n-layers", "80"], ["KV heads, head dim are missing"]),
+    (["kv", "--n-layers", "80", "--n-kv-heads", "8", "--head-dim", "128", "--kv-type", "q3"],
+     ["unknown KV-cache type 'q3'"]),
+    (["kv", "--n-layers", "80", "--n-kv-heads", "8", "--head-dim", "128", "--memory", "-1GB"], ["--memory", "negative"]),
+    (["kv"], ["no model given"]),
+])
+def test_bad_input_is_one_line(args, needles):
+    assert_one_line_error(run_pdx(*args), *needles)
+
+
+def test_a_model_file_missing_its_head_counts_is_one_line(tmp_path):
+    path = _gguf_without_heads(tmp_path / "headless.gguf")
+    assert_one_line_error(run_pdx("kv", "-m", str(path)), "KV heads, head dim are missing")
