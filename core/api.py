@@ -82,7 +82,7 @@ def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[i
 def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
     """Run one benchmark and store it test by test; returns the stored run."""
     given = identify(config.model) if config.model else None  # a bad path fails before any engine work
-    if config.hardware:
+    if config.hardware and config.hardware != ceilings.PROBE:
         hardware.catalog.lookup(config.hardware)  # an unknown name fails before any engine work too
     name = config.backend or default_backend(config.options)
     backend_cls = plugin_manager.require_available(name, config.options)

@@ -1,9 +1,10 @@
 """Ceilings for a benchmark run: which hardware figures apply, and every
 test's bounds, binding ceiling and fraction reached, ready to store.
 
-Which figures: ``--hardware NAME`` (a catalog entry) if given; else the
-catalog entry detection matched, when the engine runs on that accelerator;
-else the probes, at the run's thread count. The stored record says which,
+Which figures: ``--hardware NAME`` (a catalog entry, or ``probe``) if
+given; else the catalog entry detection matched, when the engine runs on
+that accelerator (a backend may say where with ``details["device"]``); else
+the probes, at the run's thread count. The stored record says which,
 with the numbers used, so a reader never has to guess.
 """
 
@@ -16,6 +17,7 @@ from pdx.hardware.catalog import Chip
 from pdx.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 
 CEILINGS_VERSION = 1
+PROBE = "probe"  # as a hardware name: judge by this machine's probes, whatever was detected
 
 
 def compute_dtype(model_dtype: str) -> str:
@@ -80,6 +82,8 @@ def resolve(hardware: dict, model: dict, threads: int, name: str | None = None, 
             device: str | None = None) -> tuple[HardwareFigures | None, dict]:
     """The figures a run is judged against, and the record of them stored with the run."""
     dtype = compute_dtype(model.get("dtype", ""))
+    if name == PROBE:  # the user says the engine runs on the CPU the probes measure
+        name, device = None, "cpu"
     chip = catalog.lookup(name) if name else None
     on_accelerator = device != "cpu" and (device == "gpu" or hardware.get("kind") in ("gpu", "soc"))
     if chip is None and hardware.get("catalog") and on_accelerator:

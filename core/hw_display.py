@@ -41,7 +41,9 @@ def print_chip(figures: dict | None) -> None:
 def print_probe(result: dict) -> None:
     bw, mm = result["bandwidth"], result["matmul"]["f32"]
     cached = " (cached; `pdx hw probe --force` measures again)" if result.get("cached") else ""
-    click.echo(f"{'probe':>9}  {result['threads']} threads, measured {result['measured_at']}{cached}")
+    load = (result.get("load_average") or {}).get("before")
+    busy = f", load average {load:g} (other work lowers the figures)" if load and load >= 0.5 else ""
+    click.echo(f"{'probe':>9}  {result['threads']} threads, measured {result['measured_at']}{busy}{cached}")
     kernels = ", ".join(f"{k} {_gb(bw[k])}" for k in ("copy", "triad", "read"))
     click.echo(f"{'memory':>9}  {_gb(bw['best'])} ({kernels}; best of {bw['repetitions']}, "
                f"{human_bytes(bw['array_bytes'])} arrays)")

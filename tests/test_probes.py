@@ -60,6 +60,13 @@ def test_a_gpu_run_uses_its_catalog_entry_and_a_name_overrides_detection():
     assert (figures.ref, figures.flops_dtype, figures.bandwidth) == ("nvidia-rtx-4090", "int8", 1008e9)
 
 
+def test_probe_as_a_name_judges_an_accelerator_machine_by_its_cpu():
+    probe.measure("soc-box", 4, **SMALL)
+    strix = {"id": "soc-box", "kind": "soc", "name": "AMD RYZEN AI MAX+ 395", "catalog": "amd-ryzen-ai-max-395"}
+    assert ceilings.resolve(strix, F16_MODEL, 4)[0].source == "catalog"
+    assert ceilings.resolve(strix, F16_MODEL, 4, name="probe")[0].source == "probe"
+
+
 def test_an_uncatalogued_gpu_gets_no_ceilings_and_says_why():
     unknown = {"id": "y", "kind": "gpu", "name": "NVIDIA GeForce RTX 5080", "catalog": None}
     figures, basis = ceilings.resolve(unknown, F16_MODEL, 8)

@@ -34,7 +34,7 @@ def _parse_options(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Engine option (see `pdx backends`); repeatable.")
 @click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
-@click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`).")
+@click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), or 'probe' for this machine's probes.")
 @click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine and threads).")
 @registry_option
 @json_option

@@ -60,7 +60,7 @@ def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, kv_type, n_p
 @click.option("--config", metavar="PATH", help="A Hugging Face config.json.")
 @click.option("-c", "--context", metavar="N[,N]", help="Context lengths. [default: the model's trained context, else 4096]")
 @click.option("-b", "--batch", default=1, show_default=True, type=_POSITIVE, help="Sequences at once.")
-@click.option("--memory", metavar="SIZE", help="Memory to fit the cache in, e.g. 80GB.")
+@click.option("--memory", metavar="SIZE", help="Memory to fit the cache in: 80GB is 80e9 bytes, 80GiB 80 x 2^30.")
 @click.option("--hardware", metavar="NAME", help="Take --memory from a catalog chip.")
 @click.option("--weights", metavar="SIZE", help="Weight bytes already in memory. [default: the model file's size]")
 @json_option

@@ -21,8 +21,9 @@ from pdx.paths import cache_dir
 
 PROBE_VERSION = 1
 ARRAY_BYTES = 256 * 2**20  # per array; three of them, far beyond any L3 a benchmark machine has
-BANDWIDTH_REPS = 7
-MATMUL_REPS = 5
+# Best of many short repetitions: on a shared machine the best one is the one that ran alone.
+BANDWIDTH_REPS = 10
+MATMUL_REPS = 10
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -59,17 +60,27 @@ def _child(kind: str, threads: int, size: int, reps: int) -> dict:
     return json.loads(out.stdout)
 
 
+def _load() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
 def run(threads: int, array_bytes: int = ARRAY_BYTES, matmul_n: int | None = None,
         bandwidth_reps: int = BANDWIDTH_REPS, matmul_reps: int = MATMUL_REPS) -> dict:
     """Measure now (no cache): bandwidth and float32 GEMM FLOP/s at ``threads``."""
     if threads < 1:
         raise PdxError(f"probe threads must be at least 1, not {threads}")
+    load_before = _load()
     bandwidth = _child("bandwidth", threads, array_bytes, bandwidth_reps)
     matmul = _child("matmul", threads, matmul_n or matmul_size(threads), matmul_reps)
     return {
         "version": PROBE_VERSION,
         "threads": threads,
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        # Other work on the machine lowers every figure; the load says how much there was.
+        "load_average": {"before": load_before, "after": _load()},
         "bandwidth": bandwidth,
         "matmul": {"f32": matmul},
         "method": METHOD,
