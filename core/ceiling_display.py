@@ -7,7 +7,7 @@ from rich.console import Console
 
 from pdx.units import fmt_si
 
-_SHORT = {"memory": "mem", "compute": "cmp"}
+_SHORT = {"memory": "mem", "compute": "cmp", None: "?"}  # ?: one bound unknown, so neither is named
 
 
 def rate(value: float) -> str:
@@ -21,7 +21,7 @@ def _phases(record: dict) -> list[tuple[str, dict]]:
 
 
 def ceiling_cell(test: dict) -> str:
-    """"117 mem" (memory-bound), "678 cmp" (compute-bound); "-" when none was computed."""
+    """"117 mem" (memory-bound), "678 cmp" (compute-bound), "117 ?" (the only bound known); "-": none."""
     record = test.get("ceilings")
     if not record or not record.get("ceiling"):
         return "-"
@@ -91,8 +91,8 @@ def print_ceiling_moves(runs: list[dict], console: Console) -> None:
             other = tests.get(test["name"])
             before, after = (test.get("ceilings") or {}), ((other or {}).get("ceilings") or {})
             if before.get("ceiling") and after.get("ceiling"):
-                console.print(f"  {test['name']}: {rate(before['ceiling'])} {before['bound']}-bound -> "
-                              f"{rate(after['ceiling'])} {after['bound']}-bound; reached "
+                console.print(f"  {test['name']}: {rate(before['ceiling'])} {_SHORT[before['bound']]} -> "
+                              f"{rate(after['ceiling'])} {_SHORT[after['bound']]}; reached "
                               f"{before.get('fraction') or 0:.0%} -> {after.get('fraction') or 0:.0%}", highlight=False)
 
 

@@ -117,12 +117,13 @@ def _rate(stats: dict | None, key: str) -> float | None:
     return (stats or {}).get(key, {}).get("mean") if stats and key in stats else None
 
 
-def _judge(entry: dict, measured: float | None, ceiling: float | None, what: str) -> None:
+def _judge(entry: dict, measured: float | None, ceiling: float | None, what: str | None) -> None:
     entry["measured"] = measured
     entry["fraction"] = measured / ceiling if measured and ceiling else None
     entry["above_ceiling"] = bool(entry["fraction"] and entry["fraction"] > 1.0)
     if entry["above_ceiling"]:
-        entry["warning"] = (f"measured {measured:.4g} t/s is above the {ceiling:.4g} t/s {what} ceiling: "
+        kind = f"{what}-bound " if what else ""
+        entry["warning"] = (f"measured {measured:.4g} t/s is above the {ceiling:.4g} t/s {kind}ceiling: "
                             "a measurement error or wrong hardware figures, not a result")
 
 
@@ -146,8 +147,8 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
         record["bound"] = phases[max(times, key=times.get)]["bound"]  # the phase that takes longer
     else:
         record["ceiling"], record["bound"] = None, None
-    _judge(record, _rate(stats, "rate"), record["ceiling"], record["bound"] or "")
+    _judge(record, _rate(stats, "rate"), record["ceiling"], record["bound"])
     if len(phases) == 2:
         for name, key in (("prefill", "prompt_rate"), ("decode", "gen_rate")):
-            _judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"] or "")
+            _judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"])
     return record

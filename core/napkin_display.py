@@ -23,7 +23,8 @@ def _phase_line(name: str, entry: dict, where: str) -> str:
     unknown = f"; {' and '.join(missing)} bound unknown" if missing else ""
     if not entry.get("ceiling"):
         return f"{name:>9}  no ceiling: give --bandwidth or --flops"
-    return (f"{name:>9}  {rate(entry['ceiling'])} t/s ceiling, {entry['bound']}-bound ({bounds} t/s{unknown}) {where}")
+    named = f"{entry['bound']}-bound" if entry.get("bound") else f"the {'memory' if 'compute' in missing else 'compute'} bound"
+    return f"{name:>9}  {rate(entry['ceiling'])} t/s ceiling, {named} ({bounds} t/s{unknown}) {where}"
 
 
 def print_ceiling_report(report: dict) -> None:

@@ -84,15 +84,18 @@ class Phase:
     memory_bound: float | None  # t/s, all sequences together
     compute_bound: float | None
     ceiling: float | None
-    bound: str | None  # "memory" or "compute"
+    bound: str | None  # "memory" or "compute"; None when one of the bounds is unknown
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def _lower(memory: float | None, compute: float | None) -> tuple[float | None, str | None]:
-    known = [(v, name) for v, name in ((memory, "memory"), (compute, "compute")) if v]
-    return min(known) if known else (None, None)
+    """The ceiling, and which bound it is; with one bound unknown the known one still caps the
+    rate, but which binds cannot be said."""
+    if memory and compute:
+        return min((memory, "memory"), (compute, "compute"))
+    return memory or compute, None
 
 
 def phase(model: ModelFigures, hw: HardwareFigures, kind: str, tokens: int, depth: int = 0, batch: int = 1,

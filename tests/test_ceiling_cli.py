@@ -19,9 +19,11 @@ def pdx_ok(*args) -> str:
 
 def test_llama2_7b_q4_0_decode_ceilings_and_the_measured_fraction():
     out = pdx_ok("ceiling", "--bandwidth", "400GB/s", *NAPKIN, "--measured", "61.19")
-    assert "104.4 t/s ceiling, memory-bound" in out
+    assert "104.4 t/s ceiling, the memory bound" in out and "compute bound unknown" in out
     assert "61.19 t/s decode = 59% of its ceiling" in out
     assert "208.9 t/s ceiling" in pdx_ok("ceiling", "--bandwidth", "800GB/s", *NAPKIN)
+    named = pdx_ok("ceiling", "--bandwidth", "400GB/s", "--flops", "27TFLOPS", *NAPKIN)
+    assert "104.4 t/s ceiling, memory-bound (memory 104.4, compute 1,929 t/s)" in named
 
 
 def test_h100_sxm_ridge_point():
