@@ -58,7 +58,13 @@ def test_runs_stored_before_ceilings_still_show():
     assert "not computed" in text and "20.00" in text
 
 
-def test_pdx_hw_shows_machine_catalog_and_probe(tmp_path):
+def test_pdx_hw_shows_machine_catalog_and_probe(tmp_path, monkeypatch):
+    from pdx import hardware
+    from pdx.hardware import probe
+
+    # A small probe, cached where `pdx hw` looks, so the command shows it without a full-size run.
+    monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))
+    probe.measure(hardware.detect()["id"], 1, array_bytes=4 * 2**20, matmul_n=128, bandwidth_reps=2, matmul_reps=2)
     result = run_pdx("hw", "-t", "1", "--json", env={"PDX_CACHE_DIR": str(tmp_path / "cache")})
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
