@@ -114,7 +114,7 @@ def predictions(model: ModelFigures, hw: HardwareFigures | None) -> dict:
 
 
 def _rate(stats: dict | None, key: str) -> float | None:
-    return (stats or {}).get(key, {}).get("mean") if stats and key in stats else None
+    return ((stats or {}).get(key) or {}).get("mean")
 
 
 def _judge(entry: dict, measured: float | None, ceiling: float | None, what: str | None) -> None:
