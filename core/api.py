@@ -9,10 +9,12 @@ from __future__ import annotations
 import sys
 import uuid
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 import pdx
 from pdx import ceilings, environment, hardware, plugin_manager
-from pdx.backend import BackendConfig
+from pdx.adaptive import StopRule
+from pdx.backend import BackendConfig, EngineInfo
 from pdx.errors import PdxError
 from pdx.models import ModelInfo, identify
 from pdx.registry import Registry, RunStart
@@ -39,6 +41,9 @@ class BenchConfig:
     parent_id: str | None = None
     hardware: str | None = None  # a catalog name whose figures set the ceilings; None: detected or probed
     reprobe: bool = False  # measure the probes again instead of using the cached figures
+    # Called once the engine is loaded, before anything is stored: returns the
+    # run's provenance or raises PdxError to refuse (pdx rerun's drift check).
+    verify: Callable[[ModelInfo, EngineInfo], dict] | None = None
 
 
 def default_backend(options: dict[str, str] | None = None) -> str:
@@ -94,12 +99,14 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
     machine = hardware.detect()
     with backend_cls(backend_config) as backend:
         engine = backend.load(model)
+        provenance = config.verify(model, engine) if config.verify else {}
         figures, basis = ceilings.resolve(machine, model.to_dict(), threads, config.hardware, config.reprobe,
                                           engine.details.get("device"))
         model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
                                                                  engine.settings.get("type_v", "f16")))
         basis |= ceilings.predictions(model_figures, figures)
         judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures)
+        rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
         run_id = registry.start_run(
             RunStart(
                 id=uuid.uuid4().hex,
@@ -117,12 +124,13 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
                 tags=config.tags,
                 parent_id=config.parent_id,
                 ceiling_basis=basis,
+                provenance=provenance,
             )
         )
         try:
             outcomes = run_tests(
                 backend, workload.tests, workload.repetitions, workload.warmup,
-                save=lambda outcome: registry.save_test(run_id, judge(outcome)), progress=progress,
+                save=lambda outcome: registry.save_test(run_id, judge(outcome)), progress=progress, rule=rule,
             )
         except KeyboardInterrupt:
             registry.finish_run(run_id, "interrupted", "interrupted by the user")

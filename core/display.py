@@ -32,15 +32,39 @@ def human_count(n: int | None) -> str:
     return str(n)
 
 
+# A rate whose coefficient of variation is above this is flagged as noisy.
+NOISY_CV = 0.05
+
+
+def _noise(test: dict, stats: dict) -> str:
+    """Adaptive stop, noise and outlier flags for a result cell ("" when quiet)."""
+    notes = []
+    adaptive = test.get("adaptive")
+    if adaptive:
+        ci = adaptive["achieved_ci"]
+        notes.append(f"n={adaptive['repetitions']} ±{ci:.1%}" if ci is not None else f"n={adaptive['repetitions']}")
+        if adaptive["stopped_by"] == "cap":
+            notes.append("[yellow]cap reached[/yellow]")
+    if stats.get("cv") is not None and stats["cv"] > NOISY_CV:
+        notes.append(f"[yellow]noisy: cv {stats['cv']:.0%}[/yellow]")
+    if stats.get("outliers"):
+        count = len(stats["outliers"])
+        notes.append(f"[yellow]{count} outlier{'s' if count > 1 else ''}[/yellow]")
+    if stats.get("reported"):
+        notes.append("as reported")
+    return f"  ({', '.join(notes)})" if notes else ""
+
+
 def _rate_cell(test: dict) -> str:
     stats = test.get("stats")
     if test["status"] != "ok" or not stats:
         return f"[red]{test['status']}[/red]: {test.get('error') or ''}"
     rate = stats["rate"]
-    text = f"{rate['mean']:.2f} ± {rate['stddev']:.2f}"
+    stddev = f"{rate['stddev']:.2f}" if rate["stddev"] is not None else "?"
+    text = f"{rate['mean']:.2f} ± {stddev}"
     if "prompt_rate" in stats:
         text += f"  (pp {stats['prompt_rate']['mean']:.1f}, tg {stats['gen_rate']['mean']:.1f})"
-    return text
+    return text + _noise(test, stats)
 
 
 def run_table(run: dict) -> Table:
@@ -75,6 +99,13 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
     engine = run["engine"]
     build = " ".join(x for x in (engine.get("version"), engine.get("commit") and f"({engine['commit']})") if x)
     console.print(f"{engine['name']} {build}".strip(), highlight=False)
+    origin, provenance = run.get("origin", "pdx"), run.get("provenance") or {}
+    if origin != "pdx":
+        console.print(f"imported from {origin} ({provenance.get('file', '?')})", highlight=False)
+    if run.get("parent_id"):
+        drift = provenance.get("drift")
+        changed = f", drifted: {', '.join(drift)}" if drift else ""
+        console.print(f"rerun of {run['parent_id']}{changed}", highlight=False)
     status = run["status"] if run["status"] == "complete" else f"[yellow]{run['status']}[/yellow]"
     console.print(f"run [bold]{run['id']}[/bold] {status}, stored in {registry_url}", highlight=False)
 
@@ -109,6 +140,14 @@ def runs_table(runs: list[dict]) -> Table:
     return table
 
 
+def _workload_text(workload: dict) -> str:
+    reps = f"{workload['repetitions']} repetitions"
+    if workload.get("target_ci"):
+        reps = (f"repeated to a {workload['target_ci']:.1%} CI (first {workload['repetitions']}, "
+                f"at most {workload['max_repetitions']})")
+    return f"{reps}, {workload['warmup']} warm-up, seed {workload['seed']}"
+
+
 def print_manifest(run: dict, console: Console | None = None) -> None:
     console = console or make_console()
     env, hw, model, engine = run["environment"], run["hardware"], run["model"], run["engine"]
@@ -124,11 +163,29 @@ def print_manifest(run: dict, console: Console | None = None) -> None:
         ("model sha256", model["sha256"]),
         ("hardware", f"{hw['name']} ({cpu.get('physical_cores') or '?'} cores, "
                      f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),
-        ("system", f"{env['platform']}, Python {env['python']}, pdx {env['pdx_version']}"),
-        ("workload", f"{run['workload']['repetitions']} repetitions, {run['workload']['warmup']} warm-up, "
-                     f"seed {run['workload']['seed']}"),
+        ("system", f"{env.get('platform') or '?'}, Python {env.get('python') or '?'}, "
+                   f"pdx {env.get('pdx_version') or '?'}"),
+        ("workload", _workload_text(run["workload"])),
         ("command", run["command"]),
         ("tags", ", ".join(run["tags"]) or "-"),
     ]
     for key, value in rows:
         console.print(f"[bold]{key:>13}[/bold]: {value}", highlight=False)
+
+
+def print_check(result, console: Console | None = None) -> None:
+    """asv-style comparison lines: mark, baseline and new median t/s, time ratio, test."""
+    console = console or make_console()
+    base, run = result.baseline, result.run
+    console.print(f"baseline {base['id'][:12]} ({base['created_at'][:19]}, {base['threads']} threads) vs "
+                  f"run {run['id'][:12]} ({run['created_at'][:19]}, {run['threads']} threads), "
+                  f"factor {result.factor}, alpha {result.alpha}", highlight=False)
+    console.print(f"{'':2}{'baseline t/s':>14}{'new t/s':>12}{'ratio':>8}{'p':>9}  test", highlight=False)
+    for c in result.comparisons:
+        figures = (f"{c.base_rate:>14.2f}{c.new_rate:>12.2f}{c.ratio:>8.2f}{c.p_value:>9.4f}"
+                   if c.ratio is not None else f"{'-':>14}{'-':>12}{'-':>8}{'-':>9}")
+        note = f"  ({c.note})" if c.note else ""
+        console.print(f"{c.mark} {figures}  {c.name}{note}", highlight=False, markup=False)
+    verdict = (f"[red]{len(result.regressions)} regression(s)[/red]" if result.regressions
+               else "[green]no significant regression[/green]")
+    console.print(verdict)

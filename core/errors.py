@@ -34,3 +34,7 @@ class ModelError(PdxError):
 
 class WorkloadError(PdxError):
     """A test specification that cannot be parsed."""
+
+
+class ImportFileError(PdxError):
+    """A file that cannot be imported (malformed, truncated, oversized); nothing was stored."""

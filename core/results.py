@@ -3,30 +3,51 @@
 A rate is tokens / time for each repetition (llama-bench's samples_ts), then
 summarised; for ``pp+tg`` tests the two phases are also rated on their own
 when the backend timed them apart.
+
+Noise flags ride along: the coefficient of variation of the rate, and the
+indices of outlier samples (Tukey's fences on the sample times), which are
+marked and never dropped. A test imported from a tool that kept only a
+summary (llama-bench's SQL output) has no samples: its stats are the tool's
+own ``reported`` figures, flagged as such.
 """
 
 from __future__ import annotations
 
-from pdx.stats import rates, summarize
+from pdx.stats import outliers, rates, summarize
 
 
 def derive_stats(test: dict) -> dict | None:
     samples = test.get("samples") or []
-    if not samples:
-        return None
     batch = test.get("batch", 1)
     tokens = (test["n_prompt"] + test["n_gen"]) * batch
-    rate = summarize(rates(tokens, [s["ns"] for s in samples]))
+    if not samples:
+        return _reported(test, tokens, batch)
+    times = [s["ns"] for s in samples]
+    rate = summarize(rates(tokens, times))
     stats = {
         "tokens": tokens,
         "rate": rate.to_dict(),
-        "ns": summarize([s["ns"] for s in samples]).to_dict(),
+        "ns": summarize(times).to_dict(),
         "per_sequence_rate": rate.mean / batch,
+        "cv": rate.cv,
+        "outliers": outliers(times),
     }
     if test["kind"] == "pg" and all(s.get("prompt_ns") and s.get("gen_ns") for s in samples):
         stats["prompt_rate"] = summarize(rates(test["n_prompt"] * batch, [s["prompt_ns"] for s in samples])).to_dict()
         stats["gen_rate"] = summarize(rates(test["n_gen"] * batch, [s["gen_ns"] for s in samples])).to_dict()
     return stats
+
+
+def _reported(test: dict, tokens: int, batch: int) -> dict | None:
+    """Stats of a sample-less imported test: the summary its tool reported."""
+    reported = (test.get("engine") or {}).get("reported")
+    if not reported:
+        return None
+    mean, stddev = reported["mean"], reported.get("stddev")
+    rate = {"n": reported.get("n"), "mean": mean, "stddev": stddev, "median": None, "min": None,
+            "max": None, "ci95": None}
+    return {"tokens": tokens, "rate": rate, "ns": None, "per_sequence_rate": mean / batch,
+            "cv": stddev / mean if stddev is not None and mean else None, "outliers": [], "reported": True}
 
 
 def with_stats(run: dict, keep_samples: bool = True) -> dict:

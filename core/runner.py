@@ -1,7 +1,11 @@
 """The runner: drives a loaded backend through the tests, one at a time,
 and hands each finished test to ``save`` before starting the next, so an
 interruption loses nothing: the test in flight is saved with the
-repetitions it completed, marked interrupted."""
+repetitions it completed, marked interrupted.
+
+With a :class:`~pdx.adaptive.StopRule` the runner keeps calling
+``backend.run(test, more, warmup=0)`` after the first batch until the rule
+is satisfied; warm-up runs only precede the first batch."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
+from pdx.adaptive import StopRule
 from pdx.backend import Backend, Sample
 from pdx.errors import PdxError
 from pdx.workload import TestSpec
@@ -34,6 +39,7 @@ class TestOutcome:
     error: str | None = None
     engine: dict = field(default_factory=dict)
     ceilings: dict | None = None  # filled in before saving (pdx.ceilings.test_ceilings)
+    adaptive: dict | None = None  # the stop rule's record, for adaptive runs
 
 
 @dataclass
@@ -57,19 +63,32 @@ def check_sample(test: TestSpec, sample: Sample) -> None:
         )
 
 
-def _measure(backend: Backend, outcome: TestOutcome, repetitions: int, progress: Progress) -> None:
+def _collect(backend: Backend, outcome: TestOutcome, count: int, warmup: int, progress: Progress) -> None:
+    test, before = outcome.test, len(outcome.samples)
+    for sample in backend.run(test, count, warmup):
+        check_sample(test, sample)
+        outcome.samples.append(sample)
+        progress.sample_done(outcome.ordinal, test, sample)
+    got = len(outcome.samples) - before
+    if got != count:
+        raise PdxError(f"{test.name}: backend returned {got} samples, not {count}")
+
+
+def _measure(backend: Backend, outcome: TestOutcome, repetitions: int, progress: Progress,
+             rule: StopRule | None) -> None:
     test = outcome.test
     reason = backend.unsupported(test)
     if reason:
         outcome.status, outcome.error = "skipped", reason
         return
     try:
-        for sample in backend.run(test, repetitions, outcome.warmup):
-            check_sample(test, sample)
-            outcome.samples.append(sample)
-            progress.sample_done(outcome.ordinal, test, sample)
-        if len(outcome.samples) != repetitions:
-            raise PdxError(f"{test.name}: backend returned {len(outcome.samples)} samples, not {repetitions}")
+        _collect(backend, outcome, repetitions, outcome.warmup, progress)
+        calls = 1
+        while rule and (more := rule.more(test, outcome.samples)):
+            _collect(backend, outcome, more, 0, progress)  # a continuation: the engine is warm
+            calls += 1
+        if rule:
+            outcome.adaptive = rule.record(test, outcome.samples, calls)
     except PdxError as exc:
         outcome.status, outcome.error = "failed", str(exc)
 
@@ -81,6 +100,7 @@ def run_tests(
     warmup: int,
     save: Callable[[TestOutcome], None],
     progress: Progress | None = None,
+    rule: StopRule | None = None,
 ) -> list[TestOutcome]:
     progress = progress or Progress()
     outcomes: list[TestOutcome] = []
@@ -88,7 +108,7 @@ def run_tests(
         progress.test_started(ordinal, test)
         outcome = TestOutcome(ordinal=ordinal, test=test, warmup=warmup)
         try:
-            _measure(backend, outcome, repetitions, progress)
+            _measure(backend, outcome, repetitions, progress, rule)
         except KeyboardInterrupt:
             outcome.status, outcome.error = "interrupted", "interrupted by the user"
             raise

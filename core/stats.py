@@ -67,3 +67,23 @@ def summarize(values: Sequence[float]) -> Summary:
 def rates(tokens: int, samples_ns: Sequence[int]) -> list[float]:
     """Tokens per second of each sample (llama-bench's samples_ts)."""
     return [tokens * 1e9 / ns for ns in samples_ns if ns > 0]
+
+
+def quartiles(values: Sequence[float]) -> tuple[float, float]:
+    """First and third quartiles (the 'inclusive' method, defined from 2 values on)."""
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q3
+
+
+def outliers(values: Sequence[float], fence: float = 1.5) -> list[int]:
+    """Indices of values outside Tukey's fences (``fence`` x IQR beyond the quartiles).
+
+    Outliers are marked, never dropped: every statistic still uses every
+    sample, and the indices let a reader see which repetition misbehaved.
+    Fewer than 4 values carry too little to call any of them an outlier.
+    """
+    if len(values) < 4:
+        return []
+    q1, q3 = quartiles(values)
+    low, high = q1 - fence * (q3 - q1), q3 + fence * (q3 - q1)
+    return [i for i, v in enumerate(values) if v < low or v > high]

@@ -22,6 +22,10 @@ _RANGE = re.compile(r"^(?P<first>\d+)-(?P<last>\d+)(?:(?P<op>[+*])(?P<step>\d+))
 
 # A guard against typos such as -p 1-1000000+1 that would expand to a million tests.
 MAX_VALUES = 1024
+# Adaptive runs stop here at the latest; the first batch when -r is 'auto'.
+DEFAULT_MAX_REPETITIONS = 30
+AUTO_FIRST_BATCH = 3
+DEFAULT_TARGET_CI = 0.02
 
 
 @dataclass(frozen=True, order=True)
@@ -147,13 +151,20 @@ def parse_pairs(text: str, flag: str) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class Workload:
-    """What a run measures: the tests, and how often each is repeated."""
+    """What a run measures: the tests, and how often each is repeated.
+
+    With ``target_ci`` set, ``repetitions`` is the first batch: the runner
+    then repeats each test until the 95% CI half-width of its rate is within
+    ``target_ci`` of the mean (0.02: 2%) or ``max_repetitions`` is reached.
+    """
 
     tests: tuple[TestSpec, ...]
     repetitions: int = 5
     warmup: int = 1
     seed: int = 42
     labels: dict = field(default_factory=dict, compare=False)
+    target_ci: float | None = None
+    max_repetitions: int = DEFAULT_MAX_REPETITIONS
 
     def __post_init__(self) -> None:
         if not self.tests:
@@ -162,14 +173,24 @@ class Workload:
             raise WorkloadError(f"-r: repetitions must be at least 1, not {self.repetitions}")
         if self.warmup < 0:
             raise WorkloadError(f"--warmup cannot be negative ({self.warmup})")
+        if self.target_ci is not None:
+            if not 0 < self.target_ci < 1:
+                raise WorkloadError(f"--target-ci must be between 0% and 100%, not {self.target_ci:.1%}")
+            if self.repetitions < 2:
+                raise WorkloadError("-r: an adaptive run needs a first batch of at least 2 repetitions")
+            if self.max_repetitions < self.repetitions:
+                raise WorkloadError(f"--max-repetitions {self.max_repetitions} is below -r {self.repetitions}")
 
     def to_dict(self) -> dict:
-        return {
+        data = {
             "tests": [t.name for t in self.tests],
             "repetitions": self.repetitions,
             "warmup": self.warmup,
             "seed": self.seed,
         }
+        if self.target_ci is not None:
+            data |= {"target_ci": self.target_ci, "max_repetitions": self.max_repetitions}
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "Workload":
@@ -178,7 +199,19 @@ class Workload:
             repetitions=int(data["repetitions"]),
             warmup=int(data["warmup"]),
             seed=int(data["seed"]),
+            target_ci=data.get("target_ci"),
+            max_repetitions=int(data.get("max_repetitions", DEFAULT_MAX_REPETITIONS)),
         )
+
+
+def parse_target_ci(text: str) -> float:
+    """``2%`` or ``0.02`` as a fraction."""
+    value = text.strip()
+    try:
+        number = float(value.removesuffix("%"))
+    except ValueError:
+        raise WorkloadError(f"--target-ci: {text!r} is not a percentage such as 2% or 0.02") from None
+    return number / 100 if value.endswith("%") else number
 
 
 def build_workload(
@@ -190,6 +223,8 @@ def build_workload(
     repetitions: int = 5,
     warmup: int = 1,
     seed: int = 42,
+    target_ci: float | None = None,
+    max_repetitions: int = DEFAULT_MAX_REPETITIONS,
 ) -> Workload:
     """Expand llama-bench style flags into the ordered test matrix.
 
@@ -207,4 +242,5 @@ def build_workload(
             tests += [TestSpec(p, 0, d, b) for p in dict.fromkeys(prompts)]
             tests += [TestSpec(0, n, d, b) for n in dict.fromkeys(gens)]
             tests += [TestSpec(p, n, d, b) for p, n in dict.fromkeys(pairs)]
-    return Workload(tuple(tests), repetitions=repetitions, warmup=warmup, seed=seed)
+    return Workload(tuple(tests), repetitions=repetitions, warmup=warmup, seed=seed, target_ci=target_ci,
+                    max_repetitions=max_repetitions)

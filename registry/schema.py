@@ -79,7 +79,11 @@ class Run(Base):
     workload: Mapped[dict[str, Any]] = mapped_column(default=dict)
     command: Mapped[str] = mapped_column(Text, default="")
     error: Mapped[Optional[str]] = mapped_column(Text)
-    parent_id: Mapped[Optional[str]] = mapped_column(String(32))
+    parent_id: Mapped[Optional[str]] = mapped_column(String(32))  # the run this one repeats (pdx rerun)
+    # "pdx" for runs pdx measured; else the tool an imported run came from ("llama-bench"...).
+    origin: Mapped[str] = mapped_column(String(32), default="pdx", index=True)
+    # Where a run came from beyond the manifest: an import's source file, a rerun's drift.
+    provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
     pdx_version: Mapped[str] = mapped_column(String(32))
     model_id: Mapped[str] = mapped_column(ForeignKey("models.id"), index=True)
     hardware_id: Mapped[str] = mapped_column(ForeignKey("hardware.id"), index=True)
@@ -125,6 +129,7 @@ class TestResult(Base):
     engine: Mapped[dict[str, Any]] = mapped_column(default=dict)
     # Each phase's bounds, the binding ceiling and the fraction reached (pdx.ceilings.test_ceilings).
     ceilings: Mapped[Optional[dict[str, Any]]] = mapped_column()
+    adaptive: Mapped[Optional[dict[str, Any]]] = mapped_column()  # an adaptive run's stop record
 
     samples: Mapped[list["SampleRow"]] = relationship(
         cascade="all, delete-orphan", order_by="SampleRow.idx", lazy="selectin"

@@ -8,7 +8,7 @@ never half of one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Iterable, Sequence
 
 from sqlalchemy import select
@@ -19,7 +19,8 @@ from pdx.backend import EngineInfo
 from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
 from pdx.registry import connection, migrate
-from pdx.registry.schema import Environment, Hardware, Model, Run, RunTag, SampleRow, TestResult
+from pdx.registry.records import add_record, add_shared_rows, run_record
+from pdx.registry.schema import Model, Run, RunTag, SampleRow, TestResult
 from pdx.results import with_stats
 from pdx.runner import TestOutcome, now
 
@@ -45,15 +46,8 @@ class RunStart:
     tags: Sequence[str] = ()
     parent_id: str | None = None
     ceiling_basis: dict | None = None
+    provenance: dict = field(default_factory=dict)
     created_at: datetime = field(default_factory=now)
-
-
-def _iso(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:  # SQLite hands back naive datetimes; they were stored as UTC
-        value = value.replace(tzinfo=timezone.utc)
-    return value.isoformat()
 
 
 class Registry:
@@ -83,26 +77,9 @@ class Registry:
 
     def start_run(self, start: RunStart) -> str:
         with self._session() as session, session.begin():
-            model = start.model
-            if session.get(Model, model.id) is None:
-                session.add(Model(id=model.id, **{k: v for k, v in model.to_dict().items() if k != "sha256"}))
-            else:
-                session.get(Model, model.id).path = model.path
-            if session.get(Hardware, start.hardware["id"]) is None:
-                hw = start.hardware
-                session.add(Hardware(id=hw["id"], kind=hw["kind"], name=hw["name"], details=hw))
-            if session.get(Environment, start.environment_id) is None:
-                env = start.environment
-                session.add(
-                    Environment(
-                        id=start.environment_id,
-                        hostname=env["hostname"],
-                        os=env["os"],
-                        python=env["python"],
-                        pdx_version=env["pdx_version"],
-                        manifest=env,
-                    )
-                )
+            model = start.model.to_dict()
+            add_shared_rows(session, model, start.hardware, start.environment, start.environment_id)
+            session.get(Model, model["sha256"]).path = model["path"]  # where it was last seen
             session.add(
                 Run(
                     id=start.id,
@@ -121,7 +98,9 @@ class Registry:
                     pdx_version=start.pdx_version,
                     parent_id=start.parent_id,
                     ceiling_basis=start.ceiling_basis,
-                    model_id=model.id,
+                    origin="pdx",
+                    provenance=dict(start.provenance),
+                    model_id=model["sha256"],
                     hardware_id=start.hardware["id"],
                     environment_id=start.environment_id,
                     tags=[RunTag(tag=t) for t in dict.fromkeys(start.tags)],
@@ -149,6 +128,7 @@ class Registry:
                     finished_at=outcome.finished_at or now(),
                     engine=outcome.engine,
                     ceilings=outcome.ceilings,
+                    adaptive=outcome.adaptive,
                     samples=[
                         SampleRow(
                             idx=i,
@@ -195,6 +175,7 @@ class Registry:
         tag: str | None = None,
         status: str | None = None,
         limit: int | None = None,
+        origin: str | None = None,
     ) -> list[dict]:
         """Runs, newest first, with each test's statistics but not its samples."""
         query = select(Run).order_by(Run.created_at.desc())
@@ -208,84 +189,61 @@ class Registry:
             query = query.where(Run.tags.any(RunTag.tag == tag))
         if status:
             query = query.where(Run.status == status)
+        if origin:
+            query = query.where(Run.origin == origin)
         if limit:
             query = query.limit(limit)
         with self._session() as session:
             return [
-                with_stats(self._run_dict(run), keep_samples=False) for run in session.scalars(query).unique()
+                with_stats(run_record(run), keep_samples=False) for run in session.scalars(query).unique()
             ]
 
     def get_run(self, ref: str) -> dict:
         run_id = self.resolve(ref)
         with self._session() as session:
             run = session.get(Run, run_id)
-            return with_stats(self._run_dict(run))
+            return with_stats(run_record(run))
 
     def get_runs(self, refs: Iterable[str]) -> list[dict]:
         return [self.get_run(ref) for ref in refs]
 
-    @staticmethod
-    def _model_dict(model: Model) -> dict:
-        data = {c.name: getattr(model, c.name) for c in Model.__table__.columns}
-        data["sha256"] = data["id"]
-        return data
+    # -- whole records: bundles, imports, push/pull ------------------------
 
-    def _run_dict(self, run: Run) -> dict:
-        tests = []
-        for t in run.tests:
-            test = {
-                "ordinal": t.ordinal,
-                "name": t.name,
-                "kind": t.kind,
-                "n_prompt": t.n_prompt,
-                "n_gen": t.n_gen,
-                "depth": t.depth,
-                "batch": t.batch,
-                "status": t.status,
-                "error": t.error,
-                "warmup": t.warmup,
-                "started_at": _iso(t.started_at),
-                "finished_at": _iso(t.finished_at),
-                "engine": t.engine,
-                "ceilings": t.ceilings,
-                "samples": [
-                    {
-                        "ns": s.ns,
-                        "n_prompt": s.n_prompt,
-                        "n_gen": s.n_gen,
-                        "prompt_ns": s.prompt_ns,
-                        "gen_ns": s.gen_ns,
-                        "engine": s.engine,
-                    }
-                    for s in t.samples
-                ],
-            }
-            tests.append(test)
-        data = {
-            "id": run.id,
-            "status": run.status,
-            "created_at": _iso(run.created_at),
-            "finished_at": _iso(run.finished_at),
-            "backend": run.backend,
-            "engine": {
-                "name": run.engine,
-                "version": run.engine_version,
-                "commit": run.engine_commit,
-                "settings": run.engine_settings,
-                "details": run.engine_details,
-            },
-            "threads": run.threads,
-            "options": run.options,
-            "workload": run.workload,
-            "command": run.command,
-            "error": run.error,
-            "parent_id": run.parent_id,
-            "pdx_version": run.pdx_version,
-            "tags": sorted(t.tag for t in run.tags),
-            "model": self._model_dict(run.model),
-            "hardware": run.hardware.details,
-            "environment": run.environment.manifest,
-            "ceiling_basis": run.ceiling_basis,
-            "tests": tests,
-        }
-        return data
+    def records(self, ids: Iterable[str]) -> list[dict]:
+        """Stored runs as records (no derived statistics), in the order given."""
+        ids = [self.resolve(ref) for ref in ids]  # before the session: SQLite allows one at a time
+        with self._session() as session:
+            return [run_record(session.get(Run, run_id)) for run_id in ids]
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        ids = list(ids)
+        found: set[str] = set()
+        with self._session() as session:
+            for first in range(0, len(ids), 500):  # stay under every database's parameter limit
+                found |= set(session.scalars(select(Run.id).where(Run.id.in_(ids[first:first + 500]))))
+        return found
+
+    def add_records(self, records: Sequence[dict]) -> tuple[list[str], list[str]]:
+        """Store whole runs in one transaction: all of them or, on any error, none.
+
+        A run whose id is already here is skipped (ids are unique, and imported
+        runs' ids are content hashes), so adding the same records twice adds
+        nothing. Returns (added ids, skipped ids).
+        """
+        from pdx.environment import environment_id
+
+        present = self.existing_ids(r["id"] for r in records)
+        added, skipped = [], []
+        try:
+            with self._session() as session, session.begin():
+                for record in records:
+                    if record["id"] in present or record["id"] in added:
+                        skipped.append(record["id"])
+                        continue
+                    add_record(session, record, environment_id(record["environment"]))
+                    added.append(record["id"])
+        except SQLAlchemyError as exc:
+            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+            raise RegistryError(f"nothing was stored in {self.display_url}: {reason}",
+                                "adding runs is idempotent: run it again") from None
+        return added, skipped

@@ -1,14 +1,27 @@
 """Shared fixtures: a private data dir per test (so no test sees another's
-registry) and helpers to run the real ``pdx`` command."""
+registry), registries on every database pdx supports, and helpers to run the
+real ``pdx`` command.
+
+With ``PDX_TEST_POSTGRES=1`` (tox -e postgres) a throwaway PostgreSQL cluster
+is started on a loopback port for the session (tests/postgres/pg.sh), and
+every test that takes ``registry_url`` runs against it too, on a database of
+its own, as well as against SQLite.
+"""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
+
+PG_SCRIPT = Path(__file__).parent / "postgres" / "pg.sh"
+DATABASES = ["sqlite"] + (["postgresql"] if os.environ.get("PDX_TEST_POSTGRES") else [])
 
 
 @pytest.fixture(autouse=True)
@@ -18,8 +31,47 @@ def private_data_dir(tmp_path, monkeypatch):
     return tmp_path / "data"
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """Base URL of a PostgreSQL cluster that lives as long as the test session."""
+    folder, port = tempfile.mkdtemp(prefix="pdx-pg-"), _free_port()
+    subprocess.run(["sh", str(PG_SCRIPT), "start", folder, str(port)], check=True, timeout=120)
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run(["sh", str(PG_SCRIPT), "stop", folder], check=False, timeout=120)
+
+
+def _admin(base: str, sql: str) -> None:
+    import psycopg
+
+    plain = base.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(f"{plain}/postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
 @pytest.fixture
-def registry_url(tmp_path) -> str:
+def postgres_url(request):
+    """A fresh, empty PostgreSQL database (dropped afterwards)."""
+    base = request.getfixturevalue("postgres_server")
+    name = f"pdx_{uuid.uuid4().hex[:12]}"
+    _admin(base, f"CREATE DATABASE {name}")
+    yield f"{base}/{name}"
+    _admin(base, f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=[pytest.param(db, marks=[pytest.mark.postgres] if db == "postgresql" else [])
+                        for db in DATABASES])
+def registry_url(request, tmp_path) -> str:
+    """An empty registry URL: a SQLite file, and a PostgreSQL database under PDX_TEST_POSTGRES."""
+    if request.param == "postgresql":
+        return request.getfixturevalue("postgres_url")
     return f"sqlite:///{tmp_path / 'registry.sqlite'}"
 
 

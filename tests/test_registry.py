@@ -1,3 +1,6 @@
+"""The registry on every database pdx supports: SQLite always, PostgreSQL
+too under tox -e postgres (see conftest's ``registry_url``)."""
+
 import multiprocessing
 import sqlite3
 import uuid
@@ -5,7 +8,7 @@ import uuid
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from pdx import environment, hardware
 from pdx.backend import EngineInfo, Sample
@@ -20,6 +23,15 @@ from pdx.workload import TestSpec
 from conftest import assert_one_line_error, run_pdx
 
 TABLES = {"runs", "run_tags", "tests", "samples", "models", "hardware", "environments", "alembic_version"}
+
+
+def count(url: str, table: str) -> int:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text(f"select count(*) from {table}")).scalar_one()
+    finally:
+        engine.dispose()
 
 
 def make_start(model, run_id=None, tags=("t1",)):
@@ -38,15 +50,15 @@ def outcome(ordinal, test, n=3, base=1_000_000):
     return TestOutcome(ordinal=ordinal, test=test, warmup=1, samples=samples)
 
 
-def test_blank_database_is_built_by_the_migrations(tmp_path):
-    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    Registry(url)
-    engine = create_engine(url)
+def test_blank_database_is_built_by_the_migrations(registry_url):
+    Registry(registry_url).close()
+    engine = create_engine(registry_url)
     assert set(inspect(engine).get_table_names()) == TABLES
     with engine.connect() as conn:
         assert MigrationContext.configure(conn).get_current_revision() == head_revision()
         # The migrations build exactly what the models describe.
         assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+    engine.dispose()
 
 
 def test_round_trip_keeps_every_sample(registry_url, tiny_gguf):
@@ -93,8 +105,7 @@ def test_a_test_is_saved_whole_or_not_at_all(registry_url, tiny_gguf):
         registry.save_test(run_id, outcome(0, TestSpec(0, 8)))  # same ordinal: rejected
     run = registry.get_run(run_id)
     assert len(run["tests"]) == 1 and len(run["tests"][0]["samples"]) == 3
-    with sqlite3.connect(registry_url.removeprefix("sqlite:///")) as conn:
-        assert conn.execute("select count(*) from samples").fetchone()[0] == 3
+    assert count(registry_url, "samples") == 3
 
 
 def _writer(url, model_path, n_runs, queue):
@@ -110,20 +121,22 @@ def _writer(url, model_path, n_runs, queue):
     queue.put(ids)
 
 
-def test_concurrent_writers_lose_nothing(tmp_path, tiny_gguf):
-    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"  # not created yet: both race to migrate it
+def test_eight_concurrent_writers_lose_nothing(registry_url, tiny_gguf):
+    # The database is empty, not yet migrated: all eight race to migrate it,
+    # then to insert the same model, hardware and environment rows.
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(url, str(tiny_gguf), 15, queue)) for _ in range(4)]
+    procs = [ctx.Process(target=_writer, args=(registry_url, str(tiny_gguf), 8, queue)) for _ in range(8)]
     for p in procs:
         p.start()
-    ids = [i for _ in procs for i in queue.get(timeout=120)]
+    ids = [i for _ in procs for i in queue.get(timeout=240)]
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0
-    registry = Registry(url)
+    registry = Registry(registry_url)
     stored = registry.runs(limit=1000)
-    assert sorted(r["id"] for r in stored) == sorted(ids) and len(ids) == 60
+    assert sorted(r["id"] for r in stored) == sorted(ids) and len(ids) == 64
+    assert count(registry_url, "samples") == 64 * 3 * 3
     assert all(len(r["tests"]) == 3 and r["status"] == "complete" for r in stored)
 
 

@@ -17,10 +17,10 @@ EXIT_INTERRUPTED = 130
 
 def build_cli() -> click.Group:
     from pdx import plugin_manager
-    from pdx.cli import backends, bench, ceiling, hardware, models, runs
+    from pdx.cli import backends, bench, ceiling, hardware, models, repro, runs, share
     from pdx.cli.base import cli
 
-    for module in (bench, runs, models, backends, hardware, ceiling):
+    for module in (bench, runs, models, backends, hardware, ceiling, repro, share):
         module.register(cli)
     pm = plugin_manager.get_plugin_manager()
     bench.add_plugin_options(cli.commands["bench"], pm.hook.pdx_bench_options())

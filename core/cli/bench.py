@@ -10,6 +10,29 @@ from pdx.workload import parse_int_list
 PLUGIN_OPTIONS_KEY = "plugin_options"
 
 
+class Repetitions(click.ParamType):
+    """A count of at least 1, or ``auto`` (adaptive: repeat until --target-ci is met)."""
+
+    name = "N|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "auto":
+            return value
+        if str(value).isdigit() and int(value) >= 1:
+            return int(value)
+        self.fail(f"{value!r} is not a count of at least 1 or 'auto'", param, ctx)
+
+
+def adaptive_settings(repetitions, target_ci: str | None) -> tuple[int, float | None]:
+    """(first batch, target CI or None) from -r and --target-ci."""
+    from pdx.workload import AUTO_FIRST_BATCH, DEFAULT_TARGET_CI, parse_target_ci
+
+    target = parse_target_ci(target_ci) if target_ci else None
+    if repetitions == "auto":
+        return AUTO_FIRST_BATCH, target or DEFAULT_TARGET_CI
+    return repetitions, target
+
+
 def _parse_options(values: tuple[str, ...]) -> dict[str, str]:
     options = {}
     for item in values:
@@ -28,7 +51,10 @@ def _parse_options(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("-pg", "--prompt-gen", metavar="PP,TG", help="pp+tg tests: one PP,TG pair, or several joined by ';'.")
 @click.option("-d", "--n-depth", default="0", show_default=True, help="Tokens already in the KV cache before each test.")
 @click.option("-b", "--batch", default="1", show_default=True, help="Sequences processed at once.")
-@click.option("-r", "--repetitions", default=5, show_default=True, type=click.IntRange(min=1), help="Counted repetitions of each test.")
+@click.option("-r", "--repetitions", default=5, show_default=True, type=Repetitions(),
+              help="Counted repetitions of each test; 'auto' repeats until --target-ci is met.")
+@click.option("--target-ci", metavar="PCT", help="Repeat each test until its 95% CI is within PCT of the mean (e.g. 2%). [-r auto: 2%]")
+@click.option("--max-repetitions", default=30, show_default=True, type=click.IntRange(min=2), help="Cap of an adaptive run's repetitions per test.")
 @click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted warm-up repetitions of each test.")
 @click.option("--seed", default=42, show_default=True, type=int, help="Seed of the random prompt tokens.")
 @click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
@@ -40,19 +66,20 @@ def _parse_options(values: tuple[str, ...]) -> dict[str, str]:
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
-          warmup, seed, threads, options, tags, hardware, reprobe, registry, as_json, **plugin_options) -> None:
+          target_ci, max_repetitions, warmup, seed, threads, options, tags, hardware, reprobe, registry, as_json,
+          **plugin_options) -> None:
     """Measure prefill (pp) and decode (tg) and store every sample.
 
     Tests follow llama-bench: -p 512,1024 -n 128 -d 0,4096 -b 1,8 -r 5 gives
     pp512, pp1024 and tg128, each at depth 0 and 4096 and batch 1 and 8.
     """
     from pdx import api
-    from pdx.cli.progress import bench_progress
     from pdx.ceiling_display import print_ceiling_moves
-    from pdx.display import make_console, print_run
+    from pdx.display import make_console
     from pdx.workload import build_workload
 
-    workload = build_workload(n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions, warmup, seed)
+    first, target = adaptive_settings(repetitions, target_ci)
+    workload = build_workload(n_prompt, n_gen, prompt_gen, n_depth, batch, first, warmup, seed, target, max_repetitions)
     engine_options = _parse_options(options) | {k: str(v) for k, v in plugin_options.items() if v is not None}
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
                            argv=api.command_line(), hardware=hardware, reprobe=reprobe)
@@ -61,17 +88,27 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     store = api.open_registry(registry)
     runs = []
     for config in api.plan(base, backend_list, thread_list):
-        with bench_progress(len(workload.tests), workload.repetitions, enabled=not as_json) as progress:
-            run = api.run_benchmark(config, store, progress)
-        runs.append(run)
-        if not as_json:
-            print_run(run, store.display_url, make_console())
+        runs.append(run_and_show(config, store, as_json))
     if as_json:
         echo_json(runs)
     elif len(runs) > 1:
         print_ceiling_moves(runs, make_console())
     if any(run["status"] != "complete" for run in runs):
         ctx.exit(1)
+
+
+def run_and_show(config, store, as_json: bool) -> dict:
+    """Run one benchmark with a progress bar and print its table (unless JSON is wanted)."""
+    from pdx import api
+    from pdx.cli.progress import bench_progress
+    from pdx.display import make_console, print_run
+
+    workload = config.workload
+    with bench_progress(len(workload.tests), workload.repetitions, enabled=not as_json) as progress:
+        run = api.run_benchmark(config, store, progress)
+    if not as_json:
+        print_run(run, store.display_url, make_console())
+    return run
 
 
 def add_plugin_options(command: click.Command, option_lists: list[list[click.Option]]) -> None:

@@ -1,0 +1,64 @@
+"""``pdx rerun`` and ``pdx check``: repeat a run, and gate on regressions."""
+
+from __future__ import annotations
+
+import click
+
+from pdx.cli.base import echo_json, json_option, registry_option
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--allow-drift", is_flag=True, help="Run even if the model file or engine changed; record what drifted.")
+@click.option("-m", "--model", metavar="PATH", help="Where the run's model is now (its hash must still match).")
+@click.option("--tag", "tags", multiple=True, help="Label the new run; repeatable.")
+@registry_option
+@json_option
+@click.pass_context
+def rerun(ctx: click.Context, run_id, allow_drift, model, tags, registry, as_json) -> None:
+    """Repeat a stored run with exactly its configuration, linked to it."""
+    from pdx import api
+    from pdx.cli.bench import run_and_show
+    from pdx.rerun import rerun_config
+
+    store = api.open_registry(registry)
+    config = rerun_config(store.get_run(run_id), allow_drift, model, list(tags), api.command_line())
+    run = run_and_show(config, store, as_json)
+    if as_json:
+        echo_json(run)
+    if run["status"] != "complete":
+        ctx.exit(1)
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@click.option("--baseline", required=True, metavar="RUN|TAG", help="Baseline run (id or prefix) or tag (its newest run).")
+@click.option("--factor", default=1.05, show_default=True, type=float, help="Smallest slowdown that counts (1.05: 5%).")
+@click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Significance level of the Mann-Whitney U test.")
+@registry_option
+@json_option
+@click.pass_context
+def check(ctx: click.Context, run_id, baseline, factor, alpha, registry, as_json) -> None:
+    """Compare a run (default: the newest of the baseline's model and backend) to a baseline.
+
+    Exits 1 when any test is significantly slower by more than the factor, or
+    failed where the baseline passed. Marks (asv's): + slower, - faster,
+    ~ changed but not significant, x cannot compare, ! failed.
+    """
+    from pdx import api
+    from pdx.display import print_check
+    from pdx.gate import check as run_check
+
+    result = run_check(api.open_registry(registry), baseline, run_id, factor, alpha)
+    if as_json:
+        echo_json(result.to_dict())
+    else:
+        print_check(result)
+    if result.regressions:
+        ctx.exit(1)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(rerun)
+    cli.add_command(check)

@@ -1,0 +1,99 @@
+"""``pdx export``, ``pdx import`` and ``pdx registry push/pull``: runs that travel."""
+
+from __future__ import annotations
+
+import click
+
+from pdx.cli.base import echo_json, json_option, registry_option
+
+_WHERE_HELP = "Only runs with KEY=VALUE (backend, model, tag, status, origin); repeatable."
+
+
+def _report(verb: str, transfer, as_json: bool) -> None:
+    if as_json:
+        echo_json(transfer.to_dict())
+        return
+    fmt = f" ({transfer.format})" if transfer.format else ""
+    click.echo(f"{verb} {len(transfer.added)} run(s){fmt}; {len(transfer.skipped)} already present")
+    for run_id in transfer.added:
+        click.echo(f"  {run_id}")
+
+
+@click.command("export")
+@click.argument("run_ids", nargs=-1)
+@click.option("--where", "where", multiple=True, metavar="KEY=VALUE", help=_WHERE_HELP)
+@click.option("-o", "--output", required=True, metavar="FILE", help="Bundle to write (runs.pdx.json; '-' for stdout).")
+@click.option("--redact", is_flag=True, help="Replace host names and file paths (a file keeps its name).")
+@registry_option
+def export_(run_ids, where, output, redact, registry) -> None:
+    """Write runs (all, those named, or those matching --where) to a bundle file."""
+    from pdx import api, transfer
+
+    store = api.open_registry(registry)
+    ids = transfer.select(store, run_ids, transfer.parse_where(where))
+    transfer.write_json(transfer.export_bundle(store, ids, redact), output)
+    if output != "-":
+        click.echo(f"exported {len(ids)} run(s) to {output}{' (redacted)' if redact else ''}", err=True)
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "bundle", "llama-bench-json", "llama-bench-jsonl", "llama-bench-sql",
+                                 "vllm-bench-serve", "mlx-lm-benchmark"]),
+              help="What FILE is; auto detects it.")
+@click.option("-m", "--model", metavar="PATH", help="The model the tool ran, to attach its real identity.")
+@click.option("--tag", "tags", multiple=True, help="Label the imported runs; repeatable.")
+@registry_option
+@json_option
+def import_(file, fmt, model, tags, registry, as_json) -> None:
+    """Store the runs of a pdx bundle, or of llama-bench, vllm bench serve or mlx_lm.benchmark output.
+
+    All or nothing: a malformed, truncated or oversized file stores nothing.
+    Runs already present (same id) are skipped, so importing twice adds nothing.
+    """
+    from pdx import api, transfer
+
+    _report("imported", transfer.import_file(api.open_registry(registry), file, fmt, list(tags), model), as_json)
+
+
+@click.group("registry")
+def registry_group() -> None:
+    """Copy runs between this registry and a shared one (e.g. PostgreSQL)."""
+
+
+def _copy(direction: str, url, run_ids, where, registry, as_json) -> None:
+    from pdx import api, transfer
+
+    local, shared = api.open_registry(registry), api.open_registry(url)
+    source, dest = (local, shared) if direction == "push" else (shared, local)
+    ids = transfer.select(source, run_ids, transfer.parse_where(where))
+    _report("pushed" if direction == "push" else "pulled", transfer.copy_runs(source, dest, ids), as_json)
+
+
+@registry_group.command()
+@click.argument("url")
+@click.argument("run_ids", nargs=-1)
+@click.option("--where", "where", multiple=True, metavar="KEY=VALUE", help=_WHERE_HELP)
+@registry_option
+@json_option
+def push(url, run_ids, where, registry, as_json) -> None:
+    """Copy runs (all, named, or matching --where) from the local registry to URL, by run id."""
+    _copy("push", url, run_ids, where, registry, as_json)
+
+
+@registry_group.command()
+@click.argument("url")
+@click.argument("run_ids", nargs=-1)
+@click.option("--where", "where", multiple=True, metavar="KEY=VALUE", help=_WHERE_HELP)
+@registry_option
+@json_option
+def pull(url, run_ids, where, registry, as_json) -> None:
+    """Copy runs (all, named, or matching --where) from URL into the local registry, by run id."""
+    _copy("pull", url, run_ids, where, registry, as_json)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(export_)
+    cli.add_command(import_)
+    cli.add_command(registry_group)

@@ -1,0 +1,104 @@
+"""Moving runs between registries and files: export, import, push, pull.
+
+Every path goes through whole run records (:mod:`pdx.registry.records`):
+a bundle file, another tool's output read by an importer, or another
+registry. Storing them is one transaction per call, skipping ids already
+present, so each operation is all-or-nothing and idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pdx.errors import PdxError
+from pdx.registry import Registry
+
+WHERE_KEYS = ("backend", "model", "tag", "status", "origin")
+
+
+@dataclass
+class Transfer:
+    """What an import, push or pull did."""
+
+    added: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    format: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"format": self.format, "added": self.added, "skipped": self.skipped}
+
+
+def parse_where(items: tuple[str, ...] | list[str]) -> dict[str, str]:
+    where = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or key.strip() not in WHERE_KEYS:
+            raise PdxError(f"--where {item!r}: use KEY=VALUE with KEY one of {', '.join(WHERE_KEYS)}")
+        where[key.strip()] = value.strip()
+    return where
+
+
+def select(registry: Registry, refs: list[str] | tuple[str, ...] = (), where: dict | None = None) -> list[str]:
+    """Run ids named (by id or prefix) or matching every ``where`` filter, oldest first; all runs if neither."""
+    if refs:
+        return [registry.resolve(ref) for ref in refs]
+    return [run["id"] for run in reversed(registry.runs(**(where or {})))]
+
+
+def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> dict:
+    from pdx.registry.bundle import make_bundle
+
+    if not ids:
+        raise PdxError("no runs to export", "check the run ids or --where filters (see `pdx runs`)")
+    return make_bundle(registry.records(ids), redact)
+
+
+def write_json(document: dict, output: str) -> None:
+    """Write to a file atomically (a reader never sees half of it), or to stdout for "-"."""
+    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    if output == "-":
+        sys.stdout.write(text)
+        return
+    path = Path(output)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise PdxError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _with_model(record: dict, model_path: str) -> dict:
+    from pdx.models import identify
+    from pdx.registry.bundle import content_id
+
+    info = identify(model_path).to_dict()
+    record = record | {"model": info | {"id": info["sha256"]}}
+    return record | {"id": content_id(record)}
+
+
+def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,
+                model: str | None = None) -> Transfer:
+    from pdx.registry.importers import read_file
+
+    found, records = read_file(path, fmt)
+    if model:
+        if found == "bundle":
+            raise PdxError("--model applies to other tools' output, not to pdx bundles (they name their models)")
+        records = [_with_model(r, model) for r in records]
+    if tags:
+        records = [r | {"tags": sorted(set(r["tags"]) | set(tags))} for r in records]
+    added, skipped = registry.add_records(records)
+    return Transfer(added, skipped, found)
+
+
+def copy_runs(source: Registry, dest: Registry, ids: list[str]) -> Transfer:
+    """Copy runs by id; those already in ``dest`` are skipped (push and pull are this, both ways)."""
+    missing = sorted(set(ids) - dest.existing_ids(ids), key=ids.index)
+    added, skipped = dest.add_records(source.records(missing)) if missing else ([], [])
+    return Transfer(added, sorted(set(ids) - set(added), key=ids.index))

@@ -1,0 +1,138 @@
+"""Bundles: runs in one JSON file that moves between registries.
+
+A bundle holds run records exactly as ``pdx show --json`` prints them (less
+the derived statistics), each with the SHA-256 of its canonical JSON; its
+layout is ``bundle.schema.json`` beside this module (JSON Schema 2020-12),
+versioned by ``schema_version``. Reading checks the size, the JSON, the
+schema and every digest before anything is stored, and the registry then
+stores all runs in one transaction, so a bad file changes nothing.
+
+Run ids: a run pdx measures gets a uuid4 id when it starts (tests are
+stored one by one, so its content does not exist yet); that id travels with
+the run and identifies it everywhere. A run imported from another tool's
+output has no such id: its id is the first 32 hex digits of the SHA-256 of
+its content. Either way, importing the same run twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import pdx
+from pdx.errors import ImportFileError
+from pdx.registry.redact import redact_record
+
+SCHEMA_VERSION = 1
+FORMAT = "pdx-bundle"
+SCHEMA_FILE = Path(__file__).with_name("bundle.schema.json")
+# Files larger than this are refused before being read (PDX_IMPORT_MAX_BYTES overrides).
+MAX_BYTES = 512 * 2**20
+
+
+def canonical(record: dict) -> bytes:
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def digest(record: dict) -> str:
+    return hashlib.sha256(canonical(record)).hexdigest()
+
+
+def content_id(record: dict) -> str:
+    """An id for a run that has none: a hash of what it holds (not of its labels, nor of
+    which file or pdx version brought it in)."""
+    body = {k: v for k, v in record.items() if k not in ("id", "tags", "provenance", "pdx_version")}
+    return digest(body)[:32]
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
+
+
+def schema_errors(document: object) -> str | None:
+    """The first way ``document`` breaks the bundle schema, as one line, or None."""
+    error = next(iter(sorted(_validator().iter_errors(document), key=lambda e: list(e.path))), None)
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "top level"
+    return f"{where}: {error.message[:200]}"
+
+
+def validate_records(records: Sequence[dict], source: str) -> None:
+    """Check records made by an importer against the schema's run definition."""
+    entries = [{"sha256": digest(r), "record": r} for r in records]
+    problem = schema_errors(make_bundle_document(entries, redacted=False))
+    if problem:
+        raise ImportFileError(f"cannot import {source}: it yields an invalid run ({problem})")
+
+
+def make_bundle_document(entries: list[dict], redacted: bool) -> dict:
+    return {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "pdx_version": pdx.__version__,
+        "exported_at": datetime.now(timezone.utc).isoformat(),
+        "redacted": redacted,
+        "runs": entries,
+    }
+
+
+def make_bundle(records: Sequence[dict], redact: bool = False) -> dict:
+    records = [redact_record(r) for r in records] if redact else list(records)
+    return make_bundle_document([{"sha256": digest(r), "record": r} for r in records], redact)
+
+
+def max_bytes() -> int:
+    return int(os.environ.get("PDX_IMPORT_MAX_BYTES") or MAX_BYTES)
+
+
+def read_text(path: str | Path) -> str:
+    """A file's text, refused whole if missing, oversized or not UTF-8."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > max_bytes():
+            raise ImportFileError(f"cannot import {path}: {size} bytes is over the limit of {max_bytes()}",
+                               "set PDX_IMPORT_MAX_BYTES to allow more")
+        with path.open("rb") as fh:
+            return fh.read(max_bytes() + 1).decode("utf-8")
+    except OSError as exc:
+        raise ImportFileError(f"cannot import {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(f"cannot import {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def parse_json(text: str, source: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(f"cannot import {source}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} "
+                           f"column {exc.colno}") from None
+
+
+def is_bundle(document: object) -> bool:
+    return isinstance(document, dict) and document.get("format") == FORMAT
+
+
+def read_bundle(document: dict, source: str) -> list[dict]:
+    """The records of a parsed bundle, after checking its version, schema and digests."""
+    version = document.get("schema_version")
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise ImportFileError(f"cannot import {source}: bundle schema version {version} is newer than this pdx "
+                           f"reads ({SCHEMA_VERSION})", "upgrade pdx")
+    problem = schema_errors(document)
+    if problem:
+        raise ImportFileError(f"cannot import {source}: not a valid pdx bundle ({problem})")
+    for i, entry in enumerate(document["runs"]):
+        if digest(entry["record"]) != entry["sha256"]:
+            raise ImportFileError(f"cannot import {source}: run {i} ({entry['record']['id']}) does not match its "
+                               "sha256: the file was altered or damaged")
+    return [entry["record"] for entry in document["runs"]]

@@ -1,0 +1,155 @@
+"""llama-bench's own output: ``-o json`` (an array), ``-o jsonl`` (one
+object per line) and ``-o sql`` (CREATE TABLE + INSERTs into llama_bench).
+
+One llama-bench invocation can sweep models, threads and settings: records
+that share every setting become one pdx run, each record one test, in the
+order printed. JSON and JSONL keep every repetition (``samples_ns``), which
+become pdx samples; the SQL output keeps only the mean and stddev, stored as
+the test's ``reported`` figures. llama-bench does one warm-up run unless told
+``--no-warmup``, which its output does not say: warm-up is recorded as 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from pdx.registry.importers.common import (described_hardware, described_model, fail, file_facts, imported_run,
+                                           make_test, sample)
+from pdx.workload import TestSpec
+
+ORIGIN = "llama-bench"
+# Fields that vary per test within one run; every other field is run configuration.
+_PER_TEST = {"n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
+             "samples_ns", "samples_ts"}
+_REQUIRED = ("model_filename", "n_prompt", "n_gen", "n_threads", "avg_ns", "test_time")
+_FLASH = {-1: "auto", 0: "off", 1: "on", False: "off", True: "on"}
+
+
+def looks_like(head: str) -> str | None:
+    """"json" or "jsonl" when a file's first characters look like llama-bench's records."""
+    if '"build_commit"' in head and '"avg_ns"' in head:
+        return "json" if head.startswith("[") else "jsonl" if head.startswith("{") else None
+    return None
+
+
+def parse_jsonl(text: str, source) -> list[dict]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise fail(source, f"line {number} is not valid JSON (truncated?): {exc.msg}") from None
+    return rows
+
+
+_ALLOWED = {sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT,
+            sqlite3.SQLITE_TRANSACTION}
+
+
+def _deny_all_but_inserts(action, table, *args):
+    # The SQL is data: only table creation, inserts and reads of it may run
+    # (no ATTACH that would write files, no pragmas, no triggers); creating a
+    # table updates sqlite_master, which is allowed for that alone.
+    if action in _ALLOWED or (action == sqlite3.SQLITE_UPDATE and table == "sqlite_master"):
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def parse_sql(text: str, source) -> list[dict]:
+    if not text.rstrip().endswith(";"):
+        raise fail(source, "the SQL ends mid-statement (truncated?)")
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.set_authorizer(_deny_all_but_inserts)
+        conn.executescript(text)
+        conn.row_factory = sqlite3.Row
+        return [dict(row) for row in conn.execute("SELECT * FROM llama_bench ORDER BY rowid")]
+    except sqlite3.Error as exc:
+        raise fail(source, f"not llama-bench SQL output: {exc}") from None
+    finally:
+        conn.close()
+
+
+def _check(rows: list, source) -> None:
+    if not isinstance(rows, list) or not rows:
+        raise fail(source, "no llama-bench results in it")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise fail(source, f"result {i} is not an object")
+        missing = [k for k in _REQUIRED if k not in row]
+        if missing:
+            raise fail(source, f"result {i} lacks {', '.join(missing)}: not llama-bench output")
+        samples = row.get("samples_ns")
+        if samples is not None and (not isinstance(samples, list) or
+                                    not all(isinstance(v, int) and v > 0 for v in samples)):
+            raise fail(source, f"result {i} has malformed samples_ns")
+
+
+def _test(ordinal: int, row: dict, source) -> dict:
+    try:
+        spec = TestSpec(int(row["n_prompt"]), int(row["n_gen"]), int(row.get("n_depth") or 0))
+    except Exception as exc:
+        raise fail(source, f"result {ordinal}: {exc}") from None
+    engine = {k: v for k, v in row.items() if k not in ("samples_ns", "samples_ts")}
+    samples_ns, samples_ts = row.get("samples_ns"), row.get("samples_ts") or []
+    if samples_ns is None:  # the SQL output: the summary is all there is
+        engine["reported"] = {"mean": float(row["avg_ts"]), "stddev": float(row["stddev_ts"]), "n": None}
+        samples = []
+    else:
+        samples = [sample(ns, spec.n_prompt, spec.n_gen, engine={"ts": float(ts)} if ts is not None else {})
+                   for ns, ts in zip(samples_ns, samples_ts + [None] * len(samples_ns))]
+    when = str(row["test_time"]).replace("Z", "+00:00")
+    return make_test(ordinal, spec, samples, engine, when, warmup=1)
+
+
+def _settings(config: dict) -> dict:
+    return {
+        "threads": config["n_threads"], "n_batch": config.get("n_batch"), "n_ubatch": config.get("n_ubatch"),
+        "flash_attn": _FLASH.get(config.get("flash_attn"), config.get("flash_attn")),
+        "n_gpu_layers": config.get("n_gpu_layers"), "type_k": config.get("type_k"), "type_v": config.get("type_v"),
+        "repack": bool(config["repack"]) if "repack" in config else None, "mode": "llama-bench",
+    }
+
+
+def to_runs(rows: list, path: Path, text: str, fmt: str) -> list[dict]:
+    _check(rows, path)
+    groups: dict[str, list[dict]] = {}
+    for row in rows:
+        key = json.dumps({k: v for k, v in row.items() if k not in _PER_TEST}, sort_keys=True)
+        groups.setdefault(key, []).append(row)
+    runs = []
+    for key, group in groups.items():
+        config = json.loads(key)
+        tests = [_test(i, row, path) for i, row in enumerate(group)]
+        model_type = str(config.get("model_type", "? ? ?"))
+        filename = str(config["model_filename"])
+        model = described_model(filename, Path(filename).stem, "gguf", model_type.split()[0], model_type.split()[-1],
+                                int(config.get("model_n_params") or 0), int(config.get("model_size") or 0),
+                                model_type=model_type)
+        build = config.get("build_number")
+        engine = {"name": "llama.cpp", "version": f"b{build}" if build is not None else None,
+                  "commit": config.get("build_commit"), "settings": _settings(config),
+                  "details": {k: config[k] for k in ("backends", "cpu_info", "gpu_info") if k in config}}
+        reps = max((len(t["samples"]) for t in tests), default=0)
+        runs.append(imported_run(
+            ORIGIN, "llamacpp-bench", engine, model,
+            described_hardware(str(config.get("cpu_info") or ""), str(config.get("gpu_info") or "")),
+            tests, file_facts(path, text, fmt), threads=int(config["n_threads"]),
+            created_at=tests[0]["started_at"], finished_at=tests[-1]["finished_at"], repetitions=reps, warmup=1,
+        ))
+    return runs
+
+
+def read(path: Path, text: str, fmt: str, document: object = None) -> list[dict]:
+    """Runs from llama-bench output; ``document`` is the parsed JSON of ``-o json``."""
+    if fmt == "sql":
+        rows = parse_sql(text, path)
+    elif fmt == "jsonl":
+        rows = parse_jsonl(text, path)
+    else:
+        rows = document
+    return to_runs(rows, path, text, fmt)
