@@ -4,7 +4,8 @@ Every string in a record is rewritten, wherever it sits (command lines,
 engine details, llama-bench's own records...), so a field added later is
 covered too: an absolute path keeps only its file name
 (``/home/ann/models/m.gguf`` becomes ``<redacted>/m.gguf``) and the host
-name becomes ``<redacted-host>``. Numbers and keys are left alone.
+name becomes ``<redacted-host>`` (in the manifest, and wherever else it
+appears if it is 3 characters or more). Numbers and keys are left alone.
 """
 
 from __future__ import annotations
@@ -43,5 +44,9 @@ def _walk(value, hosts: set[str]):
 def redact_record(record: dict) -> dict:
     """A copy of a run record without host names or file paths (ids and hashes are kept)."""
     host = (record.get("environment") or {}).get("hostname")
+    # A very short name ("vm") would match inside ordinary words: only the field itself goes then.
     hosts = {host} if isinstance(host, str) and len(host) >= 3 else set()
-    return _walk(record, hosts)
+    redacted = _walk(record, hosts)
+    if host:
+        redacted["environment"]["hostname"] = HOST_MARK
+    return redacted

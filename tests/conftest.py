@@ -10,6 +10,7 @@ its own, as well as against SQLite.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import subprocess
@@ -73,6 +74,41 @@ def registry_url(request, tmp_path) -> str:
     if request.param == "postgresql":
         return request.getfixturevalue("postgres_url")
     return f"sqlite:///{tmp_path / 'registry.sqlite'}"
+
+
+@functools.lru_cache(maxsize=1)
+def _cli():
+    from pdx.cli import build_cli
+
+    return build_cli()
+
+
+def pdx_here(*args: str) -> str:
+    """Run the real CLI in this process (no interpreter start-up: for tests that call it
+    many times) and return its stdout; it must succeed."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(_cli(), list(args), prog_name="pdx")
+    assert result.exit_code == 0, f"pdx {' '.join(args)}: {result.output} {result.exception!r}"
+    return result.stdout
+
+
+def run_pdx_here(*args: str) -> subprocess.CompletedProcess:
+    """Run the CLI's own entry point (its error handling included) in this process, as
+    :func:`run_pdx` would in a fresh one; for tests of many one-line errors."""
+    import contextlib
+    import io
+
+    from pdx.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code or 0
+    return subprocess.CompletedProcess(["pdx", *args], code, out.getvalue(), err.getvalue())
 
 
 def run_pdx(*args: str, timeout: float = 600, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:

@@ -37,6 +37,14 @@ def _number(result: dict, key: str, source) -> float:
     return value
 
 
+def _e2el_from_phases(document: dict, n_out: int) -> float | None:
+    """Mean end-to-end latency from mean TTFT and TPOT (vLLM reports E2EL only when asked)."""
+    ttft, tpot = document.get("mean_ttft_ms"), document.get("mean_tpot_ms")
+    if not isinstance(ttft, (int, float)) or not isinstance(tpot, (int, float)):
+        return None
+    return ttft + tpot * max(n_out - 1, 0)
+
+
 def _samples(result: dict, source) -> tuple[list[dict], list[str]]:
     lists = [result[k] for k in _DETAILED]
     if not all(isinstance(v, list) for v in lists) or len({len(v) for v in lists}) != 1:
@@ -77,9 +85,9 @@ def read(path: Path, document: object, text: str) -> list[dict]:
         raise fail(path, str(exc)) from None
     engine = {k: v for k, v in document.items() if k not in _DETAILED + ("latencies", "start_times", "queue_times",
                                                                            "generated_texts", "errors")}
-    if not samples and document.get("mean_e2el_ms"):
-        engine["reported"] = {"mean": (n_in + n_out) / (document["mean_e2el_ms"] / 1000), "stddev": None,
-                              "n": completed}
+    e2el_ms = document.get("mean_e2el_ms") or _e2el_from_phases(document, n_out)
+    if not samples and e2el_ms:
+        engine["reported"] = {"mean": (n_in + n_out) / (e2el_ms / 1000), "stddev": None, "n": completed}
     try:
         when = datetime.strptime(str(document["date"]), "%Y%m%d-%H%M%S").isoformat() + "+00:00"
     except ValueError:
