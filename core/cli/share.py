@@ -71,26 +71,21 @@ def _copy(direction: str, url, run_ids, where, registry, as_json) -> None:
     _report("pushed" if direction == "push" else "pulled", transfer.copy_runs(source, dest, ids), as_json)
 
 
-@registry_group.command()
-@click.argument("url")
-@click.argument("run_ids", nargs=-1)
-@click.option("--where", "where", multiple=True, metavar="KEY=VALUE", help=_WHERE_HELP)
-@registry_option
-@json_option
-def push(url, run_ids, where, registry, as_json) -> None:
-    """Copy runs (all, named, or matching --where) from the local registry to URL, by run id."""
-    _copy("push", url, run_ids, where, registry, as_json)
+def _copy_command(direction: str, summary: str) -> click.Command:
+    @registry_group.command(direction, help=summary)
+    @click.argument("url")
+    @click.argument("run_ids", nargs=-1)
+    @click.option("--where", "where", multiple=True, metavar="KEY=VALUE", help=_WHERE_HELP)
+    @registry_option
+    @json_option
+    def command(url, run_ids, where, registry, as_json) -> None:
+        _copy(direction, url, run_ids, where, registry, as_json)
+
+    return command
 
 
-@registry_group.command()
-@click.argument("url")
-@click.argument("run_ids", nargs=-1)
-@click.option("--where", "where", multiple=True, metavar="KEY=VALUE", help=_WHERE_HELP)
-@registry_option
-@json_option
-def pull(url, run_ids, where, registry, as_json) -> None:
-    """Copy runs (all, named, or matching --where) from URL into the local registry, by run id."""
-    _copy("pull", url, run_ids, where, registry, as_json)
+push = _copy_command("push", "Copy runs (all, named, or matching --where) from the local registry to URL, by run id.")
+pull = _copy_command("pull", "Copy runs (all, named, or matching --where) from URL into the local registry, by run id.")
 
 
 def register(cli: click.Group) -> None:
