@@ -1,8 +1,9 @@
 """``pdx check``: the regression gate for CI jobs.
 
 The baseline is a run (id or prefix) or a tag (its newest run). The run
-checked is the newest other run of the same model and backend, unless one is
-named. Every test is compared on raw samples (:mod:`pdx.compare`); the gate
+checked is the newest other run of the same model and backend (without that
+tag, when the baseline is a tag: CI can tag every baseline run), unless one
+is named. Every test is compared on raw samples (:mod:`pdx.compare`); the gate
 fails when any test is significantly slower by more than the factor, or
 failed where the baseline passed.
 """
@@ -41,16 +42,22 @@ class CheckResult:
         }
 
 
-def find_baseline(registry: Registry, ref: str) -> dict:
-    """A tag's newest run, else the run with that id (prefix)."""
+def find_baseline(registry: Registry, ref: str) -> tuple[dict, str | None]:
+    """(run, tag): a tag's newest run, else the run with that id (prefix)."""
     tagged = registry.runs(tag=ref, limit=1)
-    return registry.get_run(tagged[0]["id"] if tagged else ref)
+    if tagged:
+        return registry.get_run(tagged[0]["id"]), ref
+    try:
+        return registry.get_run(ref), None
+    except PdxError:
+        raise PdxError(f"no run or tag {ref!r} in registry {registry.display_url}",
+                       "give a run id (see `pdx runs`) or a tag given with --tag") from None
 
 
-def find_candidate(registry: Registry, baseline: dict) -> dict:
+def find_candidate(registry: Registry, baseline: dict, tag: str | None = None) -> dict:
     found = registry.runs(backend=baseline["backend"], model=baseline["model"]["sha256"], limit=_SEARCH)
     for run in found:
-        if run["id"] != baseline["id"] and run["status"] != "running":
+        if run["id"] != baseline["id"] and run["status"] != "running" and tag not in run["tags"]:
             return registry.get_run(run["id"])
     raise PdxError(f"no other run of model {baseline['model']['name']} on backend {baseline['backend']} "
                    f"to check against baseline {baseline['id'][:12]}", "run `pdx bench` first, or name the run")
@@ -60,8 +67,8 @@ def check(registry: Registry, baseline_ref: str, run_ref: str | None = None,
           factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_ALPHA) -> CheckResult:
     if factor < 1:
         raise PdxError(f"--factor {factor} is below 1", "give a minimum slowdown such as 1.05 (5%)")
-    baseline = find_baseline(registry, baseline_ref)
-    run = registry.get_run(run_ref) if run_ref else find_candidate(registry, baseline)
+    baseline, tag = find_baseline(registry, baseline_ref)
+    run = registry.get_run(run_ref) if run_ref else find_candidate(registry, baseline, tag)
     if run["id"] == baseline["id"]:
         raise PdxError(f"run {run['id'][:12]} is the baseline itself", "name another run to check")
     return CheckResult(baseline, run, compare_runs(baseline, run, factor, alpha), factor, alpha)
