@@ -205,4 +205,5 @@ def test_a_registry_from_before_ceilings_upgrades_and_keeps_its_runs(tmp_path, t
     assert "ceilings" not in {c["name"] for c in inspect(engine).get_columns("tests")}
     run = Registry(url).get_run(run_id)  # opening upgrades it
     assert run["ceiling_basis"] is None and run["tests"][0]["ceilings"] is None
+    assert run["origin"] == "pdx" and run["provenance"] == {} and run["tests"][0]["adaptive"] is None  # 0003
     assert len(run["tests"][0]["samples"]) == 3 and (tmp_path / "old.sqlite.0001.bak").exists()
