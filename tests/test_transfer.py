@@ -4,8 +4,6 @@ survives, twice adds nothing, a bad file stores nothing."""
 import json
 import re
 
-import pytest
-
 from pdx.models import identify
 from pdx.registry import Registry
 from pdx.workload import TestSpec
