@@ -57,16 +57,27 @@ def test_vllm_bench_serve_detailed(registry_url):
     done = pdx_import(registry_url, DATA / "vllm_bench_serve_detailed.json")
     assert done["format"] == "vllm-bench-serve"
     run = show(registry_url, done["added"][0])
-    assert run["origin"] == "vllm-bench-serve" and run["backend"] == "vllm"
+    assert run["origin"] == "vllm-bench-serve" and run["backend"] == "vllm" and run["status"] == "complete"
     (test,) = run["tests"]
-    assert test["name"] == "pp32+tg8" and "1 requests failed" in test["error"]
-    # One sample per successful request: E2EL, with TTFT as the prefill part.
-    assert [s["prompt_ns"] for s in test["samples"]] == [round(t * 1e9) for t in document["ttfts"][:3]]
-    assert [s["ns"] for s in test["samples"]] == [round(t * 1e9) for t in document["latencies"][:3]]
+    assert test["name"] == "pp32+tg8" and test["error"] is None and len(test["samples"]) == 8
+    # One sample per request: E2EL, with TTFT as the prefill part, and its ITLs beside it.
+    assert [s["prompt_ns"] for s in test["samples"]] == [round(t * 1e9) for t in document["ttfts"]]
+    assert [s["ns"] for s in test["samples"]] == [round(t * 1e9) for t in document["latencies"]]
     assert test["samples"][0]["engine"]["itls_s"] == document["itls"][0]
     ttft_ms = statistics.median(s["prompt_ns"] / 1e6 for s in test["samples"])
-    assert ttft_ms == pytest.approx(document["median_ttft_ms"])
+    assert ttft_ms == pytest.approx(document["median_ttft_ms"], rel=1e-6)
     assert test["engine"]["mean_itl_ms"] == document["mean_itl_ms"] and "ttfts" not in test["engine"]
+
+
+def test_vllm_failed_requests_are_counted_not_sampled(registry_url, tmp_path):
+    document = json.loads((DATA / "vllm_bench_serve_detailed.json").read_text())
+    # The recording, with its fourth request failed the way vLLM records a failure.
+    document["errors"][3], document["ttfts"][3], document["itls"][3] = "Bad Request: prompt too long", 0.0, []
+    document["output_lens"][3], document["completed"], document["failed"] = 0, 7, 1
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(document))
+    (test,) = show(registry_url, pdx_import(registry_url, path)["added"][0])["tests"]
+    assert len(test["samples"]) == 7 and "1 requests failed, first: Bad Request" in test["error"]
 
 
 def test_vllm_bench_serve_summary_only(registry_url):
@@ -162,7 +173,7 @@ def _tiny_hf_model(folder: Path) -> Path:
     from safetensors.numpy import save_file
     from tokenizers import Tokenizer, models, pre_tokenizers
 
-    vocab, dim, layers, ff = 512, 64, 2, 128
+    vocab, dim, layers, ff, heads, kv_heads = 512, 128, 2, 256, 4, 2  # the shape recorded in tests/data
     rng = np.random.default_rng(0)
 
     def weight(*shape):
@@ -172,8 +183,9 @@ def _tiny_hf_model(folder: Path) -> Path:
                "lm_head.weight": weight(vocab, dim)}
     for i in range(layers):
         p = f"model.layers.{i}."
-        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
-            tensors[p + f"self_attn.{name}.weight"] = weight(dim, dim)
+        for name, rows in (("q_proj", dim), ("k_proj", dim * kv_heads // heads),
+                           ("v_proj", dim * kv_heads // heads), ("o_proj", dim)):
+            tensors[p + f"self_attn.{name}.weight"] = weight(rows, dim)
         tensors[p + "mlp.gate_proj.weight"] = weight(ff, dim)
         tensors[p + "mlp.up_proj.weight"] = weight(ff, dim)
         tensors[p + "mlp.down_proj.weight"] = weight(dim, ff)
@@ -183,7 +195,7 @@ def _tiny_hf_model(folder: Path) -> Path:
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
     (folder / "config.json").write_text(json.dumps({
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": dim, "num_hidden_layers": layers,
-        "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": ff, "vocab_size": vocab,
+        "num_attention_heads": heads, "num_key_value_heads": kv_heads, "intermediate_size": ff, "vocab_size": vocab,
         "rms_norm_eps": 1e-5, "max_position_embeddings": 2048, "tie_word_embeddings": False,
         "torch_dtype": "float32", "bos_token_id": 1, "eos_token_id": 2}))
     tokenizer = Tokenizer(models.WordLevel({f"t{i}": i for i in range(vocab)}, unk_token="t0"))
