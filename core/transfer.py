@@ -99,6 +99,8 @@ def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str
 
 def copy_runs(source: Registry, dest: Registry, ids: list[str]) -> Transfer:
     """Copy runs by id; those already in ``dest`` are skipped (push and pull are this, both ways)."""
-    missing = sorted(set(ids) - dest.existing_ids(ids), key=ids.index)
-    added, skipped = dest.add_records(source.records(missing)) if missing else ([], [])
-    return Transfer(added, sorted(set(ids) - set(added), key=ids.index))
+    present = dest.existing_ids(ids)
+    missing = [i for i in ids if i not in present]
+    added = dest.add_records(source.records(missing))[0] if missing else []
+    done = set(added)
+    return Transfer(added, [i for i in ids if i not in done])
