@@ -48,7 +48,8 @@ def make_test(ordinal: int, spec, samples: list[dict], engine: dict, when: str |
     return {
         "ordinal": ordinal, "name": spec.name, "kind": spec.kind, "n_prompt": spec.n_prompt, "n_gen": spec.n_gen,
         "depth": spec.depth, "batch": spec.batch, "status": status, "error": error, "warmup": warmup,
-        "started_at": when, "finished_at": when, "engine": engine, "adaptive": None, "samples": samples,
+        "started_at": when, "finished_at": when, "engine": engine, "ceilings": None, "adaptive": None,
+        "samples": samples,
     }
 
 
@@ -78,6 +79,7 @@ def imported_run(origin: str, backend: str, engine: dict, model: dict, hardware:
         "provenance": provenance, "tags": [], "model": model, "hardware": hardware,
         "environment": {"hostname": "", "os": "", "python": "", "pdx_version": "", "imported_from": origin}
         | (environment or {}),
+        "ceiling_basis": None,
         "tests": tests,
     }
     record["id"] = content_id(record)

@@ -1,7 +1,7 @@
 """runs.origin and runs.provenance (imports, reruns), tests.adaptive
 
 Revision ID: 0003
-Revises: 0001
+Revises: 0002
 Create Date: 2026-11-29
 """
 
@@ -10,26 +10,25 @@ import sqlalchemy as sa
 
 
 revision = '0003'
-down_revision = '0001'
+down_revision = '0002'
 branch_labels = None
 depends_on = None
 
+# Plain ALTER TABLE, not batch mode: a NOT NULL column with a default makes
+# batch mode copy and drop `runs` on SQLite, and with foreign keys on (as pdx
+# opens registries) dropping `runs` cascades to every test and sample.
+# SQLite adds such columns in place, and drops columns in place since 3.35.
+
 
 def upgrade() -> None:
-    with op.batch_alter_table('runs', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('origin', sa.String(length=32), nullable=False, server_default='pdx'))
-        batch_op.add_column(sa.Column('provenance', sa.JSON(), nullable=False, server_default=sa.text("'{}'")))
-        batch_op.create_index(batch_op.f('ix_runs_origin'), ['origin'], unique=False)
-
-    with op.batch_alter_table('tests', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('adaptive', sa.JSON(), nullable=True))
+    op.add_column('runs', sa.Column('origin', sa.String(length=32), nullable=False, server_default='pdx'))
+    op.add_column('runs', sa.Column('provenance', sa.JSON(), nullable=False, server_default=sa.text("'{}'")))
+    op.create_index(op.f('ix_runs_origin'), 'runs', ['origin'], unique=False)
+    op.add_column('tests', sa.Column('adaptive', sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('tests', schema=None) as batch_op:
-        batch_op.drop_column('adaptive')
-
-    with op.batch_alter_table('runs', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_runs_origin'))
-        batch_op.drop_column('provenance')
-        batch_op.drop_column('origin')
+    op.drop_column('tests', 'adaptive')
+    op.drop_index(op.f('ix_runs_origin'), table_name='runs')
+    op.drop_column('runs', 'provenance')
+    op.drop_column('runs', 'origin')
