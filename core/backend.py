@@ -31,6 +31,7 @@ from pdx.errors import PdxError
 
 if TYPE_CHECKING:
     from pdx.models import ModelInfo
+    from pdx.serving.records import RequestRecord
     from pdx.workload import TestSpec
 
 
@@ -54,6 +55,7 @@ class Sample:
     prompt_ns: int | None = None  # the prefill part of a pp+tg test
     gen_ns: int | None = None  # the decode part of a pp+tg test
     engine: dict[str, float] = field(default_factory=dict)  # the engine's own figures
+    requests: list["RequestRecord"] = field(default_factory=list)  # serving backends: every request sent
 
     def to_dict(self) -> dict:
         return {
@@ -63,6 +65,7 @@ class Sample:
             "prompt_ns": self.prompt_ns,
             "gen_ns": self.gen_ns,
             "engine": dict(self.engine),
+            "requests": [r.to_dict() for r in self.requests],
         }
 
 
@@ -93,6 +96,7 @@ class BackendConfig:
     threads: int | None = None
     options: Mapping[str, str] = field(default_factory=dict)
     seed: int = 42
+    api_key: str | None = field(default=None, repr=False)  # sent to servers, never stored or shown
 
 
 class Backend(ABC):
@@ -108,6 +112,10 @@ class Backend(ABC):
     model_formats: ClassVar[tuple[str, ...]] = ()
     #: engine options accepted with ``-o KEY=VALUE``, with their help text
     options: ClassVar[Mapping[str, str]] = {}
+    #: whether it runs serving scenarios (``pdx serve-bench``) as well as pp/tg tests
+    serves: ClassVar[bool] = False
+    #: weight type of the synthetic model made when no model is given
+    default_dtype: ClassVar[str] = "f16"
 
     def __init__(self, config: BackendConfig) -> None:
         unknown = sorted(set(config.options) - set(self.options))
@@ -135,6 +143,13 @@ class Backend(ABC):
 
     def unsupported(self, test: "TestSpec") -> str | None:
         """Why this backend cannot run ``test``, or None if it can."""
+        if test.kind == "serve" and not self.serves:
+            return f"{self.name} runs no serving scenarios; use a server backend (see `pdx backends`)"
+        return None
+
+    @classmethod
+    def served_model(cls, config: BackendConfig) -> "ModelInfo | None":
+        """The model a backend already has when none is given (e.g. what a running server serves)."""
         return None
 
     def close(self) -> None:

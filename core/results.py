@@ -16,7 +16,30 @@ from __future__ import annotations
 from pdx.stats import outliers, rates, summarize
 
 
+def _records(test: dict) -> list:
+    from pdx.serving.records import RequestRecord
+
+    return [RequestRecord.from_dict(r) for r in test.get("requests") or []]
+
+
+def serve_stats(test: dict) -> dict | None:
+    """A serving test: latency distributions and throughput from its requests."""
+    from pdx.serving.analysis import stall_stats
+    from pdx.serving.metrics import serving_stats
+
+    spec, records = test.get("spec") or {}, _records(test)
+    if not records:
+        return None
+    makespan = sum(s["ns"] for s in test.get("samples") or [])
+    stats = serving_stats(records, makespan, spec.get("slo"), spec.get("percentiles") or (50, 90, 95, 99))
+    if spec.get("scenario") == "stall":
+        stats["stall"] = stall_stats(records)
+    return stats
+
+
 def derive_stats(test: dict) -> dict | None:
+    if test.get("kind") == "serve":
+        return serve_stats(test)
     samples = test.get("samples") or []
     batch = test.get("batch", 1)
     tokens = (test["n_prompt"] + test["n_gen"]) * batch
@@ -35,6 +58,11 @@ def derive_stats(test: dict) -> dict | None:
     if test["kind"] == "pg" and all(s.get("prompt_ns") and s.get("gen_ns") for s in samples):
         stats["prompt_rate"] = summarize(rates(test["n_prompt"] * batch, [s["prompt_ns"] for s in samples])).to_dict()
         stats["gen_rate"] = summarize(rates(test["n_gen"] * batch, [s["gen_ns"] for s in samples])).to_dict()
+    if test.get("requests"):  # over HTTP: the latencies behind the rates
+        from pdx.serving.metrics import serving_stats
+
+        latency = serving_stats(_records(test), sum(s["ns"] for s in samples))
+        stats["serving"] = {k: latency[k] for k in ("requests", "failed", "ttft_ms", "itl_ms", "tpot_ms", "e2el_ms")}
     return stats
 
 
@@ -56,4 +84,5 @@ def with_stats(run: dict, keep_samples: bool = True) -> dict:
         test["stats"] = derive_stats(test)
         if not keep_samples:
             test.pop("samples", None)
+            test.pop("requests", None)
     return run

@@ -40,6 +40,7 @@ class TestOutcome:
     engine: dict = field(default_factory=dict)
     ceilings: dict | None = None  # filled in before saving (pdx.ceilings.test_ceilings)
     adaptive: dict | None = None  # the stop rule's record, for adaptive runs
+    requests: list = field(default_factory=list)  # requests that failed before making a sample
 
 
 @dataclass
@@ -55,8 +56,8 @@ def check_sample(test: TestSpec, sample: Sample) -> None:
     """Enforce the contract: positive times and exactly the tokens the test names."""
     if sample.ns <= 0:
         raise PdxError(f"{test.name}: backend reported a non-positive time ({sample.ns} ns)")
-    want = (test.n_prompt * test.batch, test.n_gen * test.batch)
-    if (sample.n_prompt, sample.n_gen) != want:
+    want = test.expected_tokens()
+    if want is not None and (sample.n_prompt, sample.n_gen) != want:
         raise PdxError(
             f"{test.name}: backend processed {sample.n_prompt} prompt + {sample.n_gen} generated tokens, "
             f"the test needs {want[0]} + {want[1]}"
@@ -91,6 +92,7 @@ def _measure(backend: Backend, outcome: TestOutcome, repetitions: int, progress:
             outcome.adaptive = rule.record(test, outcome.samples, calls)
     except PdxError as exc:
         outcome.status, outcome.error = "failed", str(exc)
+        outcome.requests.extend(getattr(exc, "requests", ()))
 
 
 def run_tests(

@@ -77,6 +77,10 @@ class TestSpec:
         """Tokens processed by one repetition, over all sequences of the batch."""
         return (self.n_prompt + self.n_gen) * self.batch
 
+    def expected_tokens(self) -> tuple[int, int]:
+        """(prompt, generated) tokens every sample must report, all sequences together."""
+        return self.n_prompt * self.batch, self.n_gen * self.batch
+
     @property
     def context(self) -> int:
         """KV-cache cells one sequence needs."""
@@ -158,7 +162,7 @@ class Workload:
     ``target_ci`` of the mean (0.02: 2%) or ``max_repetitions`` is reached.
     """
 
-    tests: tuple[TestSpec, ...]
+    tests: tuple  # of TestSpec, or pdx.serving.spec.ServeSpec for serving scenarios
     repetitions: int = 5
     warmup: int = 1
     seed: int = 42
@@ -183,7 +187,8 @@ class Workload:
 
     def to_dict(self) -> dict:
         data = {
-            "tests": [t.name for t in self.tests],
+            # pp/tg tests by name; serving scenarios (pdx.serving.spec) by their parameters
+            "tests": [t.name if isinstance(t, TestSpec) else t.to_dict() for t in self.tests],
             "repetitions": self.repetitions,
             "warmup": self.warmup,
             "seed": self.seed,
@@ -194,8 +199,10 @@ class Workload:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Workload":
+        from pdx.serving.spec import ServeSpec
+
         return cls(
-            tests=tuple(TestSpec.parse(name) for name in data["tests"]),
+            tests=tuple(TestSpec.parse(t) if isinstance(t, str) else ServeSpec.from_dict(t) for t in data["tests"]),
             repetitions=int(data["repetitions"]),
             warmup=int(data["warmup"]),
             seed=int(data["seed"]),

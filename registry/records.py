@@ -14,10 +14,12 @@ from datetime import datetime, timezone
 
 from sqlalchemy.orm import Session
 
-from pdx.registry.schema import Environment, Hardware, Model, Run, RunTag, SampleRow, TestResult
+from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, RunTag, SampleRow, TestResult
 
 _TEST_FIELDS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
 _SAMPLE_FIELDS = ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns", "engine")
+_REQUEST_FIELDS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "first_ns", "end_ns",
+                   "status", "error", "http_status", "finish_reason", "usage", "engine")
 
 
 def iso(value: datetime | None) -> str | None:
@@ -79,12 +81,22 @@ def add_record(session: Session, record: dict, environment_id: str) -> None:
             TestResult(
                 **{k: t[k] for k in _TEST_FIELDS}, started_at=parse_time(t["started_at"]),
                 finished_at=parse_time(t["finished_at"]), engine=t["engine"], ceilings=t.get("ceilings"),
-                adaptive=t.get("adaptive"),
+                adaptive=t.get("adaptive"), spec=t.get("spec") or {},
                 samples=[SampleRow(idx=i, **{k: s[k] for k in _SAMPLE_FIELDS}) for i, s in enumerate(t["samples"])],
+                requests=[RequestRow(**{k: r[k] for k in _REQUEST_FIELDS}, events=r["events"])
+                          for r in t.get("requests") or ()],
             )
             for t in record["tests"]
         ],
     ))
+
+
+def request_rows(outcome) -> list[RequestRow]:
+    """The rows of every request a test sent: those of its samples, then those that failed before one."""
+    owned = [(i, r) for i, s in enumerate(outcome.samples) for r in s.requests]
+    owned += [(None, r) for r in outcome.requests]
+    return [RequestRow(sample_idx=i, **{k: getattr(r, k) for k in _REQUEST_FIELDS if k != "sample_idx"},
+                       events=[list(e) for e in r.events]) for i, r in owned]
 
 
 def model_record(model: Model) -> dict:
@@ -103,7 +115,10 @@ def run_record(run: Run) -> dict:
             "engine": t.engine,
             "ceilings": t.ceilings,
             "adaptive": t.adaptive,
+            "spec": t.spec,
             "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in t.samples],
+            "requests": [{k: getattr(r, k) for k in _REQUEST_FIELDS} | {"events": [list(e) for e in r.events]}
+                         for r in t.requests],
         }
         for t in run.tests
     ]

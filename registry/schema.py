@@ -130,9 +130,13 @@ class TestResult(Base):
     # Each phase's bounds, the binding ceiling and the fraction reached (pdx.ceilings.test_ceilings).
     ceilings: Mapped[Optional[dict[str, Any]]] = mapped_column()
     adaptive: Mapped[Optional[dict[str, Any]]] = mapped_column()  # an adaptive run's stop record
+    spec: Mapped[dict[str, Any]] = mapped_column(default=dict)  # a serving scenario's parameters
 
     samples: Mapped[list["SampleRow"]] = relationship(
         cascade="all, delete-orphan", order_by="SampleRow.idx", lazy="selectin"
+    )
+    requests: Mapped[list["RequestRow"]] = relationship(
+        cascade="all, delete-orphan", order_by="RequestRow.id", lazy="selectin"
     )
 
 
@@ -147,4 +151,29 @@ class SampleRow(Base):
     n_gen: Mapped[int] = mapped_column(Integer)
     prompt_ns: Mapped[Optional[int]] = mapped_column(BigInteger)
     gen_ns: Mapped[Optional[int]] = mapped_column(BigInteger)
+    engine: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class RequestRow(Base):
+    """One request a serving test sent: raw times (ns) and counts, never a summary."""
+
+    __tablename__ = "requests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    test_id: Mapped[int] = mapped_column(ForeignKey("tests.id", ondelete="CASCADE"), index=True)
+    sample_idx: Mapped[Optional[int]] = mapped_column(Integer)  # None: failed before it made a sample
+    idx: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(32))
+    n_prompt: Mapped[int] = mapped_column(Integer)
+    max_tokens: Mapped[int] = mapped_column(Integer)
+    n_gen: Mapped[int] = mapped_column(Integer)
+    send_ns: Mapped[int] = mapped_column(BigInteger)  # from the start of its load run
+    first_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # from send
+    end_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # from send
+    status: Mapped[str] = mapped_column(String(16))
+    error: Mapped[Optional[str]] = mapped_column(Text)
+    http_status: Mapped[Optional[int]] = mapped_column(Integer)
+    finish_reason: Mapped[Optional[str]] = mapped_column(String(32))
+    events: Mapped[list[Any]] = mapped_column(default=list)  # [arrival ns from send, tokens] per event
+    usage: Mapped[dict[str, Any]] = mapped_column(default=dict)
     engine: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -19,7 +19,7 @@ from pdx.backend import EngineInfo
 from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
 from pdx.registry import connection, migrate
-from pdx.registry.records import add_record, add_shared_rows, run_record
+from pdx.registry.records import add_record, add_shared_rows, request_rows, run_record
 from pdx.registry.schema import Model, Run, RunTag, SampleRow, TestResult
 from pdx.results import with_stats
 from pdx.runner import TestOutcome, now
@@ -129,6 +129,8 @@ class Registry:
                     engine=outcome.engine,
                     ceilings=outcome.ceilings,
                     adaptive=outcome.adaptive,
+                    spec=test.to_dict() if test.kind == "serve" else {},
+                    requests=request_rows(outcome),
                     samples=[
                         SampleRow(
                             idx=i,

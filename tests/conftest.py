@@ -140,3 +140,17 @@ def tiny_gguf(tmp_path_factory) -> Path:
     from pdx.synth import get_shape, write_gguf
 
     return write_gguf(get_shape("tiny"), "f16", tmp_path_factory.mktemp("models") / "tiny-f16.gguf")
+
+
+@pytest.fixture(scope="session")
+def fake_server():
+    """tests/fake_openai_server.py in its own process; yields its base URL."""
+    server = Path(__file__).with_name("fake_openai_server.py")
+    proc = subprocess.Popen([sys.executable, str(server), "--ttft", "0.05", "--itl", "0.01"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proc.stdout.readline().split()[1])
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

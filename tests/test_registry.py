@@ -22,7 +22,8 @@ from pdx.workload import TestSpec
 
 from conftest import assert_one_line_error, run_pdx
 
-TABLES = {"runs", "run_tags", "tests", "samples", "models", "hardware", "environments", "alembic_version"}
+TABLES = {"runs", "run_tags", "tests", "samples", "requests", "models", "hardware", "environments",
+          "alembic_version"}
 
 
 def count(url: str, table: str) -> int:

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import struct
 
@@ -102,3 +103,55 @@ def test_model_synth_and_info_commands(tmp_path):
     assert "parameters" in run_pdx("model", "info", str(out)).stdout
     assert_one_line_error(run_pdx("model", "info", str(tmp_path / "missing.gguf")), "model not found")
     assert_one_line_error(run_pdx("model", "synth", "--shape", "nope", "-o", str(out)), "unknown shape")
+
+
+@pytest.mark.parametrize("dtype, st_dtype, width", [("float32", "F32", 4), ("f16", "F16", 2), ("bf16", "BF16", 2)])
+def test_synthetic_hf_model_has_hf_names_and_reads_back(tmp_path, dtype, st_dtype, width):
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    from pdx.synth import write_hf
+    from pdx.synth.hf_writer import hf_tensor_shapes
+
+    shape = get_shape("tiny")
+    path = write_hf(shape, dtype, tmp_path / "tiny")
+    config = json.loads((path / "config.json").read_text())
+    assert config["architectures"] == ["LlamaForCausalLM"] and config["model_type"] == "llama"
+    assert config["tie_word_embeddings"] is False and config["vocab_size"] == shape.n_vocab
+    info = identify(path)
+    assert info.format == "hf" and info.n_params == shape.n_params and info.synthetic == "tiny"
+    assert (info.n_layers, info.n_heads, info.n_kv_heads, info.head_dim) == (2, 4, 2, 32)
+    header_len = struct.unpack("<Q", (path / "model.safetensors").read_bytes()[:8])[0]
+    header = json.loads((path / "model.safetensors").read_bytes()[8:8 + header_len])
+    names = [name for name, _ in hf_tensor_shapes(shape)]
+    assert [k for k in header if k != "__metadata__"] == names
+    assert {"model.embed_tokens.weight", "lm_head.weight", "model.norm.weight",
+            "model.layers.1.mlp.down_proj.weight", "model.layers.0.self_attn.k_proj.weight"} <= set(names)
+    assert all(meta["dtype"] == st_dtype for k, meta in header.items() if k != "__metadata__")
+    assert header["model.layers.0.self_attn.k_proj.weight"]["shape"] == [64, 128]
+    assert (path / "model.safetensors").stat().st_size == 8 + header_len + shape.n_params * width
+    if st_dtype != "BF16":  # numpy has no bfloat16
+        weights = load_file(path / "model.safetensors")
+        q = weights["model.layers.0.self_attn.q_proj.weight"].astype(np.float32)
+        assert np.isfinite(q).all() and 0 < np.abs(q).max() < 0.25 and (q < 0).any()
+        assert (weights["model.norm.weight"] == 1).all()
+    tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+    assert tokenizer.get_vocab_size() == shape.n_vocab
+    assert tokenizer.encode("t5 t9 </s>").ids == [5, 9, 2]
+    assert json.loads((path / "tokenizer_config.json").read_text())["tokenizer_class"] == "PreTrainedTokenizerFast"
+
+
+def test_synthetic_hf_models_are_seeded_and_tie_when_the_shape_does(tmp_path):
+    from pdx.synth import write_hf
+
+    shape = get_shape("tiny")
+    a, b = write_hf(shape, "f16", tmp_path / "a", seed=1), write_hf(shape, "f16", tmp_path / "b", seed=1)
+    c = write_hf(shape, "f16", tmp_path / "c", seed=2)
+    assert identify(a).sha256 == identify(b).sha256 != identify(c).sha256
+    tied = write_hf(dataclasses.replace(shape, name="tied", tie_embeddings=True), "f16", tmp_path / "tied")
+    assert json.loads((tied / "config.json").read_text())["tie_word_embeddings"] is True
+    assert b"lm_head.weight" not in (tied / "model.safetensors").read_bytes()[:4096]
+    with pytest.raises(ModelError, match="exists and is not empty"):
+        write_hf(shape, "f16", a)
+    with pytest.raises(ModelError, match="unknown HF weight type"):
+        write_hf(shape, "q4_0", tmp_path / "q")

@@ -17,6 +17,7 @@ import numpy as np
 from pdx.errors import ModelError
 from pdx.paths import cache_dir
 from pdx.synth.shapes import Shape
+from pdx.synth.weights import random_f16
 
 # name -> (GGML type name, llama file-type name)
 GGUF_TYPES = {
@@ -57,14 +58,6 @@ def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
     return tensors
 
 
-def _random_f16(rng: np.random.Generator, count: int) -> np.ndarray:
-    """Random half floats of magnitude 2**-7..2**-3, built from random bits (fast)."""
-    bits = np.frombuffer(rng.bytes(count * 2), dtype=np.uint16).copy()
-    exponent = 8 + ((bits >> 10) & 3)  # biased exponents 8..11
-    bits = (bits & 0x83FF) | (exponent << 10).astype(np.uint16)
-    return bits.view(np.float16)
-
-
 def _random_blocks(rng: np.random.Generator, ggml_type: str, count: int) -> np.ndarray:
     import gguf
 
@@ -81,9 +74,9 @@ def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...]
     if len(dims) == 1:  # norms stay F32, as llama.cpp expects
         return np.ones(count, dtype=np.float32)
     if ggml_type == "F16":
-        return _random_f16(rng, count)
+        return random_f16(rng, count)
     if ggml_type == "F32":
-        return _random_f16(rng, count).astype(np.float32)
+        return random_f16(rng, count).astype(np.float32)
     return _random_blocks(rng, ggml_type, count)
 
 

@@ -1,0 +1,97 @@
+"""Scenario figures that need more than one request's record.
+
+- stall: the steady streams' (``steady``) inter-token gaps while a long
+  prompt (``intruder``) is prefilled, against their gaps before it arrived.
+- sweep: aggregate and per-stream decode rate against concurrency, and the
+  measured knee.
+- cache: the warm test's TTFT saving over the cold one.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Sequence
+
+from pdx.serving.metrics import measured_knee, percentile
+from pdx.serving.records import RequestRecord
+
+
+def _arrivals(record: RequestRecord) -> list[tuple[int, int]]:
+    """(arrival from the start of the load run, tokens) of every event."""
+    return [(record.send_ns + t, n) for t, n in record.events]
+
+
+def stall_stats(records: Sequence[RequestRecord]) -> dict | None:
+    """How the steady streams fared while the intruder's prompt was prefilled."""
+    intruder = next((r for r in records if r.role == "intruder" and r.first_ns is not None), None)
+    steady = [r for r in records if r.role == "steady" and len(r.events) > 1]
+    if intruder is None or not steady:
+        return None
+    start, end = intruder.send_ns, intruder.send_ns + intruder.first_ns
+    before, during, worst = [], [], 0
+    tokens_before = tokens_during = 0
+    span_before = 0
+    for record in steady:
+        events = _arrivals(record)
+        first_seen = events[0][0]
+        for (t0, _), (t1, n) in zip(events, events[1:]):
+            gap = t1 - t0
+            if t1 <= start:
+                before.append(gap)
+            elif t0 < end:  # the gap overlaps the prefill
+                during.append(gap)
+                worst = max(worst, gap)
+            if start < t1 <= end:
+                tokens_during += n
+        tokens_before += sum(n for t, n in events[1:] if t <= start)
+        span_before += max((t for t, _ in events if t <= start), default=first_seen) - first_seen
+    window = end - start
+    rate_before = tokens_before * 1e9 / span_before if span_before else None
+    rate_during = tokens_during * 1e9 / window / len(steady) if window else None
+    return {
+        "streams": len(steady),
+        "inject_prompt": intruder.n_prompt,
+        "inject_ttft_ms": intruder.first_ns / 1e6,
+        "itl_before_median_ms": statistics.median(before) / 1e6 if before else None,
+        "itl_during_max_ms": worst / 1e6 if during else None,
+        "itl_during_p99_ms": percentile(sorted(during), 99) / 1e6 if during else None,
+        "itl_all_p99_ms": percentile(sorted(before + during), 99) / 1e6 if before or during else None,
+        "stream_rate_before": rate_before,
+        "stream_rate_during": rate_during,
+        "rate_drop": 1 - rate_during / rate_before if rate_before and rate_during is not None else None,
+    }
+
+
+def sweep_points(tests: Sequence[dict]) -> list[dict]:
+    """One point per closed-loop load test of a run: concurrency, aggregate and per-stream rates."""
+    points = []
+    for test in tests:
+        spec, stats = test.get("spec") or {}, test.get("stats") or {}
+        if spec.get("scenario") == "load" and spec.get("concurrency") and stats.get("completed"):
+            points.append({"concurrency": spec["concurrency"], "output_throughput": stats["output_throughput"],
+                           "per_stream_decode_rate": stats["per_stream_decode_rate"], "test": test["name"]})
+    return sorted(points, key=lambda p: p["concurrency"])
+
+
+def sweep_summary(tests: Sequence[dict]) -> dict | None:
+    points = sweep_points(tests)
+    if len(points) < 2:
+        return None
+    knee = measured_knee([(p["concurrency"], p["output_throughput"]) for p in points])
+    return {"points": points, "measured_knee": knee}
+
+
+def cache_summary(tests: Sequence[dict]) -> dict | None:
+    """The warm test's TTFT against the cold one's, and the prefix-cache counters of each."""
+    by_scenario = {(t.get("spec") or {}).get("scenario"): t for t in tests if t.get("stats")}
+    cold, warm = by_scenario.get("cache-cold"), by_scenario.get("cache-warm")
+    if not cold or not warm:
+        return None
+    cold_ttft, warm_ttft = cold["stats"]["ttft_ms"].get("median"), warm["stats"]["ttft_ms"].get("median")
+    return {
+        "cold_ttft_median_ms": cold_ttft,
+        "warm_ttft_median_ms": warm_ttft,
+        "ttft_saving": 1 - warm_ttft / cold_ttft if cold_ttft and warm_ttft is not None else None,
+        "cold_prefix_hits": (cold.get("engine") or {}).get("prefix_cache", {}).get("hits"),
+        "warm_prefix_hits": (warm.get("engine") or {}).get("prefix_cache", {}).get("hits"),
+    }

@@ -1,0 +1,80 @@
+"""What pdx keeps of every request it sends: the raw record, not a summary.
+
+Times are integers in nanoseconds. ``send_ns`` is measured from the start of
+the load run the request belongs to; every other time from the request's own
+send. ``events`` holds one ``(arrival_ns, tokens)`` pair per streamed event:
+the arrival of every token (an event may carry several, as with speculative
+decoding). TTFT, ITL, TPOT and E2EL are derived from these, never stored in
+their place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class RequestRecord:
+    idx: int  # order of sending within its load run
+    n_prompt: int  # prompt tokens sent
+    max_tokens: int  # tokens asked for (generation ignores EOS, so also those expected)
+    role: str = "load"  # what the request is for in its scenario: load, steady, intruder, cold, warm...
+    send_ns: int = 0  # from the start of the load run
+    first_ns: int | None = None  # first token, from send
+    end_ns: int | None = None  # stream over (or failed), from send
+    events: list[tuple[int, int]] = field(default_factory=list)  # (arrival from send, tokens in the event)
+    status: str = "ok"  # ok or error
+    error: str | None = None
+    http_status: int | None = None
+    finish_reason: str | None = None
+    usage: dict = field(default_factory=dict)  # the server's own counts (prompt, completion, cached tokens)
+    engine: dict = field(default_factory=dict)  # the server's own figures for this request (timings...)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def n_gen(self) -> int:
+        """Tokens received, counted from the stream (ids), never from text."""
+        return sum(n for _, n in self.events)
+
+    @property
+    def ttft_ns(self) -> int | None:
+        return self.first_ns
+
+    @property
+    def itl_ns(self) -> list[int]:
+        """Gaps between successive events (vLLM's ITL: one per streamed chunk)."""
+        times = [t for t, _ in self.events]
+        return [b - a for a, b in zip(times, times[1:])]
+
+    @property
+    def decode_ns(self) -> int | None:
+        """First token to last token: the time of ``n_gen - 1`` decode steps."""
+        if len(self.events) < 2:
+            return None
+        return self.events[-1][0] - self.events[0][0]
+
+    @property
+    def tpot_ns(self) -> float | None:
+        """(E2EL - TTFT) / (tokens - 1), as vLLM defines it."""
+        if self.end_ns is None or self.first_ns is None or self.n_gen < 2:
+            return None
+        return (self.end_ns - self.first_ns) / (self.n_gen - 1)
+
+    def fail(self, error: str) -> None:
+        if self.status == "ok":
+            self.status, self.error = "error", error
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["events"] = [list(e) for e in self.events]
+        data["n_gen"] = self.n_gen
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RequestRecord":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        known["events"] = [tuple(e) for e in known.get("events") or []]
+        return cls(**known)

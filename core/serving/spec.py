@@ -1,0 +1,108 @@
+"""Serving scenarios as tests: what one ``pdx serve-bench`` test sends.
+
+A :class:`ServeSpec` sits in a workload beside the pp/tg ``TestSpec`` and is
+stored the same way (its parameters in the test's ``spec``). Scenarios:
+
+- ``load``: requests of ``n_prompt`` tokens generating ``n_gen``, either
+  closed loop (``concurrency`` in flight) or open loop (``rate`` per second,
+  Poisson or gamma with ``burstiness``, capped by ``max_concurrency``), for
+  ``n_requests`` requests or ``duration_s`` seconds. A concurrency sweep is
+  one ``load`` test per concurrency.
+- ``stall``: ``concurrency`` steady decode streams, then, once they are
+  decoding, one prompt of ``inject`` tokens: how long do the streams stall?
+- ``cache-cold`` / ``cache-warm``: prompts that share no prefix (the server's
+  prefix-cache hit counter must stay flat), then prompts sharing a ``prefix``
+  of their tokens, warmed first: the TTFT saving.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from pdx.errors import WorkloadError
+from pdx.serving.metrics import DEFAULT_PERCENTILES
+
+SCENARIOS = ("load", "stall", "cache-cold", "cache-warm")
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if value != float("inf") else "inf"
+
+
+@dataclass(frozen=True)
+class ServeSpec:
+    scenario: str
+    n_prompt: int
+    n_gen: int
+    concurrency: int | None = None
+    rate: float | None = None
+    burstiness: float = 1.0
+    max_concurrency: int | None = None
+    n_requests: int | None = None
+    duration_s: float | None = None
+    inject: int = 0  # stall: the long prompt's tokens
+    prefix: int = 0  # cache-warm: tokens every prompt shares
+    warmup_requests: int = 1
+    slo: dict = field(default_factory=dict, compare=False, hash=False)  # metric -> ms
+    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
+    depth: int = 0  # the columns every test has
+    kind: str = "serve"
+
+    def __post_init__(self) -> None:
+        if self.scenario not in SCENARIOS:
+            raise WorkloadError(f"unknown scenario {self.scenario!r}; choose one of: {', '.join(SCENARIOS)}")
+        if self.n_prompt < 1 or self.n_gen < 1:
+            raise WorkloadError(f"{self.scenario}: requests need at least 1 prompt and 1 generated token")
+        if (self.concurrency is None) == (self.rate is None) and self.scenario == "load":
+            raise WorkloadError("a load test needs a concurrency (closed loop) or a request rate (open loop)")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise WorkloadError(f"concurrency must be at least 1, not {self.concurrency}")
+        if self.n_requests is None and self.duration_s is None and self.scenario != "stall":
+            raise WorkloadError(f"{self.scenario}: give a number of requests or a duration")
+        if self.scenario == "stall" and self.inject < 1:
+            raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
+        if self.scenario == "cache-warm" and not 0 < self.prefix < self.n_prompt:
+            raise WorkloadError(f"cache-warm: the shared prefix ({self.prefix}) must be shorter than the prompt")
+
+    @property
+    def batch(self) -> int:
+        return self.concurrency or self.max_concurrency or 1
+
+    @property
+    def name(self) -> str:
+        shape = f"p{self.n_prompt}+g{self.n_gen}"
+        if self.scenario == "stall":
+            return f"stall:c{self.concurrency}:{shape}:inject{self.inject}"
+        count = f"n{self.n_requests}" if self.n_requests is not None else f"{_number(self.duration_s)}s"
+        if self.scenario == "cache-cold":
+            return f"cache-cold:{shape}:{count}"
+        if self.scenario == "cache-warm":
+            return f"cache-warm:{shape}:prefix{self.prefix}:{count}"
+        if self.concurrency is not None:
+            return f"c{self.concurrency}:{shape}:{count}"
+        name = f"r{_number(self.rate)}:{shape}:{count}"
+        if self.burstiness != 1.0:
+            name += f":burst{_number(self.burstiness)}"
+        if self.max_concurrency:
+            name += f":max{self.max_concurrency}"
+        return name
+
+    def expected_tokens(self) -> None:
+        """Requests decide, not the spec: a failed request keeps what it received."""
+        return None
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["percentiles"] = list(self.percentiles)
+        data["rate"] = "inf" if self.rate == float("inf") else self.rate  # JSON has no infinity
+        data["name"] = self.name
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ServeSpec":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k not in ("kind",)}
+        if "percentiles" in known:
+            known["percentiles"] = tuple(known["percentiles"])
+        if known.get("rate") == "inf":
+            known["rate"] = float("inf")
+        return cls(**known)

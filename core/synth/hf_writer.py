@@ -1,0 +1,176 @@
+"""Write a random-weight llama model in Hugging Face layout (vLLM, MLX, transformers).
+
+A directory with ``config.json`` (LlamaForCausalLM), ``model.safetensors``
+under the HF tensor names, a word-level tokenizer built with the
+``tokenizers`` package (``tokenizer.json`` + ``tokenizer_config.json``) whose
+vocabulary is exactly the model's, and ``generation_config.json``.
+``tie_word_embeddings`` is always written out: mlx-lm defaults it to true and
+then silently drops ``lm_head.weight``.
+
+The tensor plan is public (:func:`hf_tensor_plan`) so other layouts of the
+same shape (MLX quantised weights) can reuse it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from pdx.errors import ModelError
+from pdx.paths import cache_dir
+from pdx.synth.safetensors_writer import TensorPlan, write_safetensors
+from pdx.synth.shapes import Shape
+from pdx.synth.weights import random_bf16_bits, random_f16
+
+# name -> (safetensors dtype, config torch_dtype)
+HF_TYPES = {"float32": ("F32", "float32"), "float16": ("F16", "float16"), "bfloat16": ("BF16", "bfloat16")}
+_ALIASES = {"f32": "float32", "fp32": "float32", "f16": "float16", "fp16": "float16", "bf16": "bfloat16"}
+SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")  # ids 0, 1, 2
+BOS_ID, EOS_ID = 1, 2
+
+
+def hf_dtype(name: str) -> str:
+    dtype = _ALIASES.get(name.lower(), name.lower())
+    if dtype not in HF_TYPES:
+        raise ModelError(f"unknown HF weight type {name!r}", f"choose one of: {', '.join(HF_TYPES)}")
+    return dtype
+
+
+def default_hf_path(shape: str, dtype: str, seed: int = 0) -> Path:
+    suffix = "" if seed == 0 else f"-s{seed}"
+    return cache_dir("models") / f"synth-{shape}-{hf_dtype(dtype)}{suffix}-hf"
+
+
+def hf_tensor_shapes(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
+    """(HF name, torch shape (out, in)) of every tensor, in file order."""
+    d, q, kv, ff = shape.n_embd, shape.n_heads * shape.head_dim, shape.n_kv_heads * shape.head_dim, shape.n_ff
+    tensors = [("model.embed_tokens.weight", (shape.n_vocab, d))]
+    for i in range(shape.n_layers):
+        layer = f"model.layers.{i}"
+        tensors += [
+            (f"{layer}.input_layernorm.weight", (d,)),
+            (f"{layer}.self_attn.q_proj.weight", (q, d)),
+            (f"{layer}.self_attn.k_proj.weight", (kv, d)),
+            (f"{layer}.self_attn.v_proj.weight", (kv, d)),
+            (f"{layer}.self_attn.o_proj.weight", (d, q)),
+            (f"{layer}.post_attention_layernorm.weight", (d,)),
+            (f"{layer}.mlp.gate_proj.weight", (ff, d)),
+            (f"{layer}.mlp.up_proj.weight", (ff, d)),
+            (f"{layer}.mlp.down_proj.weight", (d, ff)),
+        ]
+    tensors.append(("model.norm.weight", (d,)))
+    if not shape.tie_embeddings:
+        tensors.append(("lm_head.weight", (shape.n_vocab, d)))
+    return tensors
+
+
+def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...]) -> np.ndarray:
+    count = int(np.prod(dims))
+    if len(dims) == 1:  # norm weights: ones, so activations keep their scale
+        values = np.ones(count, dtype=np.float16)
+    elif st_dtype == "BF16":
+        return random_bf16_bits(rng, count)
+    else:
+        values = random_f16(rng, count)
+    if st_dtype == "BF16":
+        return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return values if st_dtype == "F16" else values.astype(np.float32)
+
+
+def hf_tensor_plan(shape: Shape, dtype: str, seed: int = 0) -> list[TensorPlan]:
+    """The tensors of ``shape`` as lazily produced random values of ``dtype``, in file order."""
+    st_dtype = HF_TYPES[hf_dtype(dtype)][0]
+    rng = np.random.default_rng(seed)  # consumed in plan order, so the bytes depend only on shape and seed
+    return [TensorPlan(name, st_dtype, dims, lambda dims=dims: _values(rng, st_dtype, dims))
+            for name, dims in hf_tensor_shapes(shape)]
+
+
+def hf_config(shape: Shape, dtype: str, seed: int = 0) -> dict:
+    torch_dtype = HF_TYPES[hf_dtype(dtype)][1]
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": shape.n_embd,
+        "intermediate_size": shape.n_ff,
+        "num_hidden_layers": shape.n_layers,
+        "num_attention_heads": shape.n_heads,
+        "num_key_value_heads": shape.n_kv_heads,
+        "head_dim": shape.head_dim,
+        "hidden_act": "silu",
+        "max_position_embeddings": shape.n_ctx,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": shape.rope_theta,
+        "vocab_size": shape.n_vocab,
+        "tie_word_embeddings": shape.tie_embeddings,
+        "attention_bias": False,
+        "mlp_bias": False,
+        "bos_token_id": BOS_ID,
+        "eos_token_id": EOS_ID,
+        "torch_dtype": torch_dtype,
+        "dtype": torch_dtype,  # transformers 5 reads this name
+        "_name_or_path": f"pdx-synth-{shape.name}-{hf_dtype(dtype)}",
+        "pdx_synthetic_shape": shape.name,
+        "pdx_synthetic_seed": seed,
+    }
+
+
+def write_tokenizer(directory: Path, n_vocab: int, n_ctx: int) -> None:
+    """A word-level tokenizer over exactly ``n_vocab`` tokens: specials, then ``t3``, ``t4``..."""
+    from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
+
+    vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
+    vocab |= {f"t{i}": i for i in range(len(SPECIAL_TOKENS), n_vocab)}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS])
+    tokenizer.save(str(directory / "tokenizer.json"))
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>",
+        "add_bos_token": False, "add_eos_token": False,
+        "clean_up_tokenization_spaces": False,
+        "model_max_length": n_ctx,
+    }
+    (directory / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    (directory / "special_tokens_map.json").write_text(
+        json.dumps({"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}, indent=2) + "\n")
+
+
+def write_hf(shape: Shape, dtype: str, directory: Path, seed: int = 0) -> Path:
+    """Write ``shape`` with random ``dtype`` weights as an HF model directory (atomically)."""
+    directory = Path(directory)
+    dtype = hf_dtype(dtype)
+    if directory.exists() and any(directory.iterdir()):
+        raise ModelError(f"{directory} exists and is not empty", "give a new directory")
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        config = hf_config(shape, dtype, seed)
+        (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        generation = {"bos_token_id": BOS_ID, "eos_token_id": EOS_ID}
+        (tmp / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n")
+        write_tokenizer(tmp, shape.n_vocab, shape.n_ctx)
+        write_safetensors(tmp / "model.safetensors", hf_tensor_plan(shape, dtype, seed), {"format": "pt"})
+        if directory.exists():
+            directory.rmdir()
+        os.replace(tmp, directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return directory
+
+
+def ensure_hf(shape: str, dtype: str, seed: int = 0) -> Path:
+    """The cached synthetic HF model of ``shape`` and ``dtype``, written on first use."""
+    from pdx.synth.shapes import get_shape
+
+    path = default_hf_path(shape, dtype, seed)
+    if not (path / "config.json").exists():
+        write_hf(get_shape(shape), dtype, path, seed)
+    return path

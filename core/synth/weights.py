@@ -1,0 +1,23 @@
+"""Random weight values shared by the synthetic model writers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def random_f16(rng: np.random.Generator, count: int) -> np.ndarray:
+    """Random half floats of magnitude 2**-7..2**-3 and random sign, built from random bits (fast).
+
+    Small enough that activations stay finite through any number of layers,
+    large enough that nothing underflows.
+    """
+    bits = np.frombuffer(rng.bytes(count * 2), dtype=np.uint16).copy()
+    exponent = 8 + ((bits >> 10) & 3)  # biased exponents 8..11
+    bits = (bits & 0x83FF) | (exponent << 10).astype(np.uint16)
+    return bits.view(np.float16)
+
+
+def random_bf16_bits(rng: np.random.Generator, count: int) -> np.ndarray:
+    """The same values as :func:`random_f16`, as bfloat16 bit patterns (uint16)."""
+    as_f32 = random_f16(rng, count).astype(np.float32)
+    return (as_f32.view(np.uint32) >> 16).astype(np.uint16)

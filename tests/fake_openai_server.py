@@ -1,0 +1,140 @@
+"""A local OpenAI-style completions server that streams tokens on a known schedule.
+
+A test double for what a real server cannot be made to do on demand: emit
+tokens at exact times (so the client's timing error can be measured against
+the send times it logs), and fail in chosen ways. The streams follow the
+shape of vLLM's (checked against a real ``vllm serve`` in tests/test_vllm.py):
+chunked ``text/event-stream``, one ``data: {...}`` event per token with
+``token_ids``, a usage event, then ``data: [DONE]``.
+
+The request body's ``fake`` field picks a behaviour: ``ok`` (default),
+``http400``, ``http500``, ``early`` (stops at half the tokens, then [DONE]),
+``drop`` (closes the connection mid-stream), ``malformed`` (a non-JSON data
+line), ``error`` (an error event mid-stream), ``hang`` (one token, then
+silence). ``ttft`` and ``itl`` (seconds) override the server's schedule.
+``GET /sends`` returns every event's send time (perf_counter_ns) keyed by the
+prompt's first token id.
+
+Run: ``python tests/fake_openai_server.py [--ttft S] [--itl S]``; it prints
+``port N`` when listening.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+
+SENDS: dict[int, list[int]] = {}
+
+
+def _event(payload: dict | str) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    text = f"data: {data}\n\n".encode()
+    return f"{len(text):x}\r\n".encode() + text + b"\r\n"
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict, bytes]:
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        key, _, value = line.partition(":")
+        if key:
+            headers[key.strip().lower()] = value.strip()
+    body = await reader.readexactly(int(headers.get("content-length", "0")))
+    return method, path, headers, body
+
+
+def _plain(writer: asyncio.StreamWriter, status: int, body: dict) -> None:
+    data = json.dumps(body).encode()
+    writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                 f"Connection: close\r\n\r\n".encode() + data)
+
+
+async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: float) -> None:
+    mode = body.get("fake", "ok")
+    prompt, n = body["prompt"], int(body["max_tokens"])
+    key = int(prompt[0]) if prompt else -1
+    sends = SENDS.setdefault(key, [])
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
+                 b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for i in range(n):
+        await asyncio.sleep(max(0.0, start + float(body.get("ttft", ttft)) + i * float(body.get("itl", itl))
+                                - loop.time()))
+        if mode == "early" and i == n // 2:
+            break
+        if mode == "drop" and i == n // 2:
+            writer.transport.abort()
+            return
+        if mode == "malformed" and i == n // 2:
+            writer.write(_event("{not json"))
+            continue
+        if mode == "error" and i == n // 2:
+            writer.write(_event({"error": {"message": "EngineCore encountered an issue", "code": 500}}))
+            continue
+        if mode == "hang" and i == 1:
+            await asyncio.sleep(3600)
+        event = {"id": f"cmpl-{key}", "object": "text_completion", "choices": [
+            {"index": 0, "text": f" t{i}", "token_ids": [3 + i % 100],
+             "finish_reason": "length" if i == n - 1 else None}]}
+        data = _event(event)
+        sends.append(time.perf_counter_ns())
+        writer.write(data)
+    usage = {"prompt_tokens": len(prompt), "completion_tokens": len(sends), "total_tokens": len(prompt) + len(sends)}
+    writer.write(_event({"id": f"cmpl-{key}", "choices": [], "usage": usage}))
+    writer.write(_event("[DONE]") + b"0\r\n\r\n")
+    await writer.drain()
+
+
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ttft: float, itl: float) -> None:
+    try:
+        method, path, headers, raw = await _read_request(reader)
+        if path == "/health":
+            _plain(writer, 200, {})
+        elif path == "/sends":
+            _plain(writer, 200, SENDS)
+        elif path == "/v1/models":
+            _plain(writer, 200, {"data": [{"id": "fake", "max_model_len": 65536}]})
+        elif path == "/v1/completions" and method == "POST":
+            body = json.loads(raw)
+            if body.get("fake") in ("http400", "http500"):
+                status = int(body["fake"][4:])
+                _plain(writer, status, {"error": {"message": f"fake {status} error", "code": status}})
+            else:
+                await _stream(writer, body, ttft, itl)
+        else:
+            _plain(writer, 404, {"error": {"message": f"no route {path}"}})
+        await writer.drain()
+    except (ConnectionError, asyncio.IncompleteReadError):
+        pass
+    finally:
+        writer.close()
+
+
+async def serve(port: int, ttft: float, itl: float) -> None:
+    server = await asyncio.start_server(lambda r, w: _handle(r, w, ttft, itl), "127.0.0.1", port, backlog=1024)
+    print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--ttft", type=float, default=0.02)
+    parser.add_argument("--itl", type=float, default=0.01)
+    args = parser.parse_args(argv)
+    try:
+        asyncio.run(serve(args.port, args.ttft, args.itl))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
