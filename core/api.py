@@ -44,6 +44,7 @@ class BenchConfig:
     # Called once the engine is loaded, before anything is stored: returns the
     # run's provenance or raises PdxError to refuse (pdx rerun's drift check).
     verify: Callable[[ModelInfo, EngineInfo], dict] | None = None
+    api_key: str | None = field(default=None, repr=False)  # for servers; never stored
 
 
 def default_backend(options: dict[str, str] | None = None) -> str:
@@ -59,14 +60,17 @@ def default_backend(options: dict[str, str] | None = None) -> str:
     raise PdxError(f"no backend is available on this machine ({'; '.join(reasons) or 'none installed'})", hint)
 
 
-def resolve_model(model: ModelInfo | None, formats: tuple[str, ...]) -> ModelInfo:
-    """The model to benchmark: the given one, or the default synthetic model."""
+def resolve_model(model: ModelInfo | None, formats: tuple[str, ...], dtype: str = DEFAULT_GGUF_TYPE) -> ModelInfo:
+    """The model to benchmark: the given one, or the default synthetic model in the backend's format."""
     if model is None:
-        if "gguf" not in formats:
-            raise PdxError("this backend has no default model yet", "give one with --model")
-        from pdx.synth import ensure_gguf
+        from pdx.synth import ensure_gguf, ensure_hf
 
-        model = identify(ensure_gguf(DEFAULT_SHAPE, DEFAULT_GGUF_TYPE))
+        if "gguf" in formats:
+            model = identify(ensure_gguf(DEFAULT_SHAPE, DEFAULT_GGUF_TYPE))
+        elif "hf" in formats:
+            model = identify(ensure_hf(DEFAULT_SHAPE, dtype))
+        else:
+            raise PdxError("this backend has no default model", "give one with --model")
     if model.format not in formats:
         raise PdxError(
             f"model {model.path} is {model.format}, which this backend does not load",
@@ -75,12 +79,14 @@ def resolve_model(model: ModelInfo | None, formats: tuple[str, ...]) -> ModelInf
     return model
 
 
-def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[int] | None = None) -> list[BenchConfig]:
-    """One run per backend and thread count, in that order (like llama-bench's sweeps)."""
+def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[int] | None = None,
+         variants: list[dict[str, str]] | None = None) -> list[BenchConfig]:
+    """One run per backend, thread count and option variant (e.g. server flags), in that order."""
     return [
-        replace(config, backend=b, threads=t)
+        replace(config, backend=b, threads=t, options=config.options | v)
         for b in (backends or [config.backend])
         for t in (threads or [config.threads])
+        for v in (variants or [{}])
     ]
 
 
@@ -91,11 +97,13 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         hardware.catalog.lookup(config.hardware)  # an unknown name fails before any engine work too
     name = config.backend or default_backend(config.options)
     backend_cls = plugin_manager.require_available(name, config.options)
-    model = resolve_model(given, backend_cls.model_formats)
     threads = config.threads or hardware.default_threads()
     workload = config.workload
+    backend_config = BackendConfig(threads=threads, options=dict(config.options), seed=workload.seed,
+                                   api_key=config.api_key)
+    model = resolve_model(given or backend_cls.served_model(backend_config), backend_cls.model_formats,
+                          backend_cls.default_dtype)
     manifest = environment.collect(threads, workload.seed, config.argv)
-    backend_config = BackendConfig(threads=threads, options=dict(config.options), seed=workload.seed)
     machine = hardware.detect()
     with backend_cls(backend_config) as backend:
         engine = backend.load(model)

@@ -91,8 +91,17 @@ def run_table(run: dict) -> Table:
 
 def print_run(run: dict, registry_url: str, console: Console | None = None) -> None:
     console = console or make_console()
-    console.print(run_table(run))
-    print_warnings(run, console)
+    if any(t["kind"] == "serve" for t in run["tests"]):
+        from pdx.serving.display import print_scenarios, serving_table
+
+        console.print(serving_table(run))
+        print_scenarios(run, console)
+    else:
+        console.print(run_table(run))
+        print_warnings(run, console)
+        if run["engine"]["settings"].get("mode") == "server":
+            console.print("server figures over HTTP: pp from the TTFT of one-token requests, tg from first to last "
+                          "token", highlight=False)
     console.print(basis_line(run), highlight=False)
     model = run["model"]
     console.print(f"model {model['name']} (sha256 {model['sha256'][:12]}), {model['path']}", highlight=False)

@@ -34,8 +34,27 @@ def _versions() -> dict[str, str]:
     return found
 
 
+# Flags whose values are secrets: never stored, shown or logged.
+SECRET_FLAGS = ("--api-key",)
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """The command line with every secret flag's value replaced by ``***``."""
+    out, hide = [], False
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        if hide:
+            out.append("***")
+        elif flag in SECRET_FLAGS and "=" in arg:
+            out.append(f"{flag}=***")
+        else:
+            out.append(arg)
+        hide = not hide and arg in SECRET_FLAGS
+    return out
+
+
 def collect(threads: int | None, seed: int, argv: list[str] | None = None) -> dict:
-    argv = sys.argv if argv is None else argv
+    argv = redact_argv(sys.argv if argv is None else argv)
     return {
         "pdx_version": pdx.__version__,
         "python": platform.python_version(),

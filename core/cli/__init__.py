@@ -17,13 +17,15 @@ EXIT_INTERRUPTED = 130
 
 def build_cli() -> click.Group:
     from pdx import plugin_manager
-    from pdx.cli import backends, bench, ceiling, hardware, models, repro, runs, share
+    from pdx.cli import backends, bench, ceiling, hardware, models, repro, runs, serve, share
     from pdx.cli.base import cli
 
-    for module in (bench, runs, models, backends, hardware, ceiling, repro, share):
+    for module in (bench, serve, runs, models, backends, hardware, ceiling, repro, share):
         module.register(cli)
     pm = plugin_manager.get_plugin_manager()
-    bench.add_plugin_options(cli.commands["bench"], pm.hook.pdx_bench_options())
+    plugin_options = pm.hook.pdx_bench_options()
+    bench.add_plugin_options(cli.commands["bench"], plugin_options)
+    bench.add_plugin_options(cli.commands["serve-bench"], plugin_options)
     pm.hook.pdx_register_commands(cli=cli)
     return cli
 

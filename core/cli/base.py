@@ -26,3 +26,16 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 
 def echo_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def server_options(command):
+    """--url, --api-key and --server-args: for backends that measure a server."""
+    for option in reversed((
+        click.option("--url", metavar="URL", help="A running server to measure (server backends; same as -o url=URL)."),
+        click.option("--api-key", envvar="PDX_API_KEY", metavar="KEY",
+                     help="API key sent to the server as a bearer token [env PDX_API_KEY]; never stored or shown."),
+        click.option("--server-args", multiple=True, metavar="ARGS",
+                     help="Flags for the server pdx starts, one quoted string; repeat for one run each."),
+    )):
+        command = option(command)
+    return command

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pdx.cli.base import echo_json, json_option, registry_option
+from pdx.cli.base import echo_json, json_option, registry_option, server_options
 from pdx.workload import parse_int_list
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
@@ -33,14 +33,28 @@ def adaptive_settings(repetitions, target_ci: str | None) -> tuple[int, float | 
     return repetitions, target
 
 
-def _parse_options(values: tuple[str, ...]) -> dict[str, str]:
+def parse_options(values: tuple[str, ...], **flags: str | None) -> dict[str, str]:
+    """``-o KEY=VALUE`` pairs, plus flags that are options by another name (``--url``)."""
     options = {}
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="-o/--option")
         options[key.strip()] = value.strip()
-    return options
+    return options | {k: v for k, v in flags.items() if v}
+
+
+def server_variants(server_args: tuple[str, ...]) -> list[dict] | None:
+    """One run per ``--server-args`` given."""
+    return [{"server_args": args} for args in server_args] or None
+
+
+def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
+    """Run each planned benchmark, printing each run's table as it finishes."""
+    from pdx import api
+
+    store = api.open_registry(registry)
+    return [run_and_show(config, store, as_json) for config in configs]
 
 
 @click.command()
@@ -62,11 +76,13 @@ def _parse_options(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
 @click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), or 'probe' for this machine's probes.")
 @click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine and threads).")
+@server_options
 @registry_option
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
-          target_ci, max_repetitions, warmup, seed, threads, options, tags, hardware, reprobe, registry, as_json,
+          target_ci, max_repetitions, warmup, seed, threads, options, tags, hardware, reprobe, url, api_key,
+          server_args, registry, as_json,
           **plugin_options) -> None:
     """Measure prefill (pp) and decode (tg) and store every sample.
 
@@ -80,15 +96,12 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
 
     first, target = adaptive_settings(repetitions, target_ci)
     workload = build_workload(n_prompt, n_gen, prompt_gen, n_depth, batch, first, warmup, seed, target, max_repetitions)
-    engine_options = _parse_options(options) | {k: str(v) for k, v in plugin_options.items() if v is not None}
+    engine_options = parse_options(options, url=url) | {k: str(v) for k, v in plugin_options.items() if v is not None}
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
-                           argv=api.command_line(), hardware=hardware, reprobe=reprobe)
+                           argv=api.command_line(), hardware=hardware, reprobe=reprobe, api_key=api_key)
     thread_list = parse_int_list(threads, "-t", minimum=1) if threads else None
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
-    store = api.open_registry(registry)
-    runs = []
-    for config in api.plan(base, backend_list, thread_list):
-        runs.append(run_and_show(config, store, as_json))
+    runs = execute(api.plan(base, backend_list, thread_list, server_variants(server_args)), registry, as_json)
     if as_json:
         echo_json(runs)
     elif len(runs) > 1:

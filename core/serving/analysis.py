@@ -92,6 +92,6 @@ def cache_summary(tests: Sequence[dict]) -> dict | None:
         "cold_ttft_median_ms": cold_ttft,
         "warm_ttft_median_ms": warm_ttft,
         "ttft_saving": 1 - warm_ttft / cold_ttft if cold_ttft and warm_ttft is not None else None,
-        "cold_prefix_hits": (cold.get("engine") or {}).get("prefix_cache", {}).get("hits"),
-        "warm_prefix_hits": (warm.get("engine") or {}).get("prefix_cache", {}).get("hits"),
+        "cold_prefix_hits": ((cold.get("engine") or {}).get("server") or {}).get("prefix_cache_hits"),
+        "warm_prefix_hits": ((warm.get("engine") or {}).get("server") or {}).get("prefix_cache_hits"),
     }

@@ -30,6 +30,7 @@ class Planned:
     max_tokens: int
     role: str = "load"
     at_s: float | None = None  # offset from the start of the run; None: when a slot is free
+    after_tokens: int | None = None  # or once every request in flight has received this many tokens
 
 
 @dataclass
@@ -43,6 +44,9 @@ class LoadResult:
     @property
     def failed(self) -> list[RequestRecord]:
         return [r for r in self.records if not r.ok]
+
+
+_POLL_NS = 2_000_000  # how often a token-triggered request checks its trigger
 
 
 def arrivals(rate: float, burstiness: float = 1.0, seed: int = 0) -> Iterator[float]:
@@ -74,6 +78,7 @@ class _Driver:
         self.in_flight = 0
         self.origin = 0
         self.timer_at: int | None = None
+        self.polling = False
 
     def done(self) -> bool:
         return self.next is None and self.in_flight == 0
@@ -82,6 +87,12 @@ class _Driver:
         now = time.perf_counter_ns()
         while self.next is not None and (self.cap is None or self.in_flight < self.cap):
             planned = self.next
+            if planned.after_tokens is not None and any(
+                    r.n_gen < planned.after_tokens and r.end_ns is None for r in self.records):
+                if not self.polling:
+                    self.polling = True
+                    self.loop.call_at(now + _POLL_NS, self._poll)
+                return
             if planned.at_s is not None:
                 due = self.origin + int(planned.at_s * 1e9)
                 if due > now:
@@ -96,6 +107,10 @@ class _Driver:
             self.in_flight += 1
             self.client.send(self.loop, record, planned.prompt, self.origin, self.finished)
             now = time.perf_counter_ns()
+
+    def _poll(self) -> None:
+        self.polling = False
+        self.fill()
 
     def finished(self, record: RequestRecord) -> None:
         self.in_flight -= 1

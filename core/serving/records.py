@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from pdx.errors import PdxError
+
 
 @dataclass
 class RequestRecord:
@@ -78,3 +80,19 @@ class RequestRecord:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         known["events"] = [tuple(e) for e in known.get("events") or []]
         return cls(**known)
+
+
+class RequestsFailed(PdxError):
+    """Some requests of a test failed; their records travel with the error to the registry."""
+
+    def __init__(self, message: str, requests: list[RequestRecord] = ()) -> None:
+        super().__init__(message)
+        self.requests = list(requests)
+
+
+def failure_summary(records: list[RequestRecord]) -> str | None:
+    """``3 of 16 requests failed: <first error>``, or None when all succeeded."""
+    failed = [r for r in records if not r.ok]
+    if not failed:
+        return None
+    return f"{len(failed)} of {len(records)} requests failed: {failed[0].error}"

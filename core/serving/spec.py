@@ -106,3 +106,37 @@ class ServeSpec:
         if known.get("rate") == "inf":
             known["rate"] = float("inf")
         return cls(**known)
+
+
+def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[int] | None = None,
+                   rates: list[float] | None = None, burstiness: float = 1.0, max_concurrency: int | None = None,
+                   n_requests: int | None = None, duration_s: float | None = None, inject: int = 1024,
+                   prefix: int | None = None, warmup_requests: int = 1, slo: dict | None = None,
+                   percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42):
+    """The tests of one ``pdx serve-bench`` run."""
+    from pdx.workload import Workload
+
+    common = dict(n_prompt=n_prompt, n_gen=n_gen, warmup_requests=warmup_requests, slo=dict(slo or {}),
+                  percentiles=tuple(percentiles))
+    count = dict(n_requests=n_requests, duration_s=duration_s)
+    if scenario in ("load", "sweep"):
+        if rates and concurrency:
+            raise WorkloadError("give a concurrency (closed loop) or a request rate (open loop), not both")
+        if rates:
+            tests = [ServeSpec("load", rate=r, burstiness=burstiness, max_concurrency=max_concurrency, **common,
+                               **count) for r in rates]
+        else:
+            levels = concurrency or ([1, 4, 16] if scenario == "sweep" else [1])
+            tests = [ServeSpec("load", concurrency=c, **common,
+                               n_requests=n_requests if n_requests or duration_s else max(4 * c, 8),
+                               duration_s=duration_s) for c in levels]
+    elif scenario == "stall":
+        tests = [ServeSpec("stall", concurrency=c, inject=inject, **common) for c in (concurrency or [4])]
+    elif scenario == "cache":
+        count = dict(n_requests=n_requests or 8 if not duration_s else None, duration_s=duration_s)
+        shared = prefix if prefix is not None else n_prompt * 3 // 4
+        tests = [ServeSpec("cache-cold", **common, **count),
+                 ServeSpec("cache-warm", prefix=shared, **common, **count)]
+    else:
+        raise WorkloadError(f"unknown scenario {scenario!r}; choose load, sweep, stall or cache")
+    return Workload(tuple(tests), repetitions=repetitions, warmup=0, seed=seed)

@@ -1,0 +1,244 @@
+"""The base of every backend that measures an OpenAI-compatible server.
+
+A subclass names its server (command, environment, metric names); this class
+does the rest for all of them: starting and stopping a managed server (or
+using ``-o url=`` / ``--url``), the pp/tg matrix over HTTP, the serving
+scenarios, and ``/metrics`` scraped before and after every sample and test so
+the server's own figures sit beside pdx's client-side ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import time
+from pathlib import Path
+from typing import ClassVar, Iterator, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+
+from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.errors import PdxError
+from pdx.models import ModelInfo, identify
+from pdx.paths import data_dir
+from pdx.serving import prometheus
+from pdx.serving.managed import ManagedServer, free_port
+from pdx.serving.openai import CompletionsClient
+from pdx.serving.prompts import PromptMaker
+from pdx.serving.records import RequestsFailed
+from pdx.serving.runs import matrix_sample, scenario_sample
+from pdx.workload import TestSpec
+
+SERVER_OPTIONS = {
+    "url": "base URL of a running server to measure (no server is started)",
+    "server_args": "extra flags for the server pdx starts, as one quoted string",
+    "port": "port of the server pdx starts (default: a free one)",
+    "startup_timeout": "seconds to wait for the started server's /health (default 900)",
+    "request_timeout": "seconds one request may take (default 600)",
+    "model_name": "model name to send (default: the server's first /v1/models entry)",
+}
+
+
+def public_url(url: str) -> str:
+    """A URL without any user:password part, for storing and showing."""
+    parts = urlsplit(url)
+    if parts.password or parts.username:
+        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return url
+
+
+def _number(options: Mapping[str, str], key: str, default: float) -> float:
+    try:
+        value = float(options.get(key, default))
+    except ValueError:
+        raise PdxError(f"-o {key}={options[key]}: not a number") from None
+    if value <= 0:
+        raise PdxError(f"-o {key}={options[key]}: must be above 0")
+    return value
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def served_models(url: str, api_key: str | None) -> list[dict]:
+    """``GET /v1/models``; one-line errors for an unreachable server or a refused key."""
+    shown = public_url(url)
+    try:
+        response = requests.get(f"{url.rstrip('/')}/v1/models", headers=_headers(api_key), timeout=30)
+    except requests.RequestException as exc:
+        reason = str(exc).split(": ")[-1][:120]
+        raise PdxError(f"cannot reach a server at {shown}: {reason}", "check --url, and that the server runs") from None
+    if response.status_code in (401, 403):
+        raise PdxError(f"the server at {shown} refused the request (HTTP {response.status_code})",
+                       "give its API key with --api-key or PDX_API_KEY")
+    if response.status_code != 200:
+        raise PdxError(f"{shown}/v1/models answered HTTP {response.status_code}", "is this an OpenAI-compatible server?")
+    try:
+        return response.json().get("data") or []
+    except ValueError:
+        raise PdxError(f"{shown}/v1/models did not answer JSON", "is this an OpenAI-compatible server?") from None
+
+
+class ServerBackend(Backend):
+    serves = True
+    options = SERVER_OPTIONS
+    #: shown in messages and log names
+    server_name: ClassVar[str] = "server"
+    #: pdx name -> Prometheus histogram / counter of the server's /metrics
+    metric_histograms: ClassVar[Mapping[str, str]] = {}
+    metric_counters: ClassVar[Mapping[str, str]] = {}
+    #: extra fields of every completions request
+    extra_body: ClassVar[Mapping] = {}
+
+    # -- what a subclass provides --------------------------------------------
+
+    def server_command(self, model: ModelInfo, port: int) -> list[str]:
+        raise NotImplementedError
+
+    def server_env(self) -> dict | None:
+        return None
+
+    def server_version(self) -> str | None:
+        return None
+
+    # -- the contract --------------------------------------------------------
+
+    @classmethod
+    def availability(cls, options: Mapping[str, str] | None = None) -> Availability:
+        if (options or {}).get("url"):
+            return Availability(True, version="(a running server)")
+        return cls.server_availability()
+
+    @classmethod
+    def server_availability(cls) -> Availability:
+        return Availability(False, "no way to start a server", "give -o url=URL of a running server")
+
+    @classmethod
+    def served_model(cls, config: BackendConfig) -> ModelInfo | None:
+        """With ``url``: the model the server serves (identified from its files when they are here)."""
+        url = config.options.get("url")
+        if not url:
+            return None
+        models = served_models(url, config.api_key)
+        name = config.options.get("model_name") or (models[0]["id"] if models else "unknown")
+        entry = next((m for m in models if m.get("id") == name), {})
+        for candidate in (entry.get("root"), name):
+            if candidate and (Path(candidate) / "config.json").is_file():
+                return identify(candidate)
+        return ModelInfo(path=public_url(url), name=name, format=cls.model_formats[0], architecture="?",
+                         n_params=0, dtype="?", n_layers=0, n_heads=0, n_kv_heads=0, head_dim=0, n_embd=0,
+                         n_ff=0, n_vocab=0, n_ctx_train=int(entry.get("max_model_len") or 0), file_bytes=0,
+                         sha256=hashlib.sha256(f"served:{name}".encode()).hexdigest(),
+                         extra={"served_by": public_url(url)})
+
+    def __init__(self, config: BackendConfig) -> None:
+        super().__init__(config)
+        options = config.options
+        self.startup_timeout = _number(options, "startup_timeout", 900)
+        self.request_timeout = _number(options, "request_timeout", 600)
+        try:
+            self.server_args = shlex.split(options.get("server_args", ""))
+        except ValueError as exc:
+            raise PdxError(f"-o server_args: cannot split {options['server_args']!r}: {exc}") from None
+        self.server: ManagedServer | None = None
+        self.url = options.get("url")
+        self.client: CompletionsClient | None = None
+        self.prompts = PromptMaker(config.seed)
+        self._test_info: dict = {}
+
+    def load(self, model: ModelInfo) -> EngineInfo:
+        settings: dict = {"mode": "server"}
+        details: dict = {}
+        if self.url:
+            settings["url"] = public_url(self.url)
+        else:
+            port = int(_number(self.config.options, "port", free_port()))
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            log = data_dir() / "server-logs" / f"{stamp}-{self.name}-{port}.log"
+            command = self.server_command(model, port) + self.server_args
+            env = self.server_env()
+            self.server = ManagedServer(self.server_name, command, port, log, env,
+                                        self.startup_timeout, secrets=[self.config.api_key or ""])
+            self.server.start()
+            self.url = self.server.url
+            # What pdx set in the server's environment (never a secret): part of what was measured.
+            added = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v and "KEY" not in k}
+            settings |= {"managed": True, "server_args": shlex.join(self.server_args), "env": added}
+            details |= {"server_log": str(log), "server_command": shlex.join(command)}
+        models = served_models(self.url, self.config.api_key)
+        name = self.config.options.get("model_name") or (models[0]["id"] if models else model.name)
+        self.client = CompletionsClient(self.url, name, self.config.api_key, self.request_timeout, dict(self.extra_body))
+        self.prompts = PromptMaker(self.config.seed, model.n_vocab or None)
+        details["served_model"] = name
+        return EngineInfo(engine=self.engine, version=self.server_version(), settings=settings, details=details)
+
+    def scrape(self) -> prometheus.Series | None:
+        if not self.metric_histograms and not self.metric_counters:
+            return None
+        try:
+            response = requests.get(f"{self.url}/metrics", headers=_headers(self.config.api_key), timeout=30)
+        except requests.RequestException:
+            return None
+        return prometheus.parse(response.text) if response.status_code == 200 else None
+
+    def server_figures(self, before: prometheus.Series | None, after: prometheus.Series | None) -> dict:
+        if before is None or after is None:
+            return {}
+        delta = prometheus.difference(before, after)
+        return prometheus.summarize(delta, self.metric_histograms, self.metric_counters)
+
+    def _one(self, test) -> tuple[Sample, str | None]:
+        if test.kind == "serve":
+            return scenario_sample(self.client, test, self.prompts)
+        prefix = self.prompts.tokens(test.depth) if test.depth else []
+        return matrix_sample(self.client, test, self.prompts, prefix), None
+
+    def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
+        if self.client is None:
+            raise PdxError(f"{self.name}: load() must come before run()")
+        self._test_info = {}
+        first = self.scrape()
+        try:
+            for i in range(warmup + repetitions):
+                before = self.scrape()
+                try:
+                    sample, failed = self._one(test)
+                except RequestsFailed as exc:
+                    raise RequestsFailed(self._explain(str(exc)), exc.requests) from None
+                sample.engine |= self.server_figures(before, self.scrape())
+                self.check_cache(test, sample)
+                if i >= warmup:
+                    yield sample
+                if failed:
+                    raise PdxError(self._explain(failed))
+        finally:
+            figures = self.server_figures(first, self.scrape())
+            self._test_info = {"server": figures} if figures else {}
+
+    def check_cache(self, test, sample: Sample) -> None:
+        """A cold test must not hit the prefix cache, a warm one must (where the server counts hits)."""
+        hits = sample.engine.get("prefix_cache_hits")
+        scenario = getattr(test, "scenario", None)
+        if hits is None or scenario not in ("cache-cold", "cache-warm"):
+            return
+        if scenario == "cache-cold" and hits > 0:
+            raise PdxError(f"{test.name}: the cold test hit the server's prefix cache ({hits:.0f} tokens)")
+        if scenario == "cache-warm" and hits == 0:
+            raise PdxError(f"{test.name}: the warm test never hit the prefix cache", "is prefix caching on?")
+
+    def _explain(self, message: str) -> str:
+        if self.server is not None and not self.server.alive():
+            return f"{message}; {self.server_name} exited with code {self.server.proc.returncode} (log {self.server.log})"
+        return message
+
+    def test_info(self) -> dict:
+        return self._test_info
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None

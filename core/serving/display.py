@@ -1,0 +1,64 @@
+"""Terminal tables of serving runs: latency percentiles, throughput, and each
+scenario's own figures (the stall, the sweep's knee, the cache saving)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from pdx.serving.analysis import cache_summary, sweep_summary
+
+
+def _ms(dist: dict | None, key: str) -> str:
+    value = (dist or {}).get(key)
+    return f"{value:.1f}" if isinstance(value, (int, float)) else "-"
+
+
+def _num(value, fmt: str = ".2f") -> str:
+    return format(value, fmt) if isinstance(value, (int, float)) else "-"
+
+
+def serving_table(run: dict) -> Table:
+    table = Table(header_style="bold")
+    columns = ("test", "ok/sent", "req/s", "out tok/s", "tok/s/stream", "TTFT p50", "TTFT p99",
+               "ITL p50", "ITL p99", "TPOT p50", "E2EL p50", "goodput")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "test" else "right", no_wrap=True)
+    for test in run["tests"]:
+        stats = test.get("stats") or {}
+        if test["kind"] != "serve" or not stats:
+            table.add_row(test["name"], f"[red]{test['status']}[/red]: {test.get('error') or ''}")
+            continue
+        table.add_row(
+            test["name"] + ("" if test["status"] == "ok" else f" [red]({test['status']})[/red]"),
+            f"{stats['completed']}/{stats['requests']}", _num(stats["request_throughput"]),
+            _num(stats["output_throughput"], ".1f"), _num(stats["per_stream_decode_rate"], ".1f"),
+            _ms(stats["ttft_ms"], "p50"), _ms(stats["ttft_ms"], "p99"), _ms(stats["itl_ms"], "p50"),
+            _ms(stats["itl_ms"], "p99"), _ms(stats["tpot_ms"], "p50"), _ms(stats["e2el_ms"], "p50"),
+            _num(stats.get("goodput")),
+        )
+    return table
+
+
+def print_scenarios(run: dict, console: Console) -> None:
+    """One line per scenario figure that spans requests or tests."""
+    for test in run["tests"]:
+        stall = (test.get("stats") or {}).get("stall")
+        if stall:
+            console.print(
+                f"{test['name']}: {stall['streams']} streams, {stall['inject_prompt']}-token prompt prefilled in "
+                f"{_num(stall['inject_ttft_ms'], '.1f')} ms; their ITL {_num(stall['itl_before_median_ms'], '.1f')} ms "
+                f"before, max {_num(stall['itl_during_max_ms'], '.1f')} / p99 {_num(stall['itl_during_p99_ms'], '.1f')} ms "
+                f"during; decode rate per stream {_num(stall['stream_rate_before'], '.1f')} -> "
+                f"{_num(stall['stream_rate_during'], '.1f')} tok/s", highlight=False)
+    sweep = sweep_summary(run["tests"])
+    if sweep:
+        knee = sweep["measured_knee"]
+        console.print(f"concurrency sweep: measured knee at {knee if knee else 'none within the sweep'} "
+                      f"(aggregate rate gains under half of linear past it)", highlight=False)
+    cache = cache_summary(run["tests"])
+    if cache:
+        console.print(f"prefix cache: TTFT p50 cold {_num(cache['cold_ttft_median_ms'], '.1f')} ms, warm "
+                      f"{_num(cache['warm_ttft_median_ms'], '.1f')} ms (saving {_num((cache['ttft_saving'] or 0) * 100, '.0f')}%); "
+                      f"server hits cold {_num(cache['cold_prefix_hits'], '.0f')}, warm {_num(cache['warm_prefix_hits'], '.0f')}",
+                      highlight=False)

@@ -1,0 +1,130 @@
+"""A server process pdx starts, waits for, and stops: ``vllm serve``, ``llama-server``.
+
+Started in its own session (process group), its output going to a log file
+that is kept with the run; healthy once ``GET /health`` answers 200; stopped
+with SIGINT to the group (graceful shutdown), then SIGTERM, then SIGKILL.
+A port already in use and a server that exits or never becomes healthy are
+one-line errors naming the log.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Sequence
+
+import requests
+
+from pdx.errors import PdxError
+
+HOST = "127.0.0.1"
+
+
+def free_port(host: str = HOST) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port: int, host: str = HOST) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def last_line(log: Path, skip: tuple[str, ...] = ()) -> str:
+    """The last informative line of a log (for one-line errors)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return "no log"
+    for line in reversed(lines):
+        text = line.strip()
+        if text and not any(s in text for s in skip):
+            return text[-300:]
+    return "the log is empty"
+
+
+class ManagedServer:
+    def __init__(self, name: str, command: Sequence[str], port: int, log: Path, env: dict | None = None,
+                 startup_timeout_s: float = 900.0, secrets: Sequence[str] = ()) -> None:
+        self.name, self.command, self.port, self.log = name, list(command), port, Path(log)
+        self.env = env
+        self.startup_timeout_s = startup_timeout_s
+        self.secrets = [s for s in secrets if s]
+        self.proc: subprocess.Popen | None = None
+        self.url = f"http://{HOST}:{port}"
+
+    def start(self) -> None:
+        if port_in_use(self.port):
+            raise PdxError(f"port {self.port} on {HOST} is already in use",
+                           "stop what listens there or choose another port with -o port=N")
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("wb") as out:
+            try:
+                self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL, env=self.env, start_new_session=True)
+            except OSError as exc:
+                raise PdxError(f"cannot start {self.name}: {exc.strerror or exc}") from None
+        self.wait_healthy()
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            code = self.proc.poll()
+            if code is not None:
+                self.scrub_log()
+                raise PdxError(f"{self.name} exited with code {code} before it became healthy: "
+                               f"{last_line(self.log)}", f"see its log {self.log}")
+            try:
+                if requests.get(f"{self.url}/health", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.5)
+        self.stop()
+        raise PdxError(f"{self.name} did not become healthy within {self.startup_timeout_s:.0f} s",
+                       f"see its log {self.log}, or raise -o startup_timeout=SECONDS")
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, grace_s: float = 30.0) -> int | None:
+        """Stop the whole process group; returns the exit code."""
+        if self.proc is None:
+            return None
+        for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+            if self.proc.poll() is not None:
+                break
+            try:
+                os.killpg(self.proc.pid, sig)  # the group pdx created: the server and its workers
+            except ProcessLookupError:
+                break
+            try:
+                self.proc.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                continue
+        try:  # workers left behind by a server that died first
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.scrub_log()
+        return self.proc.returncode
+
+    def scrub_log(self) -> None:
+        """Secrets (an API key) never stay in a kept log."""
+        if not self.secrets or not self.log.exists():
+            return
+        text = self.log.read_text(errors="replace")
+        cleaned = text
+        for secret in self.secrets:
+            cleaned = cleaned.replace(secret, "***")
+        if cleaned != text:
+            self.log.write_text(cleaned)

@@ -1,0 +1,95 @@
+"""One sample of a test over HTTP: the pp/tg matrix as server figures, and the
+serving scenarios.
+
+pp/tg follow llama-bench's names with server semantics: ``pp N`` is the TTFT
+of a ``max_tokens=1`` request of N new tokens (batch B: B such requests at
+once, until the last first token); ``tg N`` is first to last token of a
+request generating N + 1 (N decode steps); ``@dD`` sends a D-token prefix
+first, untimed, so the server's prefix cache holds it (the backend checks its
+hit counter where it has one); ``pp+tg`` times both in one request.
+"""
+
+from __future__ import annotations
+
+from pdx.backend import Sample
+from pdx.serving.load import LoadResult, Planned, closed_loop, for_duration, open_loop, run_load
+from pdx.serving.openai import CompletionsClient
+from pdx.serving.prompts import PromptMaker
+from pdx.serving.records import RequestsFailed, failure_summary
+from pdx.serving.spec import ServeSpec
+from pdx.workload import TestSpec
+
+
+def _check(result: LoadResult, name: str) -> None:
+    summary = failure_summary(result.records)
+    if summary:
+        raise RequestsFailed(f"{name}: {summary}", result.records)
+
+
+def matrix_requests(test: TestSpec, prompts: PromptMaker, prefix: list[int]) -> list[Planned]:
+    """The ``test.batch`` requests of one pp/tg sample, sent together after ``prefix`` is cached."""
+    n_new = test.n_prompt or 1  # tg: one fresh token after the depth
+    max_tokens = 1 if test.kind == "pp" else test.n_gen + 1
+    return [Planned(prefix + prompts.tokens(n_new), max_tokens, test.kind) for _ in range(test.batch)]
+
+
+def matrix_sample(client: CompletionsClient, test: TestSpec, prompts: PromptMaker, prefix: list[int]) -> Sample:
+    if prefix:  # fill the cache with the depth, untimed
+        _check(run_load(client, iter([Planned(prefix, 1, "depth")])), test.name)
+    result = run_load(client, iter(matrix_requests(test, prompts, prefix)), max_concurrency=test.batch)
+    _check(result, test.name)
+    return sample_from_records(test, result.records)
+
+
+def sample_from_records(test: TestSpec, records: list) -> Sample:
+    """A pp, tg or pp+tg sample from the records of its ``test.batch`` requests."""
+    sent = min(r.send_ns for r in records)
+    first = [r.send_ns + r.first_ns for r in records]
+    last = [r.send_ns + r.events[-1][0] for r in records]
+    sample = Sample(ns=0, n_prompt=test.n_prompt * test.batch, n_gen=test.n_gen * test.batch, requests=records)
+    if test.kind == "pp":
+        sample.ns = max(first) - sent
+    elif test.kind == "tg":
+        sample.ns = max(last) - min(first)
+    else:
+        sample.ns, sample.prompt_ns = max(last) - sent, max(first) - sent
+        sample.gen_ns = sample.ns - sample.prompt_ns
+    return sample
+
+
+def _plan(spec: ServeSpec, prompts: PromptMaker) -> tuple[list, list[Planned], int | None]:
+    """(plan, warm-up, cap) of one scenario."""
+    fresh = lambda role: Planned(prompts.tokens(spec.n_prompt), spec.n_gen, role)  # noqa: E731
+    warmup = [fresh("warmup") for _ in range(spec.warmup_requests)]
+    if spec.scenario == "stall":
+        steady = [fresh("steady") for _ in range(spec.concurrency)]
+        # Injected once every stream is decoding: a quarter of their tokens in.
+        intruder = Planned(prompts.tokens(spec.inject), 1, "intruder", after_tokens=max(2, spec.n_gen // 4))
+        return steady + [intruder], warmup, None
+    source = prompts.stream(spec.n_prompt) if spec.n_requests is None else prompts.many(spec.n_requests,
+                                                                                         spec.n_prompt)
+    if spec.scenario == "cache-warm":
+        prefix = prompts.tokens(spec.prefix)
+        warmup = [Planned(prefix + prompts.tokens(spec.n_prompt - spec.prefix), spec.n_gen, "warmup")]
+        source = (prefix + p[spec.prefix:] for p in source)
+    if spec.scenario.startswith("cache"):
+        role = spec.scenario.split("-")[1]
+        plan = closed_loop(source, spec.n_gen, role)
+        return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, 1
+    if spec.rate is not None:
+        return open_loop(source, spec.n_gen, spec.rate, spec.burstiness, prompts.rng.randrange(2**31),
+                         duration_s=spec.duration_s), warmup, spec.max_concurrency
+    plan = closed_loop(source, spec.n_gen)
+    return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, spec.concurrency
+
+
+def scenario_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
+    """One run of a serving scenario, and a summary of its failed requests (if any)."""
+    plan, warmup, cap = _plan(spec, prompts)
+    result = run_load(client, plan, cap, warmup)
+    ok = [r for r in result.records if r.ok]
+    sample = Sample(ns=max(result.makespan_ns, 1), n_prompt=sum(r.n_prompt for r in ok),
+                    n_gen=sum(r.n_gen for r in ok), requests=result.records,
+                    engine={"client_cpu_s": round(result.cpu_s, 4)})
+    summary = failure_summary(result.records)
+    return sample, f"{spec.name}: {summary}" if summary else None

@@ -1,0 +1,154 @@
+"""``vllm``: vLLM in-process through ``vllm.LLM``, with pdx's pp/tg semantics.
+
+The engine core runs in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``)
+and pdx steps it itself (``LLMEngine.add_request`` / ``step``), stamping
+every token as the step that produced it returns: pp N is add to first
+token of a one-token request, tg N first to last token of N + 1, depth a
+prefix decoded first and held by the prefix cache, batch B requests added
+together. vLLM's own per-request timestamps (``RequestOutput.metrics``) and
+prefix-cache counters are kept beside pdx's figures.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+from typing import Iterator, Mapping
+
+from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.errors import ModelError, PdxError
+from pdx.models import ModelInfo
+from pdx.plugins.vllm.locate import availability, engine_env, vllm_version
+from pdx.serving.load import Planned
+from pdx.serving.prompts import PromptMaker
+from pdx.serving.records import RequestRecord
+from pdx.serving.runs import matrix_requests, sample_from_records
+from pdx.workload import TestSpec
+
+_ENGINE_TIMES = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts", "first_token_latency")
+
+
+def _reason(exc: BaseException) -> str:
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[-1] if lines else ''}"[:300]
+
+
+class VllmOffline(Backend):
+    name = "vllm"
+    engine = "vLLM"
+    summary = "vLLM in-process (vllm.LLM): pp/tg at depth and batch"
+    model_formats = ("hf",)
+    default_dtype = "float16"  # bfloat16 crashes the CPU build's worker on this project's machines
+    options = {"engine_args": 'vllm.LLM keyword arguments as JSON, e.g. {"enforce_eager": true, "max_model_len": 4096}'}
+
+    @classmethod
+    def availability(cls, options: Mapping[str, str] | None = None) -> Availability:
+        return availability()
+
+    def __init__(self, config: BackendConfig) -> None:
+        super().__init__(config)
+        try:
+            self.engine_args = json.loads(config.options.get("engine_args") or "{}")
+        except ValueError as exc:
+            raise PdxError(f"-o engine_args: not JSON ({exc})", 'give e.g. {"enforce_eager": true}') from None
+        if not isinstance(self.engine_args, dict):
+            raise PdxError("-o engine_args: give a JSON object of vllm.LLM keyword arguments")
+        self.llm = None
+        self.prompts = PromptMaker(config.seed)
+        self._ids = itertools.count()
+
+    def load(self, model: ModelInfo) -> EngineInfo:
+        # In-process engine core: each step() is one scheduler step, timed here.
+        os.environ.update({k: v for k, v in engine_env().items() if k not in os.environ})
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        from vllm import LLM
+
+        kwargs = {"enable_prefix_caching": True, "seed": self.config.seed} | self.engine_args
+        kwargs |= {"model": model.path, "disable_log_stats": False}
+        try:
+            self.llm = LLM(**kwargs)
+        except Exception as exc:  # vLLM fails in many ways (config, memory, kernels): one line, the cause
+            raise ModelError(f"vLLM could not load {model.path}: {_reason(exc)}") from None
+        self.prompts = PromptMaker(self.config.seed, model.n_vocab or None)
+        settings = {k: v for k, v in kwargs.items() if k != "model"} | {"mode": "offline"}
+        env = {k: os.environ[k] for k in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_ENABLE_V1_MULTIPROCESSING") if k in os.environ}
+        return EngineInfo(engine=self.engine, version=vllm_version(), settings=settings | {"env": env})
+
+    def _prefix_counters(self) -> tuple[float, float] | None:
+        try:
+            metrics = self.llm.get_metrics()
+        except Exception:
+            return None
+        found = {m.name: getattr(m, "value", None) for m in metrics}
+        queries, hits = found.get("vllm:prefix_cache_queries"), found.get("vllm:prefix_cache_hits")
+        return (queries, hits) if queries is not None and hits is not None else None
+
+    def generate(self, planned: list[Planned]) -> list[RequestRecord]:
+        """Add the requests together, step the engine, and record every token's arrival."""
+        from vllm import SamplingParams
+        from vllm.sampling_params import RequestOutputKind
+
+        engine = self.llm.llm_engine
+        records: dict[str, RequestRecord] = {}
+        origin = time.perf_counter_ns()
+        for i, request in enumerate(planned):
+            params = SamplingParams(max_tokens=request.max_tokens, ignore_eos=True, temperature=0.0,
+                                    output_kind=RequestOutputKind.DELTA)
+            record = RequestRecord(idx=i, n_prompt=len(request.prompt), max_tokens=request.max_tokens,
+                                   role=request.role)
+            request_id = f"pdx-{next(self._ids)}"
+            record.send_ns = time.perf_counter_ns() - origin
+            engine.add_request(request_id, {"prompt_token_ids": request.prompt}, params)
+            records[request_id] = record
+        while engine.has_unfinished_requests():
+            outputs = engine.step()
+            now = time.perf_counter_ns() - origin
+            for output in outputs:
+                record = records.get(output.request_id)
+                if record is None:
+                    continue
+                completion = output.outputs[0]
+                if completion.token_ids:
+                    if record.first_ns is None:
+                        record.first_ns = now - record.send_ns
+                    record.events.append((now - record.send_ns, len(completion.token_ids)))
+                if output.finished:
+                    record.end_ns = now - record.send_ns
+                    record.finish_reason = completion.finish_reason
+                    metrics = getattr(output, "metrics", None)
+                    record.engine = {k: getattr(metrics, k) for k in _ENGINE_TIMES if hasattr(metrics, k)}
+        for record in records.values():
+            if record.n_gen != record.max_tokens:
+                record.fail(f"vLLM returned {record.n_gen} of {record.max_tokens} tokens")
+        return list(records.values())
+
+    def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
+        if self.llm is None:
+            raise PdxError("vllm: load() must come before run()")
+        for i in range(warmup + repetitions):
+            prefix = self.prompts.tokens(test.depth) if test.depth else []
+            try:
+                if prefix:  # the depth, decoded untimed and kept by the prefix cache
+                    self.generate([Planned(prefix, 1, "depth")])
+                before = self._prefix_counters()
+                records = self.generate(matrix_requests(test, self.prompts, prefix))
+                after = self._prefix_counters()
+            except Exception as exc:
+                raise PdxError(f"{test.name}: vLLM failed: {_reason(exc)}") from None
+            failed = [r for r in records if not r.ok]
+            if failed:
+                raise PdxError(f"{test.name}: {failed[0].error}")
+            sample = sample_from_records(test, records)
+            if before and after:
+                sample.engine = {"prefix_cache_queries": after[0] - before[0], "prefix_cache_hits": after[1] - before[1]}
+            if i >= warmup:
+                yield sample
+
+    def close(self) -> None:
+        if self.llm is not None:
+            engine_core = getattr(self.llm.llm_engine, "engine_core", None)
+            if engine_core is not None and hasattr(engine_core, "shutdown"):
+                engine_core.shutdown()
+            self.llm = None

@@ -1,0 +1,52 @@
+"""``vllm-server``: an OpenAI-compatible ``vllm serve``, started by pdx or given by URL."""
+
+from __future__ import annotations
+
+from pdx.backend import Availability
+from pdx.models import ModelInfo
+from pdx.plugins.vllm.locate import availability, engine_env, vllm_command, vllm_version
+from pdx.serving.backend import ServerBackend
+from pdx.serving.managed import HOST
+
+
+class VllmServer(ServerBackend):
+    name = "vllm-server"
+    engine = "vLLM"
+    summary = "vLLM's OpenAI server (vllm serve, started by pdx or --url): pp/tg and serving scenarios"
+    model_formats = ("hf",)
+    default_dtype = "float16"  # bfloat16 crashes the CPU build's worker on this project's machines
+    server_name = "vllm serve"
+    extra_body = {"return_token_ids": True}
+    metric_histograms = {
+        "ttft": "vllm:time_to_first_token_seconds",
+        "itl": "vllm:inter_token_latency_seconds",
+        "tpot": "vllm:request_time_per_output_token_seconds",
+        "e2el": "vllm:e2e_request_latency_seconds",
+        "queue": "vllm:request_queue_time_seconds",
+        "prefill": "vllm:request_prefill_time_seconds",
+        "decode": "vllm:request_decode_time_seconds",
+    }
+    metric_counters = {
+        "prompt_tokens": "vllm:prompt_tokens_total",
+        "generation_tokens": "vllm:generation_tokens_total",
+        "prefix_cache_queries": "vllm:prefix_cache_queries_total",
+        "prefix_cache_hits": "vllm:prefix_cache_hits_total",
+    }
+
+    @classmethod
+    def server_availability(cls) -> Availability:
+        return availability()
+
+    def server_command(self, model: ModelInfo, port: int) -> list[str]:
+        return [*vllm_command(), "serve", model.path, "--host", HOST, "--port", str(port)]
+
+    def server_env(self) -> dict:
+        env = engine_env()
+        if self.config.api_key:  # by environment, so it shows in no command line or argument log
+            env["VLLM_API_KEY"] = self.config.api_key
+        else:
+            env.pop("VLLM_API_KEY", None)
+        return env
+
+    def server_version(self) -> str | None:
+        return vllm_version()
