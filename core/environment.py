@@ -39,14 +39,14 @@ SECRET_FLAGS = ("--api-key",)
 
 
 def redact_argv(argv: list[str]) -> list[str]:
-    """The command line with every secret flag's value replaced by ``***``."""
+    """The command line with every secret flag's value replaced by ``REDACTED``."""
     out, hide = [], False
     for arg in argv:
         flag = arg.split("=", 1)[0]
         if hide:
-            out.append("***")
+            out.append("REDACTED")
         elif flag in SECRET_FLAGS and "=" in arg:
-            out.append(f"{flag}=***")
+            out.append(f"{flag}=REDACTED")
         else:
             out.append(arg)
         hide = not hide and arg in SECRET_FLAGS

@@ -65,6 +65,8 @@ async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: fl
     loop = asyncio.get_running_loop()
     start = loop.time()
     for i in range(n):
+        if writer.is_closing() or writer.transport.get_write_buffer_size() > 1 << 20:
+            return  # the client went away
         await asyncio.sleep(max(0.0, start + float(body.get("ttft", ttft)) + i * float(body.get("itl", itl))
                                 - loop.time()))
         if mode == "early" and i == n // 2:

@@ -172,6 +172,10 @@ class Stream:
                 if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
                     sec, nsec = struct.unpack("qq", data[:16])
                     t_ns = sec * 1_000_000_000 + nsec - offset_ns
+            if self.deadline_ns and t_ns > self.deadline_ns:
+                # Judged by arrival time, so a client that was descheduled past the deadline still agrees.
+                self.expire(self.deadline_ns)
+                return
             closed = not raw
             if self.tls and raw:
                 raw, closed = self.tls.received(raw)

@@ -5,7 +5,8 @@ either "as soon as a slot is free" (closed loop: ``concurrency`` in flight,
 the next sent when one ends) or "at offset t" (open loop: Poisson or gamma
 arrivals, or a scripted scenario), with ``max_concurrency`` capping the
 requests in flight either way. Warm-up requests run first, one at a time,
-and are not counted.
+and are not counted. Once a connection is refused (the server is gone), no
+further requests are sent.
 """
 
 from __future__ import annotations
@@ -114,6 +115,8 @@ class _Driver:
 
     def finished(self, record: RequestRecord) -> None:
         self.in_flight -= 1
+        if record.error and record.error.startswith("cannot connect"):
+            self.next = None  # the server is gone: the requests in flight finish, no new ones are sent
         self.fill()
 
 

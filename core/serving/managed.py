@@ -2,7 +2,8 @@
 
 Started in its own session (process group), its output going to a log file
 that is kept with the run; healthy once ``GET /health`` answers 200; stopped
-with SIGINT to the group (graceful shutdown), then SIGTERM, then SIGKILL.
+with SIGINT to the server (graceful: it stops its own workers), then SIGTERM
+and SIGKILL to the group.
 A port already in use and a server that exits or never becomes healthy are
 one-line errors naming the log.
 """
@@ -97,18 +98,21 @@ class ManagedServer:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self, grace_s: float = 30.0) -> int | None:
-        """Stop the whole process group; returns the exit code."""
+        """SIGINT to the server alone (it shuts its workers down), then SIGTERM and SIGKILL
+        to the whole process group pdx created; returns the server's exit code."""
         if self.proc is None:
             return None
-        for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+        steps = ((lambda sig: os.kill(self.proc.pid, sig), signal.SIGINT, grace_s),
+                 (lambda sig: os.killpg(self.proc.pid, sig), signal.SIGTERM, 10.0),
+                 (lambda sig: os.killpg(self.proc.pid, sig), signal.SIGKILL, 10.0))
+        for send, sig, wait in steps:
             if self.proc.poll() is not None:
                 break
             try:
-                os.killpg(self.proc.pid, sig)  # the group pdx created: the server and its workers
+                send(sig)
+                self.proc.wait(timeout=wait)
             except ProcessLookupError:
                 break
-            try:
-                self.proc.wait(timeout=wait)
             except subprocess.TimeoutExpired:
                 continue
         try:  # workers left behind by a server that died first

@@ -54,6 +54,9 @@ def sample_from_records(test: TestSpec, records: list) -> Sample:
     else:
         sample.ns, sample.prompt_ns = max(last) - sent, max(first) - sent
         sample.gen_ns = sample.ns - sample.prompt_ns
+    if sample.ns <= 0 or sample.gen_ns == 0:
+        raise RequestsFailed(f"{test.name}: every token arrived at once, so no decode time can be measured "
+                             "(a server too busy to stream?)", records)
     return sample
 
 

