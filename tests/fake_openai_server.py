@@ -11,7 +11,7 @@ The request body's ``fake`` field picks a behaviour: ``ok`` (default),
 ``http400``, ``http500``, ``early`` (stops at half the tokens, then [DONE]),
 ``drop`` (closes the connection mid-stream), ``malformed`` (a non-JSON data
 line), ``error`` (an error event mid-stream), ``hang`` (one token, then
-silence). ``ttft`` and ``itl`` (seconds) override the server's schedule.
+silence), ``miscount`` (usage claims one token more than were sent). ``ttft`` and ``itl`` (seconds) override the server's schedule.
 ``GET /sends`` returns every event's send time (perf_counter_ns) keyed by the
 prompt's first token id.
 
@@ -60,6 +60,7 @@ async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: fl
     prompt, n = body["prompt"], int(body["max_tokens"])
     key = int(prompt[0]) if prompt else -1
     sends = SENDS.setdefault(key, [])
+    sent = 0
     writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
                  b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
     loop = asyncio.get_running_loop()
@@ -88,7 +89,9 @@ async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: fl
         data = _event(event)
         sends.append(time.perf_counter_ns())
         writer.write(data)
-    usage = {"prompt_tokens": len(prompt), "completion_tokens": len(sends), "total_tokens": len(prompt) + len(sends)}
+        sent += 1
+    sent += mode == "miscount"
+    usage = {"prompt_tokens": len(prompt), "completion_tokens": sent, "total_tokens": len(prompt) + sent}
     writer.write(_event({"id": f"cmpl-{key}", "choices": [], "usage": usage}))
     writer.write(_event("[DONE]") + b"0\r\n\r\n")
     await writer.drain()

@@ -44,6 +44,7 @@ def test_a_stream_is_timed_token_by_token(fake_server):
     ("malformed", "malformed SSE event: '{not json'"),
     ("error", "server error in stream: EngineCore encountered an issue"),
     ("hang", "timed out after"),
+    ("miscount", "the stream carried 8 tokens but the server counted 9"),
 ])
 def test_failures_are_recorded_per_request_and_the_rest_complete(fake_server, mode, needle):
     bad = client(fake_server, timeout_s=1.0, fake=mode)

@@ -25,7 +25,7 @@ from pdx.models import ModelInfo, identify
 from pdx.paths import data_dir
 from pdx.serving import prometheus
 from pdx.serving.managed import ManagedServer, free_port
-from pdx.serving.openai import CompletionsClient
+from pdx.serving.openai import CompletionsClient, OpenAICompletions
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed
 from pdx.serving.runs import matrix_sample, scenario_sample
@@ -93,6 +93,8 @@ class ServerBackend(Backend):
     metric_counters: ClassVar[Mapping[str, str]] = {}
     #: extra fields of every completions request
     extra_body: ClassVar[Mapping] = {}
+    #: the completions protocol the server speaks
+    dialect: ClassVar = OpenAICompletions()
 
     # -- what a subclass provides --------------------------------------------
 
@@ -171,7 +173,8 @@ class ServerBackend(Backend):
             details |= {"server_log": str(log), "server_command": shlex.join(command)}
         models = served_models(self.url, self.config.api_key)
         name = self.config.options.get("model_name") or (models[0]["id"] if models else model.name)
-        self.client = CompletionsClient(self.url, name, self.config.api_key, self.request_timeout, dict(self.extra_body))
+        self.client = CompletionsClient(self.url, name, self.config.api_key, self.request_timeout,
+                                        dict(self.extra_body), self.dialect)
         self.prompts = PromptMaker(self.config.seed, model.n_vocab or None)
         details["served_model"] = name
         return EngineInfo(engine=self.engine, version=self.server_version(), settings=settings, details=details)

@@ -1,11 +1,13 @@
-"""The OpenAI-compatible ``/v1/completions`` protocol, streamed, as pdx uses it.
+"""Streamed completions, as pdx sends them: OpenAI's ``/v1/completions``, and
+llama-server's ``/completion`` (a dialect: same client, other field names).
 
 Every request sends its prompt as token ids (so every engine sees exactly the
 same count), ignores EOS, streams, and asks for usage; vLLM also returns the
 token ids of each event. Tokens are counted from ids (one per event where the
 server sends none), never from text: random weights emit special tokens that
 decode to nothing. Anything short of exactly ``max_tokens`` tokens and a
-closing ``[DONE]`` is an error recorded on the request.
+closing event is an error recorded on the request, and so is a stream whose
+token count differs from the server's own (``usage``).
 """
 
 from __future__ import annotations
@@ -16,9 +18,6 @@ from typing import Callable
 
 from pdx.serving.http_stream import StreamLoop, Target, http_request
 from pdx.serving.records import RequestRecord
-
-COMPLETIONS_PATH = "/v1/completions"
-
 
 def _message(body: str) -> str:
     """The error message of a JSON error body (OpenAI or llama-server style), else its first line."""
@@ -33,12 +32,57 @@ def _message(body: str) -> str:
     return str(error)[:200]
 
 
+class OpenAICompletions:
+    """``POST /v1/completions`` (vLLM and most servers): one event per chunk, usage, ``[DONE]``."""
+
+    path = "/v1/completions"
+
+    def body(self, model: str, prompt: list[int], max_tokens: int) -> dict:
+        return {"model": model, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True, "stream": True,
+                "stream_options": {"include_usage": True}, "temperature": 0.0}
+
+    def read(self, event: dict, record: RequestRecord) -> tuple[int, bool]:
+        """(tokens the event carries, whether it ends the stream)."""
+        tokens = 0
+        for choice in event.get("choices") or ():
+            ids = choice.get("token_ids")
+            tokens += len(ids) if isinstance(ids, list) else 1
+            record.finish_reason = choice.get("finish_reason") or record.finish_reason
+        if isinstance(event.get("usage"), dict):
+            record.usage = event["usage"]
+        return tokens, False
+
+
+class LlamaServerCompletion:
+    """llama-server's own ``POST /completion``: the only one of its endpoints that streams token ids
+    (its /v1/completions sends text only, and holds back or merges tokens that are partial UTF-8)."""
+
+    path = "/completion"
+
+    def body(self, model: str, prompt: list[int], max_tokens: int) -> dict:
+        return {"prompt": prompt, "n_predict": max_tokens, "ignore_eos": True, "stream": True,
+                "return_tokens": True, "temperature": 0.0, "cache_prompt": True}
+
+    def read(self, event: dict, record: RequestRecord) -> tuple[int, bool]:
+        # A token that ends mid-UTF-8 is held back and its id never sent; the running count is exact.
+        predicted = event.get("tokens_predicted")
+        tokens = predicted - record.n_gen if isinstance(predicted, int) else len(event.get("tokens") or ())
+        if not event.get("stop"):
+            return tokens, False
+        record.usage = {"prompt_tokens": event.get("tokens_evaluated"), "completion_tokens": event.get("tokens_predicted"),
+                        "cached_tokens": (event.get("timings") or {}).get("cache_n")}
+        record.finish_reason = event.get("stop_type") or "stop"
+        if isinstance(event.get("timings"), dict):
+            record.engine["timings"] = event["timings"]
+        return tokens, True
+
+
 class _Exchange:
     """Feeds one streamed response into its :class:`RequestRecord`."""
 
-    def __init__(self, record: RequestRecord, sent_ns: int, on_done: Callable[[RequestRecord], None]) -> None:
-        self.record, self.sent_ns, self.on_done = record, sent_ns, on_done
-        self.done = False  # saw [DONE]
+    def __init__(self, record: RequestRecord, sent_ns: int, dialect, on_done: Callable[[RequestRecord], None]) -> None:
+        self.record, self.sent_ns, self.dialect, self.on_done = record, sent_ns, dialect, on_done
+        self.done = False  # the stream's end was seen ([DONE], or the dialect's last event)
         self.streamed = False
 
     def on_response(self, status: int, headers: dict[str, str]) -> None:
@@ -53,34 +97,28 @@ class _Exchange:
         try:
             event = json.loads(data)
         except ValueError:
-            record.fail(f"malformed SSE event: {data[:60]!r}")
-            return True
+            event = None
         if not isinstance(event, dict):
             record.fail(f"malformed SSE event: {data[:60]!r}")
             return True
         if "error" in event:
             record.fail(f"server error in stream: {_message(data)}")
             return True
-        tokens = 0
-        for choice in event.get("choices") or ():
-            ids = choice.get("token_ids")
-            tokens += len(ids) if isinstance(ids, list) else 1
-            record.finish_reason = choice.get("finish_reason") or record.finish_reason
+        tokens, self.done = self.dialect.read(event, record)
         if tokens:
             offset = t_ns - self.sent_ns
             if record.first_ns is None:
                 record.first_ns = offset
             record.events.append((offset, tokens))
-        if isinstance(event.get("usage"), dict):
-            record.usage = event["usage"]
         if isinstance(event.get("timings"), dict):  # llama-server's own timings
             record.engine["timings"] = event["timings"]
-        return False
+        return self.done
 
     def on_end(self, t_ns: int, error: str | None, body: str) -> None:
         record = self.record
         record.end_ns = t_ns - self.sent_ns
         got = f"{record.n_gen} of {record.max_tokens} tokens"
+        counted = record.usage.get("completion_tokens")
         if error:
             record.fail(f"{error} ({got})")
         elif record.http_status != 200:
@@ -88,9 +126,11 @@ class _Exchange:
         elif not self.streamed:
             record.fail("the server answered without an event stream: " + _message(body))
         elif not self.done:
-            record.fail(f"the stream ended without [DONE] after {got}")
+            record.fail(f"the stream ended without its last event after {got}")
         elif record.n_gen != record.max_tokens:
             record.fail(f"the stream ended after {got} (finish_reason {record.finish_reason})")
+        elif counted is not None and counted != record.n_gen:
+            record.fail(f"the stream carried {record.n_gen} tokens but the server counted {counted}")
         self.on_done(record)
 
 
@@ -98,8 +138,9 @@ class CompletionsClient:
     """Sends streamed completions of token-id prompts to one server."""
 
     def __init__(self, url: str, model: str, api_key: str | None = None, timeout_s: float | None = 600.0,
-                 extra_body: dict | None = None) -> None:
+                 extra_body: dict | None = None, dialect=None) -> None:
         self.target = Target.parse(url)
+        self.dialect = dialect or OpenAICompletions()
         self.model = model
         self.timeout_s = timeout_s
         self.extra_body = dict(extra_body or {})
@@ -108,22 +149,14 @@ class CompletionsClient:
             self.headers["Authorization"] = f"Bearer {api_key}"
 
     def body(self, prompt: list[int], max_tokens: int) -> bytes:
-        payload = {
-            "model": self.model,
-            "prompt": prompt,
-            "max_tokens": max_tokens,
-            "ignore_eos": True,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            "temperature": 0.0,
-        } | self.extra_body
+        payload = self.dialect.body(self.model, prompt, max_tokens) | self.extra_body
         return json.dumps(payload, separators=(",", ":")).encode()
 
     def send(self, loop: StreamLoop, record: RequestRecord, prompt: list[int], origin_ns: int,
              on_done: Callable[[RequestRecord], None]) -> None:
         """Start one request on ``loop``; ``on_done(record)`` runs when it is over, ok or not."""
-        request = http_request("POST", self.target, COMPLETIONS_PATH, self.body(prompt, record.max_tokens),
+        request = http_request("POST", self.target, self.dialect.path, self.body(prompt, record.max_tokens),
                                self.headers)
         sent = time.perf_counter_ns()
         record.send_ns = sent - origin_ns
-        loop.open(self.target, request, _Exchange(record, sent, on_done), self.timeout_s)
+        loop.open(self.target, request, _Exchange(record, sent, self.dialect, on_done), self.timeout_s)

@@ -3,7 +3,8 @@
 ``llamacpp-bench`` drives a ``llama-bench`` binary; ``llamacpp-python`` runs
 llama.cpp in-process through llama-cpp-python's low-level API; ``llamacpp``
 picks the first of the two that is installed. All three keep llama-bench's
-semantics, so their figures can be set side by side. ``pdx llamacpp
+semantics, so their figures can be set side by side. ``llamacpp-server``
+measures ``llama-server`` through pdx's serving client (as vLLM's server). ``pdx llamacpp
 install`` builds llama.cpp once for both.
 """
 
@@ -19,10 +20,12 @@ def pdx_register_backends(register) -> None:
     from pdx.plugins.llamacpp.auto import LlamaCpp
     from pdx.plugins.llamacpp.bench_driver import LlamaBench
     from pdx.plugins.llamacpp.inprocess import LlamaPython
+    from pdx.plugins.llamacpp.server import LlamaServer
 
     register(LlamaCpp)
     register(LlamaBench)
     register(LlamaPython)
+    register(LlamaServer)
 
 
 @hookimpl

@@ -1,0 +1,90 @@
+"""``llamacpp-server``: llama.cpp's ``llama-server``, started by pdx or given by URL,
+measured through the same streaming client as vLLM so their serving figures
+sit side by side.
+
+It speaks llama-server's own ``/completion`` (token ids per event; its
+``/v1/completions`` streams text only). pdx starts it with ``--metrics`` so
+its counters (``llamacpp:*``) are scraped beside pdx's figures; cached prompt
+tokens stand for prefix-cache hits.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from pdx.backend import Availability
+from pdx.errors import PdxError
+from pdx.models import ModelInfo
+from pdx.plugins.llamacpp.build import find_build, tool_version
+from pdx.plugins.llamacpp.locate import INSTALL_HINT
+from pdx.serving.backend import ServerBackend
+from pdx.serving.managed import HOST
+from pdx.serving.openai import LlamaServerCompletion
+
+
+def find_llama_server() -> Path | None:
+    """``PDX_LLAMA_SERVER``, then PATH, then the pdx build."""
+    given = os.environ.get("PDX_LLAMA_SERVER")
+    if given:
+        path = Path(given).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise PdxError(f"PDX_LLAMA_SERVER {given}: no executable llama-server there", INSTALL_HINT)
+        return path
+    on_path = shutil.which("llama-server")
+    if on_path:
+        return Path(on_path)
+    build = find_build()
+    return build.tool("llama-server") if build else None
+
+
+class LlamaServer(ServerBackend):
+    name = "llamacpp-server"
+    engine = "llama.cpp"
+    summary = "llama.cpp's llama-server (started by pdx or --url): pp/tg and serving scenarios"
+    model_formats = ("gguf",)
+    server_name = "llama-server"
+    dialect = LlamaServerCompletion()
+    metric_counters = {
+        "prompt_tokens": "llamacpp:prompt_tokens_total",
+        "generation_tokens": "llamacpp:tokens_predicted_total",
+        "prompt_seconds": "llamacpp:prompt_seconds_total",
+        "generation_seconds": "llamacpp:tokens_predicted_seconds_total",
+        "decode_calls": "llamacpp:n_decode_total",
+        "prefix_cache_hits": "llamacpp:prompt_tokens_cached_total",
+    }
+
+    @classmethod
+    def server_availability(cls) -> Availability:
+        try:
+            binary = find_llama_server()
+        except PdxError as exc:
+            return Availability(False, exc.message, INSTALL_HINT)
+        if binary is None:
+            return Availability(False, "no llama-server binary found (PATH, PDX_LLAMA_SERVER or a pdx build)",
+                                INSTALL_HINT)
+        commit, number = tool_version(binary)
+        return Availability(True, version=f"b{number} ({commit})" if commit else None)
+
+    def server_command(self, model: ModelInfo, port: int) -> list[str]:
+        binary = find_llama_server()
+        if binary is None:
+            raise PdxError("no llama-server binary found", INSTALL_HINT)
+        self.binary = binary
+        return [str(binary), "-m", model.path, "--host", HOST, "--port", str(port), "--metrics",
+                "-t", str(self.config.threads or 1)]
+
+    def server_env(self) -> dict:
+        env = dict(os.environ)
+        env.pop("LLAMA_API_KEY", None)
+        if self.config.api_key:  # by environment, so it shows in no command line
+            env["LLAMA_API_KEY"] = self.config.api_key
+        return env
+
+    def server_version(self) -> str | None:
+        binary = getattr(self, "binary", None)
+        if binary is None:
+            return None
+        commit, number = tool_version(binary)
+        return f"b{number} ({commit})" if commit else None
