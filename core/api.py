@@ -96,6 +96,9 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
     if config.hardware and config.hardware != ceilings.PROBE:
         hardware.catalog.lookup(config.hardware)  # an unknown name fails before any engine work too
     name = config.backend or default_backend(config.options)
+    if not plugin_manager.get_backend(name).serves and any(t.kind == "serve" for t in config.workload.tests):
+        servers = ", ".join(n for n, b in sorted(plugin_manager.backends().items()) if b.serves)
+        raise PdxError(f"backend {name} runs no serving scenarios", f"use a server backend: {servers}")
     backend_cls = plugin_manager.require_available(name, config.options)
     threads = config.threads or hardware.default_threads()
     workload = config.workload

@@ -142,11 +142,13 @@ def tiny_gguf(tmp_path_factory) -> Path:
     return write_gguf(get_shape("tiny"), "f16", tmp_path_factory.mktemp("models") / "tiny-f16.gguf")
 
 
+FAKE_SERVER = Path(__file__).with_name("fake_openai_server.py")
+
+
 @pytest.fixture(scope="session")
 def fake_server():
     """tests/fake_openai_server.py in its own process; yields its base URL."""
-    server = Path(__file__).with_name("fake_openai_server.py")
-    proc = subprocess.Popen([sys.executable, str(server), "--ttft", "0.05", "--itl", "0.01"],
+    proc = subprocess.Popen([sys.executable, str(FAKE_SERVER), "--ttft", "0.05", "--itl", "0.01"],
                             stdout=subprocess.PIPE, text=True)
     try:
         port = int(proc.stdout.readline().split()[1])

@@ -7,7 +7,7 @@ shape of vLLM's (checked against a real ``vllm serve`` in tests/test_vllm.py):
 chunked ``text/event-stream``, one ``data: {...}`` event per token with
 ``token_ids``, a usage event, then ``data: [DONE]``.
 
-The request body's ``fake`` field picks a behaviour: ``ok`` (default),
+The request body's ``fake`` field (or a model name ``fake-MODE``) picks a behaviour: ``ok`` (default),
 ``http400``, ``http500``, ``early`` (stops at half the tokens, then [DONE]),
 ``drop`` (closes the connection mid-stream), ``malformed`` (a non-JSON data
 line), ``error`` (an error event mid-stream), ``hang`` (one token, then
@@ -55,8 +55,13 @@ def _plain(writer: asyncio.StreamWriter, status: int, body: dict) -> None:
                  f"Connection: close\r\n\r\n".encode() + data)
 
 
+def _mode(body: dict) -> str:
+    model = str(body.get("model") or "")
+    return body.get("fake") or (model.split("fake-", 1)[1] if model.startswith("fake-") else "ok")
+
+
 async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: float) -> None:
-    mode = body.get("fake", "ok")
+    mode = _mode(body)
     prompt, n = body["prompt"], int(body["max_tokens"])
     key = int(prompt[0]) if prompt else -1
     sends = SENDS.setdefault(key, [])
@@ -108,8 +113,8 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tt
             _plain(writer, 200, {"data": [{"id": "fake", "max_model_len": 65536}]})
         elif path == "/v1/completions" and method == "POST":
             body = json.loads(raw)
-            if body.get("fake") in ("http400", "http500"):
-                status = int(body["fake"][4:])
+            if _mode(body) in ("http400", "http500"):
+                status = int(_mode(body)[4:])
                 _plain(writer, status, {"error": {"message": f"fake {status} error", "code": status}})
             else:
                 await _stream(writer, body, ttft, itl)

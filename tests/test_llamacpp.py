@@ -175,3 +175,24 @@ def test_readme_first_command_works_in_a_fresh_copy(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"\bpp512\b.*±", result.stdout) and re.search(r"\btg128\b.*±", result.stdout)
     assert re.search(r"run [0-9a-f]{32} complete", result.stdout)
+
+
+def test_llama_server_through_the_serving_client(registry_url, tmp_path):
+    # Wider than tiny, so tokens take long enough to arrive one by one.
+    shape = get_shape("tiny").with_dims(n_embd=512, n_layers=4, n_heads=8, n_kv_heads=8, n_ff=1408)
+    model = str(write_gguf(shape, "f16", tmp_path / "small.gguf"))
+    server_args = ("--server-args", "-c 4096 -np 4")
+    (run,) = bench_json("--registry", registry_url, "--backend", "llamacpp-server", "-m", model, "-p", "64",
+                        "-n", "16", "-r", "2", *server_args)
+    assert run["status"] == "complete", run["error"]
+    assert rate(run, "pp64") > 0 and rate(run, "tg16") > 0
+    tg = next(t for t in run["tests"] if t["name"] == "tg16")
+    assert all(r["n_gen"] == 17 and r["usage"]["completion_tokens"] == 17 for r in tg["requests"])
+    assert tg["engine"]["server"]["generation_tokens"] == 3 * 17  # llama-server's own counter
+    assert run["engine"]["settings"]["managed"] and os.path.exists(run["engine"]["details"]["server_log"])
+    result = run_pdx("serve-bench", "--backend", "llamacpp-server", "-m", model, "--scenario", "sweep", "-c", "1,4",
+                     "-p", "32", "-n", "16", "--num-requests", "8", "--registry", registry_url, "--json", *server_args)
+    assert result.returncode == 0, result.stderr
+    (sweep,) = json.loads(result.stdout)
+    assert [t["stats"]["completed"] for t in sweep["tests"]] == [8, 8]
+    assert all(r["engine"]["timings"]["predicted_n"] == 16 for t in sweep["tests"] for r in t["requests"])

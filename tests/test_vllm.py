@@ -23,7 +23,12 @@ from conftest import assert_one_line_error, run_pdx
 pytestmark = pytest.mark.vllm
 
 KEY = "pdx-test-secret-4417"
-SERVER_ARGS = "--enforce-eager --max-model-len 2048 --max-num-seqs 32"
+# On a GPU (tests/gpu/run_vllm_cuda.sh) two engines share its memory: each gets this fraction.
+GPU_MEMORY = os.environ.get("PDX_VLLM_GPU_MEMORY")
+SERVER_ARGS = "--enforce-eager --max-model-len 2048 --max-num-seqs 32" + (
+    f" --gpu-memory-utilization {GPU_MEMORY}" if GPU_MEMORY else "")
+ENGINE_ARGS = {"enforce_eager": True, "max_model_len": 1024} | (
+    {"gpu_memory_utilization": float(GPU_MEMORY)} if GPU_MEMORY else {})
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +162,7 @@ def test_port_in_use_and_never_healthy_are_one_line_errors(registry_url, keyed_s
 def test_offline_mode_pp_tg_at_depth_and_batch(registry_url, tiny_hf):
     (run,), result = pdx_json("bench", "--backend", "vllm", "-m", str(tiny_hf), "-p", "64", "-n", "8",
                               "-d", "0,128", "-b", "1,2", "-r", "2",
-                              "-o", 'engine_args={"enforce_eager": true, "max_model_len": 1024}',
+                              "-o", f"engine_args={json.dumps(ENGINE_ARGS)}",
                               registry_url=registry_url)
     assert run["status"] == "complete", run["error"]
     tests = {t["name"]: t for t in run["tests"]}

@@ -1,0 +1,108 @@
+"""serve-bench and server backends end to end through the CLI, against the local
+test server (no engine needed), plus the managed-server lifecycle with real
+processes."""
+
+import json
+import sys
+
+import pytest
+
+from pdx.environment import redact_argv
+from pdx.errors import PdxError
+from pdx.serving.managed import ManagedServer, free_port
+from pdx.serving.backend import public_url
+
+from conftest import FAKE_SERVER, assert_one_line_error, run_pdx
+
+
+def serve(fake_server, registry_url, *args, model="fake"):
+    result = run_pdx("serve-bench", "--backend", "vllm-server", "--url", fake_server, "-o", f"model_name={model}",
+                     "--registry", registry_url, "--json", *args)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)[0], result
+
+
+def test_sweep_through_the_cli_stores_every_request(fake_server, registry_url):
+    run, result = serve(fake_server, registry_url, "--scenario", "sweep", "-c", "1,4", "-p", "8", "-n", "6",
+                        "--num-requests", "8", "--slo", "ttft=1s,tpot=100ms", "--percentiles", "50,99.9")
+    assert result.returncode == 0 and run["status"] == "complete"
+    assert [t["name"] for t in run["tests"]] == ["c1:p8+g6:n8", "c4:p8+g6:n8"]
+    for test in run["tests"]:
+        assert len(test["requests"]) == 8 and all(r["n_gen"] == 6 and r["status"] == "ok" for r in test["requests"])
+        stats = test["stats"]
+        assert stats["completed"] == 8 and stats["good_requests"] == 8 and "p99.9" in stats["ttft_ms"]
+        assert test["spec"]["slo"] == {"ttft": 1000.0, "tpot": 100.0}
+    assert run["tests"][1]["stats"]["request_throughput"] > run["tests"][0]["stats"]["request_throughput"]
+    text = run_pdx("show", run["id"], "--registry", registry_url).stdout
+    assert "TTFT p50" in text and "c4:p8+g6:n8" in text and "concurrency sweep" in text
+
+
+def test_failed_requests_fail_the_test_and_keep_the_rest(fake_server, registry_url):
+    run, result = serve(fake_server, registry_url, "-c", "2", "-p", "8", "-n", "8", "--num-requests", "4",
+                        "--warmup-requests", "0", model="fake-early")
+    assert result.returncode == 1 and run["status"] == "failed"
+    (test,) = run["tests"]
+    assert test["status"] == "failed" and "4 of 4 requests failed: the stream ended after 4 of 8 tokens" in test["error"]
+    assert [r["n_gen"] for r in test["requests"]] == [4, 4, 4, 4]
+
+
+def test_pp_tg_over_http_are_server_figures(fake_server, registry_url):
+    result = run_pdx("bench", "--backend", "vllm-server", "--url", fake_server, "-o", "model_name=fake",
+                     "-p", "16", "-n", "4", "-b", "1,2", "-r", "2", "--registry", registry_url, "--json")
+    assert result.returncode == 0, result.stderr
+    (run,) = json.loads(result.stdout)
+    tests = {t["name"]: t for t in run["tests"]}
+    # The test server sends the first token after 50 ms and the rest 10 ms apart.
+    assert tests["pp16"]["stats"]["rate"]["mean"] == pytest.approx(16 / 0.05, rel=0.3)
+    assert tests["tg4"]["stats"]["rate"]["mean"] == pytest.approx(100, rel=0.3)
+    assert len(tests["tg4/b2"]["requests"]) == 4 and tests["tg4/b2"]["samples"][0]["n_gen"] == 8
+    assert tests["pp16"]["stats"]["serving"]["ttft_ms"]["n"] == 2
+    assert run["engine"]["settings"] == {"mode": "server", "url": fake_server}
+
+
+def test_serving_errors_are_one_line(fake_server, registry_url, tiny_gguf):
+    base = ("serve-bench", "--registry", registry_url)
+    assert_one_line_error(run_pdx(*base, "--backend", "vllm-server", "--url", "http://127.0.0.1:1"),
+                          "cannot reach a server at http://127.0.0.1:1")
+    assert_one_line_error(run_pdx(*base, "--backend", "llamacpp-python", "-m", str(tiny_gguf)),
+                          "backend llamacpp-python runs no serving scenarios", "vllm-server")
+    assert_one_line_error(run_pdx(*base, "--backend", "vllm-server", "--url", fake_server, "--slo", "ttft=soon"),
+                          "--slo: cannot read 'ttft=soon'")
+    assert_one_line_error(run_pdx(*base, "--backend", "vllm-server", "--url", fake_server, "--scenario", "cache",
+                                  "-p", "8", "--prefix", "8"), "shared prefix (8) must be shorter")
+    assert_one_line_error(run_pdx(*base, "--backend", "vllm-server", "--url", fake_server, "-c", "2",
+                                  "--request-rate", "4"), "not both")
+
+
+def test_secrets_are_redacted_from_command_lines_and_urls():
+    assert redact_argv(["pdx", "bench", "--api-key", "s3", "--api-key=s4", "-p", "1"]) == \
+        ["pdx", "bench", "--api-key", "REDACTED", "--api-key=REDACTED", "-p", "1"]
+    assert public_url("http://user:pw@host:8000/v1") == "http://host:8000/v1"
+
+
+def test_managed_server_lifecycle(tmp_path):
+    port = free_port()
+    server = ManagedServer("fake", [sys.executable, str(FAKE_SERVER), "--port", str(port)], port,
+                           tmp_path / "fake.log", startup_timeout_s=30)
+    server.start()
+    try:
+        assert server.alive()
+        with pytest.raises(PdxError, match=f"port {port} on 127.0.0.1 is already in use"):
+            ManagedServer("again", ["true"], port, tmp_path / "again.log").start()
+    finally:
+        server.stop(grace_s=5)
+    assert not server.alive() and (tmp_path / "fake.log").exists()
+
+
+def test_managed_server_that_exits_or_never_answers(tmp_path):
+    secret = "hunter2-secret"
+    exits = ManagedServer("quitter", [sys.executable, "-c", f"print('bad flag {secret}'); raise SystemExit(3)"],
+                          free_port(), tmp_path / "q.log", secrets=[secret])
+    with pytest.raises(PdxError, match=r"quitter exited with code 3 before it became healthy: bad flag \*\*\*"):
+        exits.start()
+    assert secret not in (tmp_path / "q.log").read_text()
+    silent = ManagedServer("sleeper", [sys.executable, "-c", "import time; time.sleep(60)"], free_port(),
+                           tmp_path / "s.log", startup_timeout_s=1)
+    with pytest.raises(PdxError, match="sleeper did not become healthy within 1 s"):
+        silent.start()
+    assert not silent.alive()
