@@ -5,7 +5,7 @@ import struct
 import numpy as np
 import pytest
 
-from pdx.errors import ModelError
+from pdx.errors import ModelError, PdxError
 from pdx.models import identify
 from pdx.synth import GGUF_TYPES, SHAPES, get_shape, write_gguf
 from pdx.synth.gguf_writer import expected_file_bytes
@@ -155,3 +155,19 @@ def test_synthetic_hf_models_are_seeded_and_tie_when_the_shape_does(tmp_path):
         write_hf(shape, "f16", a)
     with pytest.raises(ModelError, match="unknown HF weight type"):
         write_hf(shape, "q4_0", tmp_path / "q")
+
+
+def test_hf_backends_get_a_default_synthetic_model(tmp_path, monkeypatch):
+    from pdx import api
+
+    monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(api, "DEFAULT_SHAPE", "tiny")
+    model = api.resolve_model(None, ("hf",), "float16")
+    assert model.format == "hf" and model.synthetic == "tiny" and model.dtype == "f16"
+    assert api.resolve_model(None, ("hf",), "float16").sha256 == model.sha256  # cached, not rewritten
+    with pytest.raises(PdxError, match="is hf, which this backend does not load"):
+        api.resolve_model(model, ("gguf",))
+    out = run_pdx("model", "synth", "--shape", "tiny", "--format", "hf", "--type", "float32",
+                  "-o", str(tmp_path / "cli"), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["format"] == "hf" and (tmp_path / "cli" / "tokenizer.json").exists()

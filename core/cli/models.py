@@ -16,8 +16,11 @@ def model() -> None:
 
 @model.command()
 @click.option("--shape", default="100m", show_default=True, help="Named shape (see `pdx model shapes`).")
-@click.option("--type", "dtype", default="f16", show_default=True, help="Weight type: f32, f16, q8_0, q4_0.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write. [default: in the pdx cache]")
+@click.option("--type", "dtype", default="f16", show_default=True,
+              help="Weight type: f32, f16, q8_0, q4_0 (GGUF); float32, float16, bfloat16 (HF).")
+@click.option("--format", "layout", type=click.Choice(["gguf", "hf"]), default="gguf", show_default=True,
+              help="gguf: one file for llama.cpp; hf: a Hugging Face directory for vLLM and MLX.")
+@click.option("-o", "--output", type=click.Path(), help="File (GGUF) or directory (HF) to write. [default: in the pdx cache]")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random weights.")
 @click.option("--n-embd", type=click.IntRange(min=1), help="Override the shape's embedding width.")
 @click.option("--n-layers", type=click.IntRange(min=1), help="Override the number of layers.")
@@ -27,15 +30,19 @@ def model() -> None:
 @click.option("--n-vocab", type=click.IntRange(min=1), help="Override the vocabulary size.")
 @click.option("--n-ctx", type=click.IntRange(min=1), help="Override the trained context length.")
 @json_option
-def synth(shape, dtype, output, seed, as_json, **dims) -> None:
-    """Write a random-weight llama GGUF of a named shape or explicit dims."""
+def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
+    """Write a random-weight llama model (GGUF or HF layout) of a named shape or explicit dims."""
     from pdx.display import human_bytes, human_count
     from pdx.models import identify
-    from pdx.synth import default_model_path, get_shape, write_gguf
+    from pdx.synth import default_hf_path, default_model_path, get_shape, write_gguf, write_hf
 
     chosen = get_shape(shape).with_dims(**dims)
-    path = Path(output) if output else default_model_path(chosen.name, dtype, seed)
-    write_gguf(chosen, dtype, path, seed)
+    if layout == "hf":
+        path = Path(output) if output else default_hf_path(chosen.name, dtype, seed)
+        write_hf(chosen, dtype, path, seed)
+    else:
+        path = Path(output) if output else default_model_path(chosen.name, dtype, seed)
+        write_gguf(chosen, dtype, path, seed)
     info = identify(path)
     if as_json:
         echo_json(info.to_dict())
