@@ -22,6 +22,9 @@ registry_option = click.option(
     help="Registry database: a SQLAlchemy URL or a SQLite file path [env PDX_REGISTRY; default: user data dir].",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+engine_option = click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+                             help="Engine option (see `pdx backends`); repeatable.")
+tag_option = click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
 
 
 def echo_json(data: object) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pdx.cli.base import echo_json, json_option, registry_option, server_options
+from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
 from pdx.workload import parse_int_list
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
@@ -72,8 +72,8 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted warm-up repetitions of each test.")
 @click.option("--seed", default=42, show_default=True, type=int, help="Seed of the random prompt tokens.")
 @click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Engine option (see `pdx backends`); repeatable.")
-@click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
+@engine_option
+@tag_option
 @click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), or 'probe' for this machine's probes.")
 @click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine and threads).")
 @server_options

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from pdx.cli.base import echo_json, json_option, registry_option, server_options
+from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
 from pdx.workload import parse_int_list
 
 
@@ -38,8 +38,8 @@ def _rates(text: str | None) -> list[float] | None:
 @click.option("--percentiles", metavar="P,P", help="Percentiles to report. [default: 50,90,95,99]")
 @click.option("-r", "--repetitions", default=1, show_default=True, type=click.IntRange(min=1), help="Runs of each test.")
 @click.option("--seed", default=42, show_default=True, type=int, help="Seed of the prompts and arrivals.")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Engine option (see `pdx backends`); repeatable.")
-@click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
+@engine_option
+@tag_option
 @server_options
 @registry_option
 @json_option

@@ -15,19 +15,30 @@ INSTALL_HINT = "run `pdx llamacpp install` (builds llama.cpp, about 5 minutes), 
 _LIB_NAME = "libllama.dylib" if sys.platform == "darwin" else "libllama.so"
 
 
-def find_llama_bench(explicit: str | None = None) -> Path | None:
-    """``--llama-bench``, then ``PDX_LLAMA_BENCH``, then PATH, then the pdx build."""
-    for given, origin in ((explicit, "--llama-bench"), (os.environ.get("PDX_LLAMA_BENCH"), "PDX_LLAMA_BENCH")):
-        if given:
-            path = Path(given).expanduser()
+def find_tool(name: str, given: list[tuple[str | None, str]]) -> Path | None:
+    """A llama.cpp program: the first path ``given`` as (value, where it came from), then PATH, then the pdx build."""
+    for value, origin in given:
+        if value:
+            path = Path(value).expanduser()
             if not (path.is_file() and os.access(path, os.X_OK)):
-                raise PdxError(f"{origin} {given}: no executable llama-bench there", INSTALL_HINT)
+                raise PdxError(f"{origin} {value}: no executable {name} there", INSTALL_HINT)
             return path
-    on_path = shutil.which("llama-bench")
+    on_path = shutil.which(name)
     if on_path:
         return Path(on_path)
     build = find_build()
-    return build.tool("llama-bench") if build else None
+    return build.tool(name) if build else None
+
+
+def find_llama_bench(explicit: str | None = None) -> Path | None:
+    """``--llama-bench``, then ``PDX_LLAMA_BENCH``, then PATH, then the pdx build."""
+    return find_tool("llama-bench", [(explicit, "--llama-bench"),
+                                     (os.environ.get("PDX_LLAMA_BENCH"), "PDX_LLAMA_BENCH")])
+
+
+def find_llama_server() -> Path | None:
+    """``PDX_LLAMA_SERVER``, then PATH, then the pdx build."""
+    return find_tool("llama-server", [(os.environ.get("PDX_LLAMA_SERVER"), "PDX_LLAMA_SERVER")])
 
 
 def bindings_lib_dir() -> tuple[Path | None, Build | None]:

@@ -11,32 +11,15 @@ tokens stand for prefix-cache hits.
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 from pdx.backend import Availability
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
-from pdx.plugins.llamacpp.build import find_build, tool_version
-from pdx.plugins.llamacpp.locate import INSTALL_HINT
+from pdx.plugins.llamacpp.build import tool_version
+from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_server
 from pdx.serving.backend import ServerBackend
 from pdx.serving.managed import HOST
 from pdx.serving.openai import LlamaServerCompletion
-
-
-def find_llama_server() -> Path | None:
-    """``PDX_LLAMA_SERVER``, then PATH, then the pdx build."""
-    given = os.environ.get("PDX_LLAMA_SERVER")
-    if given:
-        path = Path(given).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise PdxError(f"PDX_LLAMA_SERVER {given}: no executable llama-server there", INSTALL_HINT)
-        return path
-    on_path = shutil.which("llama-server")
-    if on_path:
-        return Path(on_path)
-    build = find_build()
-    return build.tool("llama-server") if build else None
 
 
 class LlamaServer(ServerBackend):
