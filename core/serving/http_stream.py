@@ -25,45 +25,17 @@ import itertools
 import os
 import selectors
 import socket
-import ssl
 import struct
 import sys
 import time
-from dataclasses import dataclass
 from typing import Callable, Protocol
-from urllib.parse import urlsplit
 
 from pdx.errors import PdxError
+from pdx.serving.wire import READ_SIZE, Target, Tls
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35) if sys.platform.startswith("linux") else None
 _ANCILLARY = socket.CMSG_SPACE(16) if hasattr(socket, "CMSG_SPACE") else 0
-_READ_SIZE = 65536
 _MAX_BODY = 65536  # of a non-streamed (error) body kept for the message
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where requests go: ``http(s)://host:port`` plus a path prefix."""
-
-    scheme: str
-    host: str
-    port: int
-    prefix: str = ""
-
-    @classmethod
-    def parse(cls, url: str) -> "Target":
-        parts = urlsplit(url if "://" in url else f"http://{url}")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise PdxError(f"--url {url}: not an http(s) URL", "give e.g. http://127.0.0.1:8000")
-        try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError:
-            raise PdxError(f"--url {url}: the port is not a number") from None
-        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
-
-    @property
-    def url(self) -> str:
-        return f"{self.scheme}://{self.host}:{self.port}{self.prefix}"
 
 
 class Handler(Protocol):
@@ -76,43 +48,6 @@ class Handler(Protocol):
         """The stream is over: ``error`` for a transport failure, ``body`` for a non-SSE response."""
 
 
-class _Tls:
-    """TLS over memory buffers, so reads can still go through ``recvmsg``."""
-
-    def __init__(self, host: str, request: bytes) -> None:
-        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self.obj = ssl.create_default_context().wrap_bio(self.incoming, self.outgoing, server_hostname=host)
-        self.request = request
-        self.ready = False
-
-    def to_send(self) -> bytes:
-        """Advance the handshake (then hand over the request); the raw bytes to send."""
-        if not self.ready:
-            try:
-                self.obj.do_handshake()
-                self.ready = True
-            except ssl.SSLWantReadError:
-                pass
-        if self.ready and self.request:
-            self.obj.write(self.request)
-            self.request = b""
-        return self.outgoing.read()
-
-    def received(self, raw: bytes) -> tuple[bytes, bool]:
-        """Decrypt what arrived: (plain bytes, whether the peer closed the TLS session)."""
-        self.incoming.write(raw)
-        if not self.ready:
-            return b"", False
-        out = []
-        while True:
-            try:
-                out.append(self.obj.read(_READ_SIZE))
-            except ssl.SSLWantReadError:
-                return b"".join(out), False
-            except ssl.SSLZeroReturnError:
-                return b"".join(out), True
-
-
 class Stream:
     """One request: connect, send, read the response, cut it into SSE events."""
 
@@ -121,7 +56,7 @@ class Stream:
         self.loop, self.target, self.handler = loop, target, handler
         self.started_ns = time.perf_counter_ns()
         self.deadline_ns = self.started_ns + int(timeout_s * 1e9) if timeout_s else None
-        self.tls = _Tls(target.host, request) if target.scheme == "https" else None
+        self.tls = Tls(target.host, request) if target.scheme == "https" else None
         self.pending = b"" if self.tls else request  # raw bytes still to send
         self.connecting = True
         self.closed = False
@@ -161,7 +96,7 @@ class Stream:
     def readable(self, wake_ns: int, offset_ns: int) -> None:
         while not self.closed:
             try:
-                raw, ancillary, _, _ = self.sock.recvmsg(_READ_SIZE, _ANCILLARY)
+                raw, ancillary, _, _ = self.sock.recvmsg(READ_SIZE, _ANCILLARY)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:
@@ -366,11 +301,3 @@ class StreamLoop:
     def close(self) -> None:
         self.cancel_all("cancelled")
         self.selector.close()
-
-
-def http_request(method: str, target: Target, path: str, body: bytes, headers: dict[str, str]) -> bytes:
-    """The bytes of one HTTP/1.1 request that closes its connection when answered."""
-    lines = [f"{method} {target.prefix}{path} HTTP/1.1", f"Host: {target.host}:{target.port}",
-             f"Content-Length: {len(body)}", "Connection: close"]
-    lines += [f"{k}: {v}" for k, v in headers.items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body

@@ -16,7 +16,8 @@ import json
 import time
 from typing import Callable
 
-from pdx.serving.http_stream import StreamLoop, Target, http_request
+from pdx.serving.http_stream import StreamLoop
+from pdx.serving.wire import Target, http_request
 from pdx.serving.records import RequestRecord
 
 def _message(body: str) -> str:
