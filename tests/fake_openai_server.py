@@ -127,8 +127,15 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tt
         writer.close()
 
 
-async def serve(port: int, ttft: float, itl: float) -> None:
-    server = await asyncio.start_server(lambda r, w: _handle(r, w, ttft, itl), "127.0.0.1", port, backlog=1024)
+async def serve(port: int, ttft: float, itl: float, tls: tuple[str, str] | None = None) -> None:
+    context = None
+    if tls:
+        import ssl
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(*tls)
+    server = await asyncio.start_server(lambda r, w: _handle(r, w, ttft, itl), "127.0.0.1", port, backlog=1024,
+                                        ssl=context)
     print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
     async with server:
         await server.serve_forever()
@@ -139,9 +146,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ttft", type=float, default=0.02)
     parser.add_argument("--itl", type=float, default=0.01)
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https with this certificate")
     args = parser.parse_args(argv)
     try:
-        asyncio.run(serve(args.port, args.ttft, args.itl))
+        asyncio.run(serve(args.port, args.ttft, args.itl, args.tls))
     except KeyboardInterrupt:
         sys.exit(0)
 

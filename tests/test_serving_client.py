@@ -107,3 +107,27 @@ def test_duration_limits_a_run(fake_server):
     assert 2 <= len(result.records) < 20 and all(r.ok for r in result.records)
     timed = list(open_loop(prompts(1000), 4, rate=100.0, duration_s=0.5))
     assert 20 < len(timed) < 90 and all(p.at_s < 0.5 for p in timed)
+
+
+def test_https_streams_keep_their_timing(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from conftest import FAKE_SERVER
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+                   check=True, capture_output=True)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trust the test certificate, verification stays on
+    proc = subprocess.Popen([sys.executable, str(FAKE_SERVER), "--ttft", "0.05", "--itl", "0.01",
+                             "--tls", str(cert), str(key)], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proc.stdout.readline().split()[1])
+        result = run_load(client(f"https://localhost:{port}"), closed_loop(prompts(3, first=6000), 8),
+                          max_concurrency=3)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert all(r.ok and r.n_gen == 8 for r in result.records), [r.error for r in result.records]
+    assert all(45e6 < r.first_ns < 300e6 for r in result.records)

@@ -33,7 +33,10 @@ ENGINE_ARGS = {"enforce_eager": True, "max_model_len": 1024} | (
 
 @pytest.fixture(scope="module")
 def tiny_hf(tmp_path_factory):
-    return write_hf(get_shape("tiny"), "float16", tmp_path_factory.mktemp("hf") / "tiny")
+    # Wider than "tiny": a token takes a few ms, so a client on 2 busy cores still reads them one by one
+    # (a late read returns several tokens under one kernel timestamp).
+    shape = get_shape("tiny").with_dims(n_embd=512, n_layers=4, n_heads=8, n_kv_heads=8, n_ff=1408)
+    return write_hf(shape, "float16", tmp_path_factory.mktemp("hf") / "small")
 
 
 @pytest.fixture(scope="module")
@@ -57,17 +60,17 @@ def pdx_json(*args, registry_url, **kwargs):
 
 
 def test_managed_server_pp_tg_at_two_depths(registry_url, tiny_hf):
-    (run,), result = pdx_json("bench", "--backend", "vllm-server", "-m", str(tiny_hf), "-p", "64", "-n", "16",
+    (run,), result = pdx_json("bench", "--backend", "vllm-server", "-m", str(tiny_hf), "-p", "64", "-n", "32",
                               "-d", "0,256", "-r", "2", "--server-args", SERVER_ARGS, registry_url=registry_url)
     assert result.returncode == 0 and run["status"] == "complete", run["error"]
     tests = {t["name"]: t for t in run["tests"]}
-    assert set(tests) == {"pp64", "tg16", "pp64@d256", "tg16@d256"}
+    assert set(tests) == {"pp64", "tg32", "pp64@d256", "tg32@d256"}
     for test in tests.values():
         assert test["status"] == "ok" and test["stats"]["rate"]["mean"] > 0
         assert len(test["requests"]) == 2 and all(r["status"] == "ok" for r in test["requests"])
-    # pp is the TTFT of one-token requests; tg counts 16 decode steps after the first token.
+    # pp is the TTFT of one-token requests; tg counts 32 decode steps after the first token.
     assert all(r["max_tokens"] == 1 for r in tests["pp64"]["requests"])
-    assert all(r["n_gen"] == 17 and len(r["events"]) >= 2 for r in tests["tg16"]["requests"])
+    assert all(r["n_gen"] == 33 and len(r["events"]) >= 2 for r in tests["tg32"]["requests"])
     # At depth, the server's own counter shows the prefix came from its cache.
     assert all(s["engine"]["prefix_cache_hits"] >= 256 for s in tests["pp64@d256"]["samples"])
     assert all(s["engine"]["ttft"]["count"] == 1 for s in tests["pp64"]["samples"])
@@ -94,7 +97,7 @@ def test_url_server_scenarios_sweep_stall_cache(registry_url, keyed_server):
     assert all(len(t["requests"]) == 16 for t in sweep["tests"])
     assert sweep["tests"][0]["engine"]["server"]["ttft"]["count"] == 17  # 16 counted + 1 warm-up
 
-    (stall,), _ = pdx_json(*common, "--scenario", "stall", "-c", "4", "-p", "16", "-n", "64", "--inject", "1536",
+    (stall,), _ = pdx_json(*common, "--scenario", "stall", "-c", "4", "-p", "16", "-n", "192", "--inject", "1536",
                            registry_url=registry_url)
     assert stall["status"] == "complete", stall["error"]
     figures = stall["tests"][0]["stats"]["stall"]

@@ -68,11 +68,14 @@ class Tls:
         out = []
         while True:
             try:
-                out.append(self.obj.read(READ_SIZE))
+                chunk = self.obj.read(READ_SIZE)
             except ssl.SSLWantReadError:
                 return b"".join(out), False
             except ssl.SSLZeroReturnError:
                 return b"".join(out), True
+            if not chunk:  # a ragged end: the peer closed without close_notify
+                return b"".join(out), True
+            out.append(chunk)
 
 
 def http_request(method: str, target: Target, path: str, body: bytes, headers: dict[str, str]) -> bytes:
