@@ -32,7 +32,10 @@ def free_port(host: str = HOST) -> int:
 
 
 def port_in_use(port: int, host: str = HOST) -> bool:
+    """Whether something listens there (connections of a stopped server waiting out TIME_WAIT do not count,
+    as servers bind with SO_REUSEADDR)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
