@@ -111,8 +111,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
     with backend_cls(backend_config) as backend:
         engine = backend.load(model)
         provenance = config.verify(model, engine) if config.verify else {}
-        figures, basis = ceilings.resolve(machine, model.to_dict(), threads, config.hardware, config.reprobe,
-                                          engine.details.get("device"))
+        figures, basis = _hardware_figures(config, model, machine, threads, engine)
         model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
                                                                  engine.settings.get("type_v", "f16")))
         basis |= ceilings.predictions(model_figures, figures)
@@ -155,6 +154,17 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
         registry.finish_run(run_id, status, errors or None)
     return registry.get_run(run_id)
+
+
+def _hardware_figures(config: BenchConfig, model: ModelInfo, machine: dict, threads: int, engine: EngineInfo):
+    """The figures the run's ceilings are judged by, and their record (none for a model known only by
+    name, or a server elsewhere: this machine's figures would judge nothing)."""
+    if not model.n_params or (config.options.get("url") and not config.hardware):
+        reason = "the model's dimensions are unknown" if not model.n_params else \
+            "the server runs elsewhere; give --hardware NAME to judge it by a catalog chip"
+        return None, {"version": ceilings.CEILINGS_VERSION, "source": "none", "reason": reason}
+    return ceilings.resolve(machine, model.to_dict(), threads, config.hardware, config.reprobe,
+                            engine.details.get("device"))
 
 
 def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: HardwareFigures | None):

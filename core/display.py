@@ -91,7 +91,7 @@ def run_table(run: dict) -> Table:
 
 def print_run(run: dict, registry_url: str, console: Console | None = None) -> None:
     console = console or make_console()
-    if any(t["kind"] == "serve" for t in run["tests"]):
+    if any(t.get("kind") == "serve" for t in run["tests"]):
         from pdx.serving.display import print_scenarios, serving_table
 
         console.print(serving_table(run))
@@ -99,7 +99,7 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
     else:
         console.print(run_table(run))
         print_warnings(run, console)
-        if run["engine"]["settings"].get("mode") == "server":
+        if (run.get("engine") or {}).get("settings", {}).get("mode") == "server":
             console.print("server figures over HTTP: pp from the TTFT of one-token requests, tg from first to last "
                           "token", highlight=False)
     console.print(basis_line(run), highlight=False)

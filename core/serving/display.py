@@ -54,8 +54,10 @@ def print_scenarios(run: dict, console: Console) -> None:
     sweep = sweep_summary(run["tests"])
     if sweep:
         knee = sweep["measured_knee"]
+        predicted = (run.get("ceiling_basis") or {}).get("knee_batch")
         console.print(f"concurrency sweep: measured knee at {knee if knee else 'none within the sweep'} "
-                      f"(aggregate rate gains under half of linear past it)", highlight=False)
+                      f"(aggregate rate gains under half of linear past it); the ceilings predict decode turns "
+                      f"compute-bound at batch {f'~{predicted:.3g}' if predicted else '(unknown)'}", highlight=False)
     cache = cache_summary(run["tests"])
     if cache:
         console.print(f"prefix cache: TTFT p50 cold {_num(cache['cold_ttft_median_ms'], '.1f')} ms, warm "

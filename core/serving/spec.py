@@ -95,7 +95,7 @@ class ServeSpec:
         data = asdict(self)
         data["percentiles"] = list(self.percentiles)
         data["rate"] = "inf" if self.rate == float("inf") else self.rate  # JSON has no infinity
-        data["name"] = self.name
+        data["name"], data["batch"] = self.name, self.batch
         return data
 
     @classmethod

@@ -25,7 +25,7 @@ from pdx.serving.openai import LlamaServerCompletion
 class LlamaServer(ServerBackend):
     name = "llamacpp-server"
     engine = "llama.cpp"
-    summary = "llama.cpp's llama-server (started by pdx or --url): pp/tg and serving scenarios"
+    summary = "its llama-server (started by pdx or --url): pp/tg and serving scenarios"
     model_formats = ("gguf",)
     server_name = "llama-server"
     dialect = LlamaServerCompletion()

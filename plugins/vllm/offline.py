@@ -38,7 +38,7 @@ def _reason(exc: BaseException) -> str:
 class VllmOffline(Backend):
     name = "vllm"
     engine = "vLLM"
-    summary = "vLLM in-process (vllm.LLM): pp/tg at depth and batch"
+    summary = "in-process through vllm.LLM: pp/tg at depth and batch"
     model_formats = ("hf",)
     default_dtype = "float16"  # bfloat16 crashes the CPU build's worker on this project's machines
     options = {"engine_args": 'vllm.LLM keyword arguments as JSON, e.g. {"enforce_eager": true, "max_model_len": 4096}'}

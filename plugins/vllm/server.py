@@ -12,7 +12,7 @@ from pdx.serving.managed import HOST
 class VllmServer(ServerBackend):
     name = "vllm-server"
     engine = "vLLM"
-    summary = "vLLM's OpenAI server (vllm serve, started by pdx or --url): pp/tg and serving scenarios"
+    summary = "its OpenAI server (vllm serve, started by pdx or --url): pp/tg and serving scenarios"
     model_formats = ("hf",)
     default_dtype = "float16"  # bfloat16 crashes the CPU build's worker on this project's machines
     server_name = "vllm serve"
