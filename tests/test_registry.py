@@ -207,4 +207,29 @@ def test_a_registry_from_before_ceilings_upgrades_and_keeps_its_runs(tmp_path, t
     run = Registry(url).get_run(run_id)  # opening upgrades it
     assert run["ceiling_basis"] is None and run["tests"][0]["ceilings"] is None
     assert run["origin"] == "pdx" and run["provenance"] == {} and run["tests"][0]["adaptive"] is None  # 0003
+    assert run["tests"][0]["spec"] == {} and run["tests"][0]["requests"] == []  # 0004
     assert len(run["tests"][0]["samples"]) == 3 and (tmp_path / "old.sqlite.0001.bak").exists()
+
+
+def test_request_records_are_stored_and_travel_with_the_run(tmp_path, tiny_gguf):
+    from pdx.serving.records import RequestRecord
+    from pdx.serving.spec import ServeSpec
+
+    registry = Registry(f"sqlite:///{tmp_path / 'a.sqlite'}")
+    run_id = registry.start_run(make_start(identify(tiny_gguf)))
+    spec = ServeSpec("load", 8, 2, concurrency=2, n_requests=2, slo={"ttft": 100.0})
+    done = RequestRecord(0, 8, 2, send_ns=5, first_ns=1_000_000, end_ns=3_000_000,
+                         events=[(1_000_000, 1), (2_000_000, 1)], usage={"completion_tokens": 2})
+    failed = RequestRecord(1, 8, 2, send_ns=9, end_ns=500, status="error", error="HTTP 500: boom", http_status=500)
+    result = TestOutcome(ordinal=0, test=spec, warmup=0,
+                         samples=[Sample(ns=4_000_000, n_prompt=8, n_gen=2, requests=[done])], requests=[failed])
+    registry.save_test(run_id, result)
+    registry.finish_run(run_id, "complete")
+    (test,) = registry.get_run(run_id)["tests"]
+    assert test["kind"] == "serve" and test["spec"]["concurrency"] == 2 and test["spec"]["slo"] == {"ttft": 100.0}
+    assert [(r["sample_idx"], r["status"], r["events"]) for r in test["requests"]] == \
+        [(0, "ok", [[1_000_000, 1], [2_000_000, 1]]), (None, "error", [])]
+    assert test["stats"]["completed"] == 1 and test["stats"]["ttft_ms"]["median"] == 1.0
+    other = Registry(f"sqlite:///{tmp_path / 'b.sqlite'}")
+    other.add_records(registry.records([run_id]))
+    assert other.get_run(run_id)["tests"][0]["requests"] == test["requests"]
