@@ -230,6 +230,10 @@ def test_request_records_are_stored_and_travel_with_the_run(tmp_path, tiny_gguf)
     assert [(r["sample_idx"], r["status"], r["events"]) for r in test["requests"]] == \
         [(0, "ok", [[1_000_000, 1], [2_000_000, 1]]), (None, "error", [])]
     assert test["stats"]["completed"] == 1 and test["stats"]["ttft_ms"]["median"] == 1.0
+    from pdx.registry.bundle import make_bundle, read_bundle, schema_errors
+
+    bundle = make_bundle(registry.records([run_id]))
+    assert schema_errors(bundle) is None  # bundle.schema.json knows serving tests
     other = Registry(f"sqlite:///{tmp_path / 'b.sqlite'}")
-    other.add_records(registry.records([run_id]))
+    other.add_records(read_bundle(bundle, "test"))
     assert other.get_run(run_id)["tests"][0]["requests"] == test["requests"]
