@@ -64,7 +64,14 @@ def _rate_cell(test: dict) -> str:
     text = f"{rate['mean']:.2f} ± {stddev}"
     if "prompt_rate" in stats:
         text += f"  (pp {stats['prompt_rate']['mean']:.1f}, tg {stats['gen_rate']['mean']:.1f})"
-    return text + _noise(test, stats)
+    return text + _noise(test, stats) + _own_rates(test)
+
+
+def _own_rates(test: dict) -> str:
+    """The engine's own rates for the test, by its own definitions, where a backend keeps them."""
+    own = (test.get("engine") or {}).get("own_rates")
+    figures = [f"{phase} {own[phase]:.1f}" for phase in ("pp", "tg") if own and own.get(phase) is not None]
+    return f"  [{own.get('label', 'engine')}: {', '.join(figures)}]" if figures else ""
 
 
 def run_table(run: dict) -> Table:

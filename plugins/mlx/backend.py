@@ -1,0 +1,112 @@
+"""``mlx``: mlx-lm models measured by pdx's clock (see :mod:`.measure`),
+with mlx-lm's own figures beside them (see :mod:`.own_figures`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Iterator, Mapping
+
+from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.errors import ModelError, PdxError
+from pdx.models import ModelInfo
+from pdx.plugins.mlx import settings as mlx_settings
+from pdx.workload import TestSpec
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def mac_chip() -> dict | None:
+    """The Apple chip from ``sysctl``, matched to the catalog (None off a Mac)."""
+    if sys.platform != "darwin":
+        return None
+    from pdx.hardware import apple
+
+    return apple.describe(apple.read_sysctl())
+
+
+class Mlx(Backend):
+    name = "mlx"
+    engine = "MLX"
+    summary = "mlx-lm models in-process: Metal on Apple Silicon, the CPU elsewhere"
+    model_formats = ("hf",)
+    options = mlx_settings.OPTIONS
+
+    @classmethod
+    def availability(cls, options: Mapping[str, str] | None = None) -> Availability:
+        return mlx_settings.availability(dict(options or {}))
+
+    def __init__(self, config: BackendConfig) -> None:
+        super().__init__(config)
+        self.mx = mlx_settings.import_mlx()
+        self.settings = mlx_settings.parse_settings(config, self.mx)
+        self.model = self.tokenizer = self.measure = None
+        self._info: dict = {}
+        self._last: tuple[TestSpec, dict] | None = None
+
+    def load(self, model: ModelInfo) -> EngineInfo:
+        mx = self.mx
+        from mlx_lm import load as mlx_lm_load
+        from mlx_lm.generate import wired_limit
+
+        from pdx.plugins.mlx.measure import Measure
+
+        mx.set_default_device(mx.gpu if self.settings.device == "gpu" else mx.cpu)
+        try:  # a local directory: mlx-lm looks nothing up on the network for it
+            self.model, self.tokenizer = mlx_lm_load(model.path)
+        except Exception as exc:  # mlx-lm and transformers fail in many ways on a model they cannot read
+            raise ModelError(f"mlx-lm cannot load {model.path}: {_first_line(exc)}",
+                             "give an MLX or Hugging Face model directory of an architecture mlx-lm supports") from None
+        self.tokenizer.eos_token_ids = set()  # every repetition generates exactly the tokens its test names
+        self.wired_limit = wired_limit
+        vocab = model.n_vocab or int(getattr(getattr(self.model, "args", None), "vocab_size", 0))
+        self.measure = Measure(mx, self.model, vocab, self.settings.prefill_step_size, self.config.seed)
+        versions = {p: mlx_settings.package_version(p) for p in ("mlx", "mlx-lm", "mlx-metal", "mlx-cpu")}
+        return EngineInfo(
+            engine=self.engine,
+            version=versions["mlx"],
+            settings=self.settings.to_dict() | {"mlx_lm": versions["mlx-lm"], "decode": "pipelined (mx.async_eval)",
+                                                "sampler": "argmax"},
+            details={
+                "device": self.settings.device,  # where the ceilings look: the chip's GPU, or this CPU's probes
+                "device_info": {k: v for k, v in mx.device_info().items()},
+                "packages": {k: v for k, v in versions.items() if v},
+                "chip": mac_chip(),
+            },
+        )
+
+    def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
+        if self.measure is None:
+            raise PdxError("mlx: load() must come before run()")
+        first_call = self._last is None or self._last[0] != test  # an adaptive run asks again for more samples
+        info = {"device": self.settings.device, "prefill_step_size": self.settings.prefill_step_size} \
+            if first_call else self._last[1]
+        peaks = [info.get("peak_memory_bytes", 0)]
+        with self.wired_limit(self.model):
+            for i in range(warmup + repetitions):
+                sample = self.measure.once(test)
+                peaks.append(sample.engine["peak_memory_bytes"])
+                if i >= warmup:
+                    yield sample
+            info["peak_memory_bytes"] = max(peaks)
+            if first_call and self.settings.mlx_lm_runs:
+                info |= self._mlx_lm_figures(test)
+        self._last, self._info = (test, info), info
+
+    def _mlx_lm_figures(self, test: TestSpec) -> dict:
+        from pdx.plugins.mlx.own_figures import mlx_lm_figures, own_rates
+
+        try:
+            figures = mlx_lm_figures(self.measure, self.tokenizer, test, self.settings.mlx_lm_runs)
+        except Exception as exc:  # a side figure must not cost the measured samples
+            return {"mlx_lm": {"error": _first_line(exc)}}
+        return {"mlx_lm": figures, "own_rates": own_rates(test, figures)}
+
+    def test_info(self) -> dict:
+        info, self._info = self._info, {}
+        return info
+
+    def close(self) -> None:
+        self.model = self.tokenizer = self.measure = None

@@ -1,0 +1,108 @@
+"""pdx's own measurement of an mlx-lm model: the forward passes mlx-lm's
+generate runs, timed to pdx's definitions.
+
+- Depth: ``d`` random tokens per sequence go into a fresh KV cache first,
+  untimed, for every repetition (as llama-bench does).
+- pp N: the N new prompt tokens; as in mlx-lm's ``generate_step``, all but
+  the last go through the model in ``prefill_step_size`` chunks with only the
+  cache evaluated (so no logits are computed for them), then the last token;
+  the clock stops when its logits exist (``mx.eval``).
+- tg N: N forward passes of one token per sequence, each fed the previous
+  step's argmax, so every step depends on the one before. Steps are
+  pipelined as mlx-lm's generate pipelines them (``mx.async_eval``: the next
+  step's graph is built while the device computes this one); the clock stops
+  when the N-th token exists. EOS plays no part: the loop never stops early.
+- Batch B: the same passes over a (B, tokens) array with mlx-lm's ordinary
+  KV cache, which holds B equal-length sequences as they are, no padding.
+
+Peak memory (MLX's allocator: weights, cache and activations) is read per
+repetition.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from pdx.backend import Sample
+from pdx.workload import TestSpec
+
+
+@dataclass
+class Prepared:
+    """One repetition's inputs: the cache already holding ``depth`` tokens, and the timed tokens."""
+
+    cache: list
+    prompt: object  # mx.array (batch, n_prompt), or None
+    first: object  # mx.array (batch, 1): the token a tg test starts from
+
+
+class Measure:
+    def __init__(self, mx, model, vocab: int, prefill_step_size: int, seed: int) -> None:
+        from mlx_lm.models.cache import make_prompt_cache
+
+        self.mx, self.model, self.vocab, self.step = mx, model, vocab, prefill_step_size
+        self.make_cache = lambda: make_prompt_cache(model)
+        self.rng = np.random.default_rng(seed)
+
+    def tokens(self, batch: int, count: int):
+        return self.mx.array(self.rng.integers(0, self.vocab, (batch, count), dtype=np.int32))
+
+    def fill(self, cache: list, tokens) -> None:
+        """Put ``tokens`` (batch, n) into the cache, chunk by chunk; no logits are evaluated."""
+        mx = self.mx
+        for start in range(0, tokens.shape[1], self.step):
+            self.model(tokens[:, start:start + self.step], cache=cache)
+            mx.eval([c.state for c in cache])
+            mx.clear_cache()
+
+    def prefill(self, cache: list, tokens):
+        """The prompt into the cache; returns the last token's logits, evaluated."""
+        self.fill(cache, tokens[:, :-1])
+        logits = self.model(tokens[:, -1:], cache=cache)[:, -1, :]
+        self.mx.eval(logits)
+        return logits
+
+    def decode(self, cache: list, y, steps: int):
+        """``steps`` dependent single-token passes from ``y`` (batch, 1); returns the last token, evaluated."""
+        mx = self.mx
+        for _ in range(steps):
+            logits = self.model(y, cache=cache)
+            y = mx.argmax(logits[:, -1, :], axis=-1, keepdims=True)
+            mx.async_eval(y)
+        mx.eval(y)
+        return y
+
+    def prepare(self, test: TestSpec) -> Prepared:
+        cache = self.make_cache()
+        if test.depth:
+            self.fill(cache, self.tokens(test.batch, test.depth))
+        prompt = self.tokens(test.batch, test.n_prompt) if test.n_prompt else None
+        first = self.tokens(test.batch, 1)
+        self.mx.eval([x for x in (prompt, first) if x is not None])
+        return Prepared(cache, prompt, first)
+
+    def once(self, test: TestSpec) -> Sample:
+        mx = self.mx
+        mx.reset_peak_memory()
+        ready = self.prepare(test)
+        y = ready.first
+        t0 = time.perf_counter_ns()
+        if ready.prompt is not None:
+            logits = self.prefill(ready.cache, ready.prompt)
+            y = mx.argmax(logits, axis=-1, keepdims=True)
+        t1 = time.perf_counter_ns()
+        if test.n_gen:
+            self.decode(ready.cache, y, test.n_gen)
+        t2 = time.perf_counter_ns()
+        both = test.kind == "pg"
+        return Sample(
+            ns=t2 - t0,
+            n_prompt=test.n_prompt * test.batch,
+            n_gen=test.n_gen * test.batch,
+            prompt_ns=t1 - t0 if both else None,
+            gen_ns=t2 - t1 if both else None,
+            engine={"peak_memory_bytes": mx.get_peak_memory(), "kv_offset": ready.cache[0].offset},
+        )

@@ -1,0 +1,65 @@
+"""mlx-lm's own figures for a test, from its own generate functions, kept
+beside pdx's (they are not pdx's measurement).
+
+One sequence: ``stream_generate`` with the test's prompt (one token for a tg
+test) after ``depth`` tokens put in its prompt cache, and ``max_tokens`` = the
+test's generated tokens (1 for a pp test). Its ``prompt_tps`` runs until the
+first generated token is in hand, so it also holds sampling and the launch of
+the first decode step; its ``generation_tps`` divides the N tokens by the
+time of the N-1 steps after the first (one token too many). Several
+sequences: ``batch_generate``, whose stats count the last prompt token of each
+sequence as generation work.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from pdx.workload import TestSpec
+
+_KEYS = ("prompt_tps", "generation_tps", "peak_memory", "prompt_tokens", "generation_tokens")
+
+
+def _stream(measure, tokenizer, test: TestSpec) -> dict:
+    from mlx_lm import stream_generate
+
+    cache = measure.make_cache()
+    if test.depth:
+        measure.fill(cache, measure.tokens(1, test.depth))
+    prompt = measure.tokens(1, test.n_prompt or 1)[0]
+    last = None
+    for last in stream_generate(measure.model, tokenizer, prompt, max_tokens=test.n_gen or 1, prompt_cache=cache):
+        pass
+    return {key: float(getattr(last, key)) for key in _KEYS}
+
+
+def _batch(measure, tokenizer, test: TestSpec) -> dict:
+    from mlx_lm import batch_generate
+
+    caches = None
+    if test.depth:
+        caches = []
+        for _ in range(test.batch):
+            caches.append(measure.make_cache())
+            measure.fill(caches[-1], measure.tokens(1, test.depth))
+    prompts = measure.tokens(test.batch, test.n_prompt or 1).tolist()
+    stats = batch_generate(measure.model, tokenizer, prompts, prompt_caches=caches, max_tokens=test.n_gen or 1).stats
+    figures = {key: float(getattr(stats, key)) for key in _KEYS}
+    return figures | {"prompt_time": stats.prompt_time, "generation_time": stats.generation_time}
+
+
+def mlx_lm_figures(measure, tokenizer, test: TestSpec, runs: int) -> dict:
+    """``runs`` runs of mlx-lm's own generate for ``test``: each run's figures and their means."""
+    how = _stream if test.batch == 1 else _batch
+    done = [how(measure, tokenizer, test) for _ in range(runs)]
+    means = {key: statistics.fmean(r[key] for r in done) for key in ("prompt_tps", "generation_tps")}
+    meaning = {"pp": "prompt_tps", "tg": "generation_tps", "pg": "prompt_tps and generation_tps"}[test.kind]
+    function = "stream_generate" if test.batch == 1 else "batch_generate"
+    return {"function": function, "compare": meaning, "runs": done, **means}
+
+
+def own_rates(test: TestSpec, figures: dict) -> dict:
+    """mlx-lm's rates under pdx's phase names, for tables (``pp``, ``tg``)."""
+    rates = {"pp": figures["prompt_tps"], "tg": figures["generation_tps"]}
+    wanted = {"pp": ("pp",), "tg": ("tg",), "pg": ("pp", "tg")}[test.kind]
+    return {"label": "mlx-lm"} | {k: rates[k] for k in wanted}

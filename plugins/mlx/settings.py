@@ -1,0 +1,99 @@
+"""The MLX backend's engine options, and what MLX is and runs on here.
+
+MLX picks its device itself (the Metal GPU on a Mac, else the CPU); ``-o
+device=`` overrides it, and asking for a GPU MLX does not have here fails in
+one line instead of falling back silently.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
+
+from pdx.backend import Availability, BackendConfig
+from pdx.errors import PdxError
+
+OPTIONS = {
+    "device": "gpu (Metal on an Apple Silicon Mac) or cpu (default: gpu where MLX has one, else cpu)",
+    "prefill_step_size": "prompt tokens per forward pass in prefill (default 2048, as mlx-lm)",
+    "mlx_lm_runs": "runs of mlx-lm's own generate per test, for its prompt_tps/generation_tps (default 1; 0: none)",
+}
+_ON_MAC = sys.platform == "darwin" and platform.machine() == "arm64"
+INSTALL_HINT = 'pip install "mlx-lm"' if _ON_MAC else 'pip install "mlx-lm[cpu]" (MLX\'s CPU backend on Linux)'
+
+
+@dataclass(frozen=True)
+class MlxSettings:
+    device: str  # "gpu" or "cpu"
+    prefill_step_size: int = 2048
+    mlx_lm_runs: int = 1
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _int(options: dict, key: str, default: int, minimum: int) -> int:
+    value = options.get(key)
+    if value is None:
+        return default
+    if not value.isdigit() or int(value) < minimum:
+        raise PdxError(f"-o {key}={value}: give a whole number of at least {minimum}")
+    return int(value)
+
+
+def import_mlx():
+    """``mlx.core``, or ImportError when MLX (or a working build of it) is not installed."""
+    import mlx.core as mx
+
+    mx.default_device()  # a package without a backend for this machine fails here
+    return mx
+
+
+def has_gpu(mx) -> bool:
+    return bool(mx.is_available(mx.gpu))
+
+
+def no_gpu_reason() -> str:
+    where = f"{platform.system()} {platform.machine()}"
+    return (f"MLX has no GPU on this machine ({where}): Metal needs an Apple Silicon Mac; "
+            "drop -o device=gpu or use -o device=cpu")
+
+
+def availability(options: dict | None) -> Availability:
+    try:
+        mx = import_mlx()
+        import mlx_lm  # noqa: F401  (the model code and generate loops)
+    except ImportError as exc:
+        missing = "mlx-lm" if getattr(exc, "name", "") == "mlx_lm" else "MLX"
+        return Availability(False, f"{missing} is not installed", INSTALL_HINT)
+    except Exception as exc:  # a broken native library fails in many ways
+        return Availability(False, f"MLX cannot start: {type(exc).__name__}: {exc}", INSTALL_HINT)
+    device = (options or {}).get("device", "").lower()
+    if device not in ("", "gpu", "cpu"):
+        return Availability(False, f"-o device={device}: use gpu or cpu")
+    if device == "gpu" and not has_gpu(mx):
+        return Availability(False, no_gpu_reason())
+    return Availability(True, version=f"mlx {package_version('mlx')}, mlx-lm {package_version('mlx-lm')}")
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def parse_settings(config: BackendConfig, mx) -> MlxSettings:
+    options = dict(config.options)
+    device = options.get("device", "").lower() or ("gpu" if has_gpu(mx) else "cpu")
+    if device not in ("gpu", "cpu"):
+        raise PdxError(f"-o device={device}: use gpu or cpu")
+    if device == "gpu" and not has_gpu(mx):
+        raise PdxError(no_gpu_reason())
+    return MlxSettings(
+        device=device,
+        prefill_step_size=_int(options, "prefill_step_size", 2048, 1),
+        mlx_lm_runs=_int(options, "mlx_lm_runs", 1, 0),
+    )
