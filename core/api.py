@@ -12,21 +12,19 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import pdx
-from pdx import ceilings, environment, hardware, plugin_manager
+from pdx import ceilings, environment, hardware, model_arg, plugin_manager
 from pdx.adaptive import StopRule
 from pdx.backend import BackendConfig, EngineInfo
 from pdx.errors import PdxError
-from pdx.models import ModelInfo, identify
+from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
 from pdx.results import derive_stats
 from pdx.roofline import HardwareFigures, ModelFigures
 from pdx.runner import Progress, TestOutcome, run_tests
-from pdx.synth.shapes import DEFAULT_SHAPE
 from pdx.workload import Workload, build_workload
 
 # Tried in this order when no backend is named: the first available one runs.
 DEFAULT_BACKENDS = ("llamacpp", "mlx", "vllm")
-DEFAULT_GGUF_TYPE = "f16"
 
 
 @dataclass
@@ -60,25 +58,6 @@ def default_backend(options: dict[str, str] | None = None) -> str:
     raise PdxError(f"no backend is available on this machine ({'; '.join(reasons) or 'none installed'})", hint)
 
 
-def resolve_model(model: ModelInfo | None, formats: tuple[str, ...], dtype: str = DEFAULT_GGUF_TYPE) -> ModelInfo:
-    """The model to benchmark: the given one, or the default synthetic model in the backend's format."""
-    if model is None:
-        from pdx.synth import ensure_gguf, ensure_hf
-
-        if "gguf" in formats:
-            model = identify(ensure_gguf(DEFAULT_SHAPE, DEFAULT_GGUF_TYPE))
-        elif "hf" in formats:
-            model = identify(ensure_hf(DEFAULT_SHAPE, dtype))
-        else:
-            raise PdxError("this backend has no default model", "give one with --model")
-    if model.format not in formats:
-        raise PdxError(
-            f"model {model.path} is {model.format}, which this backend does not load",
-            f"give a {' or '.join(formats)} model",
-        )
-    return model
-
-
 def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[int] | None = None,
          variants: list[dict[str, str]] | None = None) -> list[BenchConfig]:
     """One run per backend, thread count and option variant (e.g. server flags), in that order."""
@@ -92,7 +71,7 @@ def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[i
 
 def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
     """Run one benchmark and store it test by test; returns the stored run."""
-    given = identify(config.model) if config.model else None  # a bad path fails before any engine work
+    given = model_arg.parse(config.model)  # a bad path fails before any engine work
     if config.hardware and config.hardware != ceilings.PROBE:
         hardware.catalog.lookup(config.hardware)  # an unknown name fails before any engine work too
     name = config.backend or default_backend(config.options)
@@ -104,8 +83,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
     workload = config.workload
     backend_config = BackendConfig(threads=threads, options=dict(config.options), seed=workload.seed,
                                    api_key=config.api_key)
-    model = resolve_model(given or backend_cls.served_model(backend_config), backend_cls.model_formats,
-                          backend_cls.default_dtype)
+    model = model_arg.resolve(given or backend_cls.served_model(backend_config), backend_cls)
     manifest = environment.collect(threads, workload.seed, config.argv)
     machine = hardware.detect()
     with backend_cls(backend_config) as backend:

@@ -71,7 +71,7 @@ def _own_rates(test: dict) -> str:
     """The engine's own rates for the test, by its own definitions, where a backend keeps them."""
     own = (test.get("engine") or {}).get("own_rates")
     figures = [f"{phase} {own[phase]:.1f}" for phase in ("pp", "tg") if own and own.get(phase) is not None]
-    return f"  [{own.get('label', 'engine')}: {', '.join(figures)}]" if figures else ""
+    return f"  ({own.get('label', 'engine')}'s own: {', '.join(figures)})" if figures else ""
 
 
 def run_table(run: dict) -> Table:

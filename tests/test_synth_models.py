@@ -158,15 +158,16 @@ def test_synthetic_hf_models_are_seeded_and_tie_when_the_shape_does(tmp_path):
 
 
 def test_hf_backends_get_a_default_synthetic_model(tmp_path, monkeypatch):
-    from pdx import api
+    from pdx import model_arg, plugin_manager
 
     monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(api, "DEFAULT_SHAPE", "tiny")
-    model = api.resolve_model(None, ("hf",), "float16")
+    monkeypatch.setattr(model_arg, "DEFAULT_SHAPE", "tiny")
+    hf_backend = plugin_manager.get_backend("vllm")
+    model = model_arg.resolve(None, hf_backend)
     assert model.format == "hf" and model.synthetic == "tiny" and model.dtype == "f16"
-    assert api.resolve_model(None, ("hf",), "float16").sha256 == model.sha256  # cached, not rewritten
-    with pytest.raises(PdxError, match="is hf, which this backend does not load"):
-        api.resolve_model(model, ("gguf",))
+    assert model_arg.resolve(None, hf_backend).sha256 == model.sha256  # cached, not rewritten
+    with pytest.raises(PdxError, match="is hf, which backend llamacpp does not load"):
+        model_arg.resolve(model, plugin_manager.get_backend("llamacpp"))
     out = run_pdx("model", "synth", "--shape", "tiny", "--format", "hf", "--type", "float32",
                   "-o", str(tmp_path / "cli"), "--json")
     assert out.returncode == 0, out.stderr

@@ -22,21 +22,24 @@ import numpy as np
 
 from pdx.errors import ModelError
 from pdx.paths import cache_dir
+from pdx.synth.mlx_quant import MLX_QUANT_TYPES, quantization_config, quantized_plan
 from pdx.synth.safetensors_writer import TensorPlan, write_safetensors
 from pdx.synth.shapes import Shape
 from pdx.synth.weights import random_bf16_bits, random_f16
 
 # name -> (safetensors dtype, config torch_dtype)
 HF_TYPES = {"float32": ("F32", "float32"), "float16": ("F16", "float16"), "bfloat16": ("BF16", "bfloat16")}
-_ALIASES = {"f32": "float32", "fp32": "float32", "f16": "float16", "fp16": "float16", "bf16": "bfloat16"}
+_ALIASES = {"f32": "float32", "fp32": "float32", "f16": "float16", "fp16": "float16", "bf16": "bfloat16",
+            "q4": "mlx-q4", "q8": "mlx-q8"}
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")  # ids 0, 1, 2
 BOS_ID, EOS_ID = 1, 2
 
 
 def hf_dtype(name: str) -> str:
     dtype = _ALIASES.get(name.lower(), name.lower())
-    if dtype not in HF_TYPES:
-        raise ModelError(f"unknown HF weight type {name!r}", f"choose one of: {', '.join(HF_TYPES)}")
+    if dtype not in HF_TYPES and dtype not in MLX_QUANT_TYPES:
+        choices = ", ".join([*HF_TYPES, *MLX_QUANT_TYPES])
+        raise ModelError(f"unknown HF weight type {name!r}", f"choose one of: {choices} (mlx-q*: MLX only)")
     return dtype
 
 
@@ -83,6 +86,8 @@ def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...]) -> n
 
 def hf_tensor_plan(shape: Shape, dtype: str, seed: int = 0) -> list[TensorPlan]:
     """The tensors of ``shape`` as lazily produced random values of ``dtype``, in file order."""
+    if bits := MLX_QUANT_TYPES.get(hf_dtype(dtype)):
+        return quantized_plan(hf_tensor_plan(shape, "float16", seed), bits, seed)
     st_dtype = HF_TYPES[hf_dtype(dtype)][0]
     rng = np.random.default_rng(seed)  # consumed in plan order, so the bytes depend only on shape and seed
     return [TensorPlan(name, st_dtype, dims, lambda dims=dims: _values(rng, st_dtype, dims))
@@ -90,8 +95,11 @@ def hf_tensor_plan(shape: Shape, dtype: str, seed: int = 0) -> list[TensorPlan]:
 
 
 def hf_config(shape: Shape, dtype: str, seed: int = 0) -> dict:
-    torch_dtype = HF_TYPES[hf_dtype(dtype)][1]
-    return {
+    bits = MLX_QUANT_TYPES.get(hf_dtype(dtype))
+    torch_dtype = "float16" if bits else HF_TYPES[hf_dtype(dtype)][1]
+    quantized = {"quantization": quantization_config(bits), "quantization_config": quantization_config(bits)} \
+        if bits else {}  # mlx-lm reads the first; Hugging Face tools the second
+    return quantized | {
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",
         "hidden_size": shape.n_embd,

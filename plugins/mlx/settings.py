@@ -20,8 +20,8 @@ OPTIONS = {
     "prefill_step_size": "prompt tokens per forward pass in prefill (default 2048, as mlx-lm)",
     "mlx_lm_runs": "runs of mlx-lm's own generate per test, for its prompt_tps/generation_tps (default 1; 0: none)",
 }
-_ON_MAC = sys.platform == "darwin" and platform.machine() == "arm64"
-INSTALL_HINT = 'pip install "mlx-lm"' if _ON_MAC else 'pip install "mlx-lm[cpu]" (MLX\'s CPU backend on Linux)'
+ON_MAC = sys.platform == "darwin" and platform.machine() == "arm64"
+INSTALL_HINT = 'pip install "mlx-lm"' if ON_MAC else 'pip install "mlx-lm[cpu]" (MLX\'s CPU backend on Linux)'
 
 
 @dataclass(frozen=True)
