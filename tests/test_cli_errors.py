@@ -8,8 +8,10 @@ from conftest import assert_one_line_error, run_pdx
 
 @pytest.fixture
 def no_engine(tmp_path, monkeypatch):
-    """A machine without llama.cpp: an empty pdx cache and no llama-bench on PATH."""
+    """A machine without llama.cpp: an empty pdx cache and no llama-bench on PATH (and MLX, where
+    installed, left out, as it would otherwise be the default backend)."""
     monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("PDX_DISABLE_PLUGINS", "mlx")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.delenv("LLAMA_CPP_LIB_PATH", raising=False)
     monkeypatch.delenv("PDX_LLAMA_BENCH", raising=False)

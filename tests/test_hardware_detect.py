@@ -114,6 +114,13 @@ hw.ncpu: 14
 M1_MAX = """machdep.cpu.brand_string: Apple M1 Max
 machdep.cpu.core_count: 10
 """
+# `sysctl -a | grep machdep.cpu` on another M1 Max (a MacBook Pro), from the benchmark notes it was published with.
+M1_MAX_MACHDEP = """machdep.cpu.cores_per_package: 10
+machdep.cpu.core_count: 10
+machdep.cpu.logical_per_package: 10
+machdep.cpu.thread_count: 10
+machdep.cpu.brand_string: Apple M1 Max
+"""
 
 
 def test_m2_ultra():
@@ -135,6 +142,36 @@ def test_m4_pro_and_m1_max():
     assert apple.apple_chip(values["machdep.cpu.brand_string"], values["hw.memsize"]).bandwidth == 273e9
     values = apple.parse_sysctl(M1_MAX)
     assert apple.apple_chip(values["machdep.cpu.brand_string"]).id == "apple-m1-max"
+
+
+def test_core_count_from_machdep_when_hw_physicalcpu_was_not_captured():
+    described = apple.describe(apple.parse_sysctl(M1_MAX_MACHDEP))
+    assert (described["catalog"], described["physical_cores"]) == ("apple-m1-max", 10)
+    # Read the same way (values made up in the captured keys' form), a 14-core M3 Max is the 300GB/s bin
+    # even without its memory size.
+    values = {"machdep.cpu.brand_string": "Apple M3 Max", "machdep.cpu.core_count": "14"}
+    assert apple.describe(values)["catalog"] == "apple-m3-max-14c"
+
+
+def test_a_mac_run_on_its_gpu_is_judged_by_its_chip(monkeypatch, tmp_path):
+    """What detection, the MLX backend and the ceilings do on a Mac, on the M2 Ultra capture above:
+    sysctl is the one part replaced (it cannot run here); everything after it is the real code."""
+    from pdx import ceilings
+    from pdx.hardware import cpu
+    from pdx.models import identify
+    from pdx.plugins.mlx import backend as mlx_backend
+    from pdx.synth import get_shape, write_hf
+
+    monkeypatch.setattr(apple, "read_sysctl", lambda keys=apple.SYSCTL_KEYS: apple.parse_sysctl(M2_ULTRA))
+    monkeypatch.setattr(cpu.platform, "system", lambda: "Darwin")
+    monkeypatch.setattr(nvidia, "query", lambda: [])
+    monkeypatch.setattr(mlx_backend.sys, "platform", "darwin")
+    machine = hardware.detect()
+    assert (machine["kind"], machine["name"], machine["catalog"]) == ("soc", "Apple M2 Ultra", "apple-m2-ultra")
+    assert mlx_backend.mac_chip()["catalog"] == "apple-m2-ultra"  # stored in the run's engine details
+    model = identify(write_hf(get_shape("tiny"), "float16", tmp_path / "tiny")).to_dict()
+    figures, basis = ceilings.resolve(machine, model, 16, device="gpu")  # MLX on Metal reports device "gpu"
+    assert figures.bandwidth == 800e9 and basis["source"] == "catalog" and basis["ref"] == "apple-m2-ultra"
 
 
 def test_m4_max_bins():

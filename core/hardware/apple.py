@@ -72,7 +72,8 @@ def describe(values: dict[str, str]) -> dict:
     """The Mac as stored with a run: chip, memory, cores and the catalog match."""
     brand = values.get("machdep.cpu.brand_string", "")
     memsize = _int(values.get("hw.memsize"))
-    cores = _int(values.get("hw.physicalcpu"))
+    # hw.physicalcpu where captured; many published captures have only machdep.cpu.core_count (the same count)
+    cores = _int(values.get("hw.physicalcpu")) or _int(values.get("machdep.cpu.core_count"))
     chip = apple_chip(brand, memsize, cores) if brand.startswith("Apple") else None
     return {
         "brand": brand or None,
