@@ -57,6 +57,14 @@ class Sample:
     engine: dict[str, float] = field(default_factory=dict)  # the engine's own figures
     requests: list["RequestRecord"] = field(default_factory=list)  # serving backends: every request sent
 
+    @classmethod
+    def timed(cls, test: "TestSpec", t0: int, t1: int, t2: int, engine: dict | None = None) -> "Sample":
+        """A repetition of ``test`` that started at ``t0``, ended prefill at ``t1`` and decode at
+        ``t2`` (ns); the phase split is kept for pp+tg tests, the only ones with two phases."""
+        both = test.kind == "pg"
+        return cls(ns=t2 - t0, n_prompt=test.n_prompt * test.batch, n_gen=test.n_gen * test.batch,
+                   prompt_ns=t1 - t0 if both else None, gen_ns=t2 - t1 if both else None, engine=engine or {})
+
     def to_dict(self) -> dict:
         return {
             "ns": self.ns,
@@ -97,6 +105,20 @@ class BackendConfig:
     options: Mapping[str, str] = field(default_factory=dict)
     seed: int = 42
     api_key: str | None = field(default=None, repr=False)  # sent to servers, never stored or shown
+
+
+def int_option(options: Mapping[str, str], key: str, default: int, minimum: int) -> int:
+    """An engine option that is a whole number (``-o KEY=N``), or one-line error."""
+    value = options.get(key)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise PdxError(f"-o {key}={value}: not a whole number") from None
+    if number < minimum:
+        raise PdxError(f"-o {key}={value}: must be at least {minimum}")
+    return number
 
 
 class Backend(ABC):

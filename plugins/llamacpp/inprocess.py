@@ -171,16 +171,8 @@ class LlamaPython(Backend):
             lc.llama_synchronize(ctx)
         t2 = time.perf_counter_ns()
         perf = lc.llama_perf_context(ctx)
-        both = test.kind == "pg"
-        return Sample(
-            ns=t2 - t0,
-            n_prompt=test.n_prompt * test.batch,
-            n_gen=test.n_gen * test.batch,
-            prompt_ns=t1 - t0 if both else None,
-            gen_ns=t2 - t1 if both else None,
-            engine={"t_p_eval_ms": perf.t_p_eval_ms, "t_eval_ms": perf.t_eval_ms,
-                    "n_p_eval": perf.n_p_eval, "n_eval": perf.n_eval},
-        )
+        return Sample.timed(test, t0, t1, t2, {"t_p_eval_ms": perf.t_p_eval_ms, "t_eval_ms": perf.t_eval_ms,
+                                               "n_p_eval": perf.n_p_eval, "n_eval": perf.n_eval})
 
     def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
         if self.model is None:

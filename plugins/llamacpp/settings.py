@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from pdx.backend import BackendConfig
+from pdx.backend import BackendConfig, int_option
 from pdx.errors import PdxError
 
 OPTIONS = {
@@ -36,19 +36,6 @@ class LlamaSettings:
         return asdict(self)
 
 
-def _int(options: dict, key: str, default: int, minimum: int) -> int:
-    value = options.get(key)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise PdxError(f"-o {key}={value}: not a whole number") from None
-    if number < minimum:
-        raise PdxError(f"-o {key}={value}: must be at least {minimum}")
-    return number
-
-
 def parse_settings(config: BackendConfig) -> LlamaSettings:
     options = dict(config.options)
     flash = options.get("flash_attn", "auto").lower()
@@ -62,10 +49,10 @@ def parse_settings(config: BackendConfig) -> LlamaSettings:
         raise PdxError(f"-o repack={repack}: use 1 or 0")
     return LlamaSettings(
         threads=config.threads or 1,
-        n_batch=_int(options, "n_batch", 2048, 1),
-        n_ubatch=_int(options, "n_ubatch", 512, 1),
+        n_batch=int_option(options, "n_batch", 2048, 1),
+        n_ubatch=int_option(options, "n_ubatch", 512, 1),
         flash_attn=_FLASH[flash],
-        n_gpu_layers=_int(options, "n_gpu_layers", 99, 0),
+        n_gpu_layers=int_option(options, "n_gpu_layers", 99, 0),
         type_k=options.get("type_k", "f16").lower(),
         type_v=options.get("type_v", "f16").lower(),
         repack=repack == "1",

@@ -46,8 +46,8 @@ class Mlx(Backend):
         self.mx = mlx_settings.import_mlx()
         self.settings = mlx_settings.parse_settings(config, self.mx)
         self.model = self.tokenizer = self.measure = None
-        self._info: dict = {}
-        self._last: tuple[TestSpec, dict] | None = None
+        self._infos: dict[TestSpec, dict] = {}  # what test_info reports, per test
+        self._current: TestSpec | None = None
 
     def load(self, model: ModelInfo) -> EngineInfo:
         mx = self.mx
@@ -74,7 +74,7 @@ class Mlx(Backend):
                                                 "sampler": "argmax"},
             details={
                 "device": self.settings.device,  # where the ceilings look: the chip's GPU, or this CPU's probes
-                "device_info": {k: v for k, v in mx.device_info().items()},
+                "device_info": dict(mx.device_info()),
                 "packages": {k: v for k, v in versions.items() if v},
                 "chip": mac_chip(),
             },
@@ -83,20 +83,18 @@ class Mlx(Backend):
     def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
         if self.measure is None:
             raise PdxError("mlx: load() must come before run()")
-        first_call = self._last is None or self._last[0] != test  # an adaptive run asks again for more samples
-        info = {"device": self.settings.device, "prefill_step_size": self.settings.prefill_step_size} \
-            if first_call else self._last[1]
-        peaks = [info.get("peak_memory_bytes", 0)]
+        # An adaptive run asks again for more samples of the same test: one record, mlx-lm run once.
+        info = self._infos.setdefault(test, {"device": self.settings.device,
+                                             "prefill_step_size": self.settings.prefill_step_size})
+        first_call, self._current = "peak_memory_bytes" not in info, test
         with self.wired_limit(self.model):
             for i in range(warmup + repetitions):
                 sample = self.measure.once(test)
-                peaks.append(sample.engine["peak_memory_bytes"])
+                info["peak_memory_bytes"] = max(info.get("peak_memory_bytes", 0), sample.engine["peak_memory_bytes"])
                 if i >= warmup:
                     yield sample
-            info["peak_memory_bytes"] = max(peaks)
             if first_call and self.settings.mlx_lm_runs:
                 info |= self._mlx_lm_figures(test)
-        self._last, self._info = (test, info), info
 
     def _mlx_lm_figures(self, test: TestSpec) -> dict:
         from pdx.plugins.mlx.own_figures import mlx_lm_figures, own_rates
@@ -108,8 +106,7 @@ class Mlx(Backend):
         return {"mlx_lm": figures, "own_rates": own_rates(test, figures)}
 
     def test_info(self) -> dict:
-        info, self._info = self._info, {}
-        return info
+        return self._infos.get(self._current, {})
 
     def close(self) -> None:
         self.model = self.tokenizer = self.measure = None

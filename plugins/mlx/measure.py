@@ -97,12 +97,5 @@ class Measure:
         if test.n_gen:
             self.decode(ready.cache, y, test.n_gen)
         t2 = time.perf_counter_ns()
-        both = test.kind == "pg"
-        return Sample(
-            ns=t2 - t0,
-            n_prompt=test.n_prompt * test.batch,
-            n_gen=test.n_gen * test.batch,
-            prompt_ns=t1 - t0 if both else None,
-            gen_ns=t2 - t1 if both else None,
-            engine={"peak_memory_bytes": mx.get_peak_memory(), "kv_offset": ready.cache[0].offset},
-        )
+        return Sample.timed(test, t0, t1, t2, {"peak_memory_bytes": mx.get_peak_memory(),
+                                               "kv_offset": ready.cache[0].offset})

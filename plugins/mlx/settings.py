@@ -12,7 +12,7 @@ import sys
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 
-from pdx.backend import Availability, BackendConfig
+from pdx.backend import Availability, BackendConfig, int_option
 from pdx.errors import PdxError
 
 OPTIONS = {
@@ -32,15 +32,6 @@ class MlxSettings:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def _int(options: dict, key: str, default: int, minimum: int) -> int:
-    value = options.get(key)
-    if value is None:
-        return default
-    if not value.isdigit() or int(value) < minimum:
-        raise PdxError(f"-o {key}={value}: give a whole number of at least {minimum}")
-    return int(value)
 
 
 def import_mlx():
@@ -94,6 +85,6 @@ def parse_settings(config: BackendConfig, mx) -> MlxSettings:
         raise PdxError(no_gpu_reason())
     return MlxSettings(
         device=device,
-        prefill_step_size=_int(options, "prefill_step_size", 2048, 1),
-        mlx_lm_runs=_int(options, "mlx_lm_runs", 1, 0),
+        prefill_step_size=int_option(options, "prefill_step_size", 2048, 1),
+        mlx_lm_runs=int_option(options, "mlx_lm_runs", 1, 0),
     )
