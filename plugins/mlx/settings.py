@@ -42,14 +42,17 @@ def import_mlx():
     return mx
 
 
-def has_gpu(mx) -> bool:
-    return bool(mx.is_available(mx.gpu))
-
-
-def no_gpu_reason() -> str:
-    where = f"{platform.system()} {platform.machine()}"
-    return (f"MLX has no GPU on this machine ({where}): Metal needs an Apple Silicon Mac; "
-            "drop -o device=gpu or use -o device=cpu")
+def chosen_device(options: dict, mx) -> str:
+    """``-o device``, else the GPU where MLX has one; a GPU it does not have is an error, never a fallback."""
+    has_gpu = bool(mx.is_available(mx.gpu))
+    device = options.get("device", "").lower() or ("gpu" if has_gpu else "cpu")
+    if device not in ("gpu", "cpu"):
+        raise PdxError(f"-o device={device}: use gpu or cpu")
+    if device == "gpu" and not has_gpu:
+        where = f"{platform.system()} {platform.machine()}"
+        raise PdxError(f"MLX has no GPU on this machine ({where}): Metal needs an Apple Silicon Mac; "
+                       "drop -o device=gpu or use -o device=cpu")
+    return device
 
 
 def availability(options: dict | None) -> Availability:
@@ -61,11 +64,10 @@ def availability(options: dict | None) -> Availability:
         return Availability(False, f"{missing} is not installed", INSTALL_HINT)
     except Exception as exc:  # a broken native library fails in many ways
         return Availability(False, f"MLX cannot start: {type(exc).__name__}: {exc}", INSTALL_HINT)
-    device = (options or {}).get("device", "").lower()
-    if device not in ("", "gpu", "cpu"):
-        return Availability(False, f"-o device={device}: use gpu or cpu")
-    if device == "gpu" and not has_gpu(mx):
-        return Availability(False, no_gpu_reason())
+    try:
+        chosen_device(options or {}, mx)
+    except PdxError as exc:
+        return Availability(False, str(exc))
     return Availability(True, version=f"mlx {package_version('mlx')}, mlx-lm {package_version('mlx-lm')}")
 
 
@@ -78,13 +80,8 @@ def package_version(name: str) -> str | None:
 
 def parse_settings(config: BackendConfig, mx) -> MlxSettings:
     options = dict(config.options)
-    device = options.get("device", "").lower() or ("gpu" if has_gpu(mx) else "cpu")
-    if device not in ("gpu", "cpu"):
-        raise PdxError(f"-o device={device}: use gpu or cpu")
-    if device == "gpu" and not has_gpu(mx):
-        raise PdxError(no_gpu_reason())
     return MlxSettings(
-        device=device,
+        device=chosen_device(options, mx),
         prefill_step_size=int_option(options, "prefill_step_size", 2048, 1),
         mlx_lm_runs=int_option(options, "mlx_lm_runs", 1, 0),
     )
