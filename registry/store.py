@@ -20,7 +20,7 @@ from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
 from pdx.registry import connection, migrate
 from pdx.registry.records import add_record, add_shared_rows, request_rows, run_record
-from pdx.registry.schema import Model, Run, RunTag, SampleRow, TestResult
+from pdx.registry.schema import Hardware, Model, Run, RunTag, SampleRow, TestResult
 from pdx.results import with_stats
 from pdx.runner import TestOutcome, now
 
@@ -178,8 +178,10 @@ class Registry:
         status: str | None = None,
         limit: int | None = None,
         origin: str | None = None,
+        hardware: str | None = None,
+        samples: bool = False,
     ) -> list[dict]:
-        """Runs, newest first, with each test's statistics but not its samples."""
+        """Runs, newest first, with each test's statistics (and its raw samples if asked)."""
         query = select(Run).order_by(Run.created_at.desc())
         if backend:
             query = query.where(Run.backend == backend)
@@ -187,6 +189,8 @@ class Registry:
             query = query.join(Run.model).where(
                 (Model.name.contains(model)) | (Model.id.startswith(model)) | (Model.synthetic == model)
             )
+        if hardware:
+            query = query.join(Run.hardware).where(Hardware.name.contains(hardware) | Hardware.id.startswith(hardware))
         if tag:
             query = query.where(Run.tags.any(RunTag.tag == tag))
         if status:
@@ -197,7 +201,7 @@ class Registry:
             query = query.limit(limit)
         with self._session() as session:
             return [
-                with_stats(run_record(run), keep_samples=False) for run in session.scalars(query).unique()
+                with_stats(run_record(run), keep_samples=samples) for run in session.scalars(query).unique()
             ]
 
     def get_run(self, ref: str) -> dict:

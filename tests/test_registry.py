@@ -86,6 +86,21 @@ def test_round_trip_keeps_every_sample(registry_url, tiny_gguf):
     assert [r["id"] for r in registry.runs(model="tiny")] == [run_id]
 
 
+def test_runs_filter_by_hardware_and_can_carry_samples(registry_url, tiny_gguf):
+    registry = Registry(registry_url)
+    start = make_start(identify(tiny_gguf))
+    start.hardware = {**start.hardware, "id": "feedbeef00000000", "name": "Test Chip 9000"}
+    run_id = registry.start_run(start)
+    registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
+    other = registry.start_run(make_start(identify(tiny_gguf)))
+    assert [r["id"] for r in registry.runs(hardware="Chip 9000")] == [run_id]
+    assert [r["id"] for r in registry.runs(hardware="feedbeef")] == [run_id]
+    assert {r["id"] for r in registry.runs()} == {run_id, other}
+    assert registry.runs(hardware="no such chip") == []
+    (with_samples,) = registry.runs(hardware="feedbeef", samples=True)
+    assert [s["ns"] for s in with_samples["tests"][0]["samples"]] == [1_000_000, 1_000_001, 1_000_002]
+
+
 def test_run_ids_resolve_by_unique_prefix(registry_url, tiny_gguf):
     registry = Registry(registry_url)
     model = identify(tiny_gguf)
