@@ -55,3 +55,17 @@ def pdx_bench_options() -> list["click.Option"]:
 
     .. versionadded:: 0.1
     """
+
+
+@hookspec
+def pdx_report_templates() -> list[str]:
+    """Return folders of Jinja templates that override pdx's report templates.
+
+    A template found in one of these folders replaces pdx's template of the
+    same name (``run.html``, a partial such as ``_footer.html``, or
+    ``pdx.css``); a user's ``--templates`` folder still comes first.
+
+    :return: folder paths.
+
+    .. versionadded:: 0.1
+    """

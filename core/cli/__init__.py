@@ -17,10 +17,10 @@ EXIT_INTERRUPTED = 130
 
 def build_cli() -> click.Group:
     from pdx import plugin_manager
-    from pdx.cli import backends, bench, ceiling, hardware, models, repro, runs, serve, share
+    from pdx.cli import backends, bench, ceiling, hardware, models, reports, repro, runs, serve, share
     from pdx.cli.base import cli
 
-    for module in (bench, serve, runs, models, backends, hardware, ceiling, repro, share):
+    for module in (bench, serve, runs, models, backends, hardware, ceiling, repro, share, reports):
         module.register(cli)
     pm = plugin_manager.get_plugin_manager()
     plugin_options = pm.hook.pdx_bench_options()

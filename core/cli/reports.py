@@ -1,0 +1,39 @@
+"""``pdx report`` and ``pdx publish``: HTML from the registry."""
+
+from __future__ import annotations
+
+import click
+
+from pdx.cli.base import registry_option
+
+where_option = click.option(
+    "--where", "where", multiple=True, metavar="KEY=VALUE[,...]",
+    help="Only runs matching every pair; keys: backend, model, hardware, tag, status (repeatable).")
+templates_option = click.option(
+    "--templates", type=click.Path(file_okay=False), envvar="PDX_TEMPLATES",
+    help="A folder of Jinja templates that override pdx's own [env PDX_TEMPLATES].")
+
+
+@click.command()
+@click.argument("runs", nargs=-1, metavar="[RUN]...")
+@where_option
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="report.html", show_default=True,
+              help="The HTML file to write.")
+@click.option("--title", default="pdx report", show_default=True)
+@templates_option
+@registry_option
+def report(runs, where, output, title, templates, registry) -> None:
+    """Write one self-contained HTML file comparing runs (RUN ids or prefixes, and/or --where)."""
+    from pdx import api
+    from pdx.reports import selection
+    from pdx.reports.report import write_report
+
+    filters = selection.parse_where(where)
+    chosen = selection.select_runs(api.open_registry(registry), runs, filters)
+    path = write_report(chosen, output, title=title, selection=selection.describe(runs, filters),
+                        templates=templates)
+    click.echo(f"wrote {path} ({len(chosen)} run{'s' if len(chosen) != 1 else ''})")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(report)

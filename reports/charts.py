@@ -1,0 +1,183 @@
+"""Vega-Lite specifications of pdx's charts: data in, a JSON-able dict out.
+
+Each function takes plain records (lists of dicts) and returns a spec; the
+renderer turns specs into SVG at build time and the site keeps them beside
+each page, so anyone can re-plot the same data. Every axis names its unit;
+a phase keeps its colour (prefill blue, decode orange) on every chart, and
+where several series share a chart the phases sit in separate panels whose
+titles carry that colour.
+"""
+
+from __future__ import annotations
+
+from pdx.reports.rows import BLENDED, DECODE, PHASES, PREFILL
+
+SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+PHASE_COLOURS = {PREFILL: "#2563eb", DECODE: "#ea580c", BLENDED: "#7c3aed"}
+CEILING_COLOUR = "#9ca3af"
+VERDICT_COLOURS = {"better": "#16a34a", "worse": "#dc2626", "not significant": "#9ca3af", "not compared": "#d1d5db"}
+WIDTH = 600
+# Series within one bar group: full colour first, then lighter shades of the same phase colour.
+SHADES = [1.0, 0.62, 0.38, 0.22, 0.12, 0.07]
+RATE_AXIS = {"title": "tokens/s", "format": "~s"}
+CONFIG = {
+    "background": None,
+    "font": "DejaVu Sans, Verdana, sans-serif",  # one font for layout here and display there
+    "view": {"stroke": None},
+    "axis": {"labelFontSize": 11, "titleFontSize": 11, "titleFontWeight": "normal", "gridOpacity": 0.35,
+             "labelLimit": 260},
+    "legend": {"orient": "bottom", "labelFontSize": 11, "titleFontSize": 11, "labelLimit": 320},
+    "title": {"anchor": "start", "fontSize": 13, "fontWeight": "bold", "offset": 8},
+    "concat": {"spacing": 28},
+}
+
+
+def _spec(body: dict, description: str) -> dict:
+    return {"$schema": SCHEMA, "description": description, "config": CONFIG, **body}
+
+
+def _per_phase(data: list[dict], panel, phases=PHASES, vertical: bool = True) -> dict:
+    """One panel per phase present, titled in the phase's colour."""
+    panels = []
+    for phase in phases:
+        values = [d for d in data if d["phase"] == phase]
+        if values:
+            panels.append({"title": {"text": phase, "color": PHASE_COLOURS[phase]}, "data": {"values": values},
+                           **panel(phase, values)})
+    return {"vconcat" if vertical else "hconcat": panels}
+
+
+def phase_bars(data: list[dict], label_title: str) -> dict:
+    """Measured rate per label and phase, with its 95% CI and, where stored, the
+    ceiling behind it (grey, dashed) and the fraction reached. Several series
+    (runs, systems) sit side by side within a label, told apart by shade.
+
+    ``data``: {label, series, phase, rate, lo, hi, ceiling, note}; all but label, phase, rate may be None.
+    """
+    series = list(dict.fromkeys(d.get("series") or "" for d in data))
+    grouped = len(series) > 1
+    y = {"field": "label", "type": "nominal", "title": None, "sort": None}
+    offset = {"yOffset": {"field": "series", "type": "nominal", "sort": series}} if grouped else {}
+    shade = {"opacity": {"field": "series", "type": "nominal", "title": label_title, "sort": series,
+                         "scale": {"domain": series, "range": SHADES[:len(series)]},
+                         "legend": {"orient": "bottom", "columns": 1, "symbolType": "square"}}} if grouped else {}
+    step = 11 * len(series) + 8 if grouped else 20
+
+    def panel(phase: str, values: list[dict]) -> dict:
+        layers = []
+        if any(v.get("ceiling") for v in values):
+            layers.append({"transform": [{"filter": "isValid(datum.ceiling)"}],
+                           "mark": {"type": "bar", "color": CEILING_COLOUR, "opacity": 0.22, "stroke": CEILING_COLOUR,
+                                    "strokeDash": [4, 2], "strokeWidth": 1},
+                           "encoding": {"y": y, **offset,
+                                        "x": {"field": "ceiling", "type": "quantitative", "axis": RATE_AXIS}}})
+        layers.append({"mark": {"type": "bar", "color": PHASE_COLOURS[phase]},
+                       "encoding": {"y": y, **offset, **shade,
+                                    "x": {"field": "rate", "type": "quantitative", "axis": RATE_AXIS}}})
+        if any(v.get("lo") is not None for v in values):
+            layers.append({"transform": [{"filter": "isValid(datum.lo)"}], "mark": {"type": "rule", "color": "#111"},
+                           "encoding": {"y": y, **offset, "x": {"field": "lo", "type": "quantitative"},
+                                        "x2": {"field": "hi"}}})
+        if any(v.get("note") for v in values):
+            layers.append({"transform": [{"filter": "isValid(datum.note)"}],
+                           "mark": {"type": "text", "align": "left", "dx": 4, "fontSize": 10, "color": "#666"},
+                           "encoding": {"y": y, **offset, "x": {"field": "rate", "type": "quantitative"},
+                                        "text": {"field": "note"}}})
+        return {"width": WIDTH, "height": {"step": step}, "layer": layers}
+
+    return _spec(_per_phase(data, panel), f"measured rate vs ceiling by {label_title}")
+
+
+def _series_colour(values: list[dict]) -> dict:
+    return {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": "tableau10"},
+            "legend": {"orient": "bottom", "columns": 1} if len({v["series"] for v in values}) > 1 else None}
+
+
+def rate_vs_depth(data: list[dict]) -> dict:
+    """Rate against the tokens already in the KV cache: ``data`` {series, phase, depth, rate}."""
+
+    def panel(phase: str, values: list[dict]) -> dict:
+        return {"width": WIDTH // 2 - 20, "height": 200, "mark": {"type": "line", "point": True},
+                "encoding": {"x": {"field": "depth", "type": "quantitative", "title": "context depth (tokens)"},
+                             "y": {"field": "rate", "type": "quantitative", "axis": RATE_AXIS},
+                             "color": _series_colour(values)}}
+
+    return _spec(_per_phase(data, panel, phases=(PREFILL, DECODE), vertical=False), "rate vs context depth")
+
+
+def batch_sweep(data: list[dict], knees: list[dict]) -> dict:
+    """Decode rate against batch: aggregate (solid) and per sequence (dashed),
+    with the predicted knee (dashed rule) and the measured one (solid rule).
+
+    ``data``: {series, batch, aggregate, per_sequence}; ``knees``: {series, batch, kind}.
+    """
+    batches = sorted({d["batch"] for d in data})
+    x = {"field": "batch", "type": "quantitative", "title": "batch (sequences)",
+         "scale": {"type": "log", "base": 2}, "axis": {"values": batches, "format": "d"}}
+    colour = _series_colour(data)
+    layers = [{"data": {"values": data},
+               "transform": [{"fold": ["aggregate", "per_sequence"], "as": ["measure", "rate"]}],
+               "mark": {"type": "line", "point": True},
+               "encoding": {"x": x, "y": {"field": "rate", "type": "quantitative", "axis": RATE_AXIS},
+                            "color": colour,
+                            "strokeDash": {"field": "measure", "type": "nominal", "legend": None,
+                                           "scale": {"domain": ["aggregate", "per_sequence"],
+                                                     "range": [[1, 0], [5, 3]]}}}}]
+    if knees:
+        knee_x = {"field": "batch", "type": "quantitative"}
+        layers.append({"data": {"values": knees}, "mark": {"type": "rule", "strokeWidth": 1.5, "opacity": 0.7},
+                       "encoding": {"x": knee_x, "color": colour,
+                                    "strokeDash": {"field": "kind", "type": "nominal", "legend": None,
+                                                   "scale": {"domain": ["measured knee", "predicted knee"],
+                                                             "range": [[1, 0], [2, 2]]}}}})
+        layers.append({"data": {"values": knees},
+                       "mark": {"type": "text", "angle": 270, "align": "right", "baseline": "bottom", "dx": -4,
+                                "dy": -3, "y": 0, "fontSize": 10, "color": "#666"},
+                       "encoding": {"x": knee_x, "text": {"field": "kind"}}})
+    body = {"title": {"text": DECODE, "color": PHASE_COLOURS[DECODE]}, "width": WIDTH, "height": 220,
+            "layer": layers, "resolve": {"scale": {"strokeDash": "independent"}}}
+    return _spec(body, "decode rate vs batch")
+
+
+def history(data: list[dict]) -> dict:
+    """Each headline test's rate over the runs of one configuration: {time, test, phase, rate}."""
+
+    def panel(phase: str, values: list[dict]) -> dict:
+        return {"width": WIDTH // 2 - 20, "height": 180, "mark": {"type": "line", "point": True},
+                "encoding": {"x": {"field": "time", "type": "temporal", "title": "run time (UTC)"},
+                             "y": {"field": "rate", "type": "quantitative", "axis": RATE_AXIS},
+                             "color": {"field": "test", "type": "nominal", "title": None,
+                                       "scale": {"scheme": "tableau10"}, "legend": {"orient": "bottom"}}}}
+
+    return _spec(_per_phase(data, panel, vertical=False), "rates over time")
+
+
+def change_bars(data: list[dict]) -> dict:
+    """New against baseline per test: {test, change (new/base - 1), verdict}."""
+    body = {"data": {"values": data}, "width": WIDTH, "height": {"step": 20},
+            "layer": [
+                {"mark": {"type": "bar", "height": {"band": 0.7}},
+                 "encoding": {"y": {"field": "test", "type": "nominal", "title": "test", "sort": None},
+                              "x": {"field": "change", "type": "quantitative",
+                                    "axis": {"title": "rate change, new vs baseline (%)", "format": "+.0%"}},
+                              "color": {"field": "verdict", "type": "nominal", "title": None,
+                                        "scale": {"domain": list(VERDICT_COLOURS),
+                                                  "range": list(VERDICT_COLOURS.values())}}}},
+                {"mark": {"type": "rule", "color": "#666"}, "encoding": {"x": {"datum": 0}}},
+            ]}
+    return _spec(body, "rate change per test")
+
+
+def latency_distributions(data: list[dict]) -> dict:
+    """Serving latencies per series: {series, metric ("TTFT", "ITL", ...), ms}, one box plot per metric."""
+    panels = []
+    for metric in dict.fromkeys(d["metric"] for d in data):
+        values = [d for d in data if d["metric"] == metric]
+        colour = PHASE_COLOURS[PREFILL] if metric == "TTFT" else PHASE_COLOURS[DECODE]
+        panels.append({"title": {"text": metric, "color": colour}, "data": {"values": values},
+                       "width": WIDTH // 2 - 20, "height": {"step": 22},
+                       "mark": {"type": "boxplot", "extent": "min-max", "color": colour},
+                       "encoding": {"y": {"field": "series", "type": "nominal", "title": None},
+                                    "x": {"field": "ms", "type": "quantitative",
+                                          "title": f"{metric} (ms)", "scale": {"zero": False}}}})
+    return _spec({"hconcat": panels}, "serving latency distributions")

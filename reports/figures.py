@@ -1,0 +1,153 @@
+"""Chart data from runs: the records that :mod:`pdx.reports.charts` plots.
+
+Each function takes runs and a way to name a series (a run, a system, a
+model) and returns plain records, or nothing when the runs hold nothing to
+plot (one depth is no depth sweep; one batch size is no batch sweep).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable
+
+from pdx.reports.rows import DECODE, Row, run_rows
+
+Namer = Callable[[dict], str]
+# A sweep point keeps the per-sequence rate within this share of batch 1's
+# while the hardware still serves extra sequences almost for free.
+KNEE_SHARE = 0.8
+
+
+def base_test(name: str) -> str:
+    """``pp512@d4096/b8`` -> ``pp512``: the test without its depth and batch."""
+    return re.split(r"[@/]", name, maxsplit=1)[0]
+
+
+def fraction_note(row: Row) -> str | None:
+    c = row.ceiling
+    if c is None or c.fraction is None:
+        return None
+    flag = " (above ceiling: check figures)" if c.exceeded else ""
+    return f"{c.fraction * 100:.0f}% of {c.bound} bound{flag}"
+
+
+def bar_record(label: str, row: Row, series: str = "") -> dict:
+    ci = row.ci95 or 0.0
+    has_ci = row.ci95 is not None and row.n > 1
+    return {"label": label, "series": series, "phase": row.phase, "rate": row.rate,
+            "lo": max(row.rate - ci, 0.0) if has_ci else None, "hi": row.rate + ci if has_ci else None,
+            "ceiling": row.ceiling.rate if row.ceiling else None, "note": fraction_note(row)}
+
+
+def run_bars(runs: Iterable[dict], namer: Namer | None = None) -> list[dict]:
+    """Every measured phase of every run: label = test, series = the run."""
+    return [bar_record(r.test, r, namer(run) if namer else "") for run in runs for r in run_rows(run) if r.ok]
+
+
+def latest_rows(runs: Iterable[dict], namer: Namer) -> dict[tuple[str, str, str], tuple[dict, Row]]:
+    """The newest measurement of each (series, test, phase); runs come newest first."""
+    found: dict[tuple[str, str, str], tuple[dict, Row]] = {}
+    for run in runs:
+        series = namer(run)
+        for row in run_rows(run):
+            if row.ok:
+                found.setdefault((series, row.test, row.phase), (run, row))
+    return found
+
+
+def system_bars(runs: Iterable[dict], namer: Namer, tests: dict[str, str]) -> list[dict]:
+    """One bar per series for each headline test (``{phase: test name}``)."""
+    latest = latest_rows(runs, namer)
+    out = []
+    for phase, test in tests.items():
+        for (series, name, row_phase), (_, row) in sorted(latest.items()):
+            if name == test and row_phase == phase:
+                out.append(bar_record(series, row))
+    return out
+
+
+def depth_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
+    """Rate vs depth at batch 1, per series and base test, where a series has two depths or more."""
+    groups: dict[tuple[str, str, str], dict[int, float]] = {}
+    for (series, _, phase), (_, row) in latest_rows(runs, namer).items():
+        if row.batch == 1 and not row.part:
+            groups.setdefault((series, base_test(row.test), phase), {})[row.depth] = row.rate
+    return [{"series": f"{series} · {test}", "phase": phase, "depth": depth, "rate": rate}
+            for (series, test, phase), points in sorted(groups.items()) if len(points) > 1
+            for depth, rate in sorted(points.items())]
+
+
+def measured_knee(points: dict[int, float]) -> int | None:
+    """The largest batch whose per-sequence decode rate keeps KNEE_SHARE of batch 1's.
+
+    ``points`` maps batch -> per-sequence rate. Below the knee an extra
+    sequence costs the others little (the weights are read once for all);
+    past it each sequence slows down.
+    """
+    if 1 not in points or len(points) < 2:
+        return None
+    knee = 1
+    for batch in sorted(points):
+        if points[batch] >= KNEE_SHARE * points[1]:
+            knee = batch
+        else:
+            break
+    return knee
+
+
+def predicted_knee(run: dict) -> int | None:
+    """The batch at which decode stops being memory-bound, as the run's ceilings predict."""
+    knee = (run.get("ceilings") or {}).get("knee_batch")
+    return int(knee) if knee else None
+
+
+def batch_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[dict]]:
+    """Decode rate vs batch per series, base test and depth; and the knees of each sweep."""
+    groups: dict[tuple[str, str], dict[int, Row]] = {}
+    owners: dict[tuple[str, str], dict] = {}
+    for (series, _, phase), (run, row) in latest_rows(runs, namer).items():
+        if phase == DECODE and not row.part:
+            key = (series, f"{base_test(row.test)}" + (f"@d{row.depth}" if row.depth else ""))
+            groups.setdefault(key, {})[row.batch] = row
+            owners.setdefault(key, run)
+    points, knees = [], []
+    for key, by_batch in sorted(groups.items()):
+        if len(by_batch) < 2:
+            continue
+        label = " · ".join(key)
+        points.extend({"series": label, "batch": b, "aggregate": r.rate, "per_sequence": r.per_sequence}
+                      for b, r in sorted(by_batch.items()))
+        knee = measured_knee({b: r.per_sequence for b, r in by_batch.items()})
+        if knee:
+            knees.append({"series": label, "batch": knee, "kind": "measured knee"})
+        predicted = predicted_knee(owners[key])
+        if predicted:
+            knees.append({"series": label, "batch": predicted, "kind": "predicted knee"})
+    return points, knees
+
+
+def history_points(runs: Iterable[dict], tests: dict[str, str]) -> list[dict]:
+    """Each headline test's rate in each run, oldest first."""
+    out = []
+    for run in sorted(runs, key=lambda r: r["created_at"] or ""):
+        for row in run_rows(run):
+            if row.ok and tests.get(row.phase) == row.test:
+                out.append({"time": run["created_at"], "test": row.test, "phase": row.phase, "rate": row.rate,
+                            "run": run["id"][:8]})
+    return out
+
+
+def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
+    """Serving latencies (TTFT, ITL) per series, where runs carry per-request records.
+
+    The hook for serving runs: a test whose ``serving`` holds ``ttft_ms`` and
+    ``itl_ms`` lists is plotted; runs without them give nothing.
+    """
+    out = []
+    for run in runs:
+        for test in run["tests"]:
+            serving = test.get("serving") or {}
+            for metric, key in (("TTFT", "ttft_ms"), ("ITL", "itl_ms")):
+                out.extend({"series": f"{namer(run)} · {test['name']}", "metric": metric, "ms": v}
+                           for v in serving.get(key) or [])
+    return out

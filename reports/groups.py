@@ -1,0 +1,81 @@
+"""Runs grouped the way a site compares them: by hardware, model and backend.
+
+A *configuration* is one hardware x model x backend: a leaderboard row, and a
+comparison page when it holds several runs. Its headline figures are the
+best runs of the selection's headline tests (the pp and tg tests at depth 0,
+batch 1, that most runs share).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pdx.reports.labels import hardware_label, slug
+from pdx.reports.rows import DECODE, PREFILL, Row, run_rows
+
+
+def hardware_key(run: dict) -> str:
+    return run["hardware"]["id"]
+
+
+def model_key(run: dict) -> str:
+    return run["model"]["sha256"]
+
+
+def config_key(run: dict) -> tuple[str, str, str]:
+    return hardware_key(run), model_key(run), run["backend"]
+
+
+def hardware_slug(run: dict) -> str:
+    return slug(hardware_label(run), hardware_key(run)[:8])
+
+
+def model_slug(run: dict) -> str:
+    return slug(run["model"]["name"], model_key(run)[:8])
+
+
+def config_slug(run: dict) -> str:
+    return slug(f"{hardware_label(run)[:16]}-{run['model']['name'][:16]}-{run['backend']}",
+                hardware_key(run)[:6] + model_key(run)[:6])
+
+
+def headline_tests(runs: list[dict]) -> dict[str, str]:
+    """{phase: test name}: the most common depth-0, batch-1 pp and tg tests."""
+    counts: dict[str, Counter] = {PREFILL: Counter(), DECODE: Counter()}
+    for run in runs:
+        for test in run["tests"]:
+            phase = {"pp": PREFILL, "tg": DECODE}.get(test["kind"])
+            if phase and test["depth"] == 0 and test["batch"] == 1 and test["status"] == "ok":
+                counts[phase][test["name"]] += 1
+    return {phase: c.most_common(1)[0][0] for phase, c in counts.items() if c}
+
+
+def best_row(runs: list[dict], phase: str, test: str) -> tuple[dict, Row] | None:
+    """The run with the highest mean rate on ``test`` in ``phase``."""
+    found = [(run, row) for run in runs for row in run_rows(run)
+             if row.ok and row.phase == phase and row.test == test and not row.part]
+    return max(found, key=lambda pair: pair[1].rate, default=None)
+
+
+@dataclass
+class Group:
+    """Runs sharing a key, newest first."""
+
+    key: tuple
+    runs: list[dict] = field(default_factory=list)
+
+    @property
+    def latest(self) -> dict:
+        return self.runs[0]
+
+    def headline(self, tests: dict[str, str]) -> dict[str, tuple[dict, Row] | None]:
+        return {phase: best_row(self.runs, phase, test) for phase, test in tests.items()}
+
+
+def group_by(runs: list[dict], key) -> dict:
+    groups: dict = {}
+    for run in runs:
+        k = key(run)
+        groups.setdefault(k, Group(k)).runs.append(run)
+    return groups

@@ -1,0 +1,82 @@
+"""Names people read, file names a site can hold, and numbers set for tables.
+
+Every label comes from stored data (model names, hardware names, tags) and
+may hold anything, markup included: templates escape it and charts carry it
+as data, never as code. Slugs are plain ``[a-z0-9-]`` so no stored name can
+steer a file path.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from pdx.display import human_bytes, human_count
+
+__all__ = ["human_bytes", "human_count", "slug", "hardware_label", "system_label", "fmt_rate", "fmt_pct"]
+
+
+def slug(text: str, suffix: str = "", limit: int = 40) -> str:
+    """``"Apple M2 Max"`` -> ``"apple-m2-max"``; the suffix (an id prefix) keeps slugs unique."""
+    base = re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")[:limit].strip("-") or "x"
+    tail = re.sub(r"[^a-z0-9]+", "", str(suffix).lower())
+    return f"{base}-{tail}" if tail else base
+
+
+def hardware_label(run: dict) -> str:
+    hw = run["hardware"]
+    gpus = hw.get("gpus") or []
+    if gpus:
+        names = [g.get("name") or "GPU" for g in gpus]
+        first = names[0]
+        return f"{len(names)}x {first}" if names.count(first) == len(names) > 1 else ", ".join(dict.fromkeys(names))
+    return hw.get("name") or "unknown hardware"
+
+
+def model_label(run: dict) -> str:
+    return run["model"]["name"]
+
+
+def system_label(run: dict, with_model: bool = False) -> str:
+    """What ran: hardware and backend (and model), as a chart legend shows it."""
+    parts = [hardware_label(run), run["backend"]]
+    if with_model:
+        parts.insert(1, model_label(run))
+    return " · ".join(parts)
+
+
+def run_label(run: dict) -> str:
+    threads = f" · {run['threads']}t" if run.get("threads") else ""
+    return f"{run['id'][:8]} · {run['backend']}{threads}"
+
+
+def fmt_rate(value: float | None) -> str:
+    """Tokens/s with the precision a reader can use: 65,007 · 407 · 37.1 · 5.43."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def fmt_pct(fraction: float | None, digits: int = 0) -> str:
+    if fraction is None or (isinstance(fraction, float) and math.isnan(fraction)):
+        return "—"
+    return f"{fraction * 100:.{digits}f}%"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}×"
+
+
+def fmt_ms(ns: float | None) -> str:
+    if ns is None:
+        return "—"
+    ms = ns / 1e6
+    return f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2f} ms"
+
+
+def short_time(iso: str | None) -> str:
+    return (iso or "")[:16].replace("T", " ")

@@ -1,0 +1,82 @@
+"""What every page shares: the template environment, its helpers, and links.
+
+A single-file report links runs by anchor and has no other pages; a site
+links every run, model, hardware and configuration page by relative path,
+so it opens from ``file://`` and from any folder of a web server.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import jinja2
+
+import pdx
+from pdx.reports import groups, labels, templating, views
+
+
+class ReportLinks:
+    """Links inside one file: runs by anchor, no other pages."""
+
+    def run(self, run: dict) -> str:
+        return f"#run-{run['id']}"
+
+    def model(self, run: dict) -> None:
+        return None
+
+    def hardware(self, run: dict) -> None:
+        return None
+
+    def config(self, run: dict) -> None:
+        return None
+
+
+@dataclass
+class SiteLinks:
+    """Links from a page ``root`` levels below the site's top ("" or "../")."""
+
+    root: str = ""
+    configs_with_pages: frozenset = frozenset()
+
+    def run(self, run: dict) -> str:
+        return f"{self.root}runs/{run['id']}.html"
+
+    def model(self, run: dict) -> str:
+        return f"{self.root}models/{groups.model_slug(run)}.html"
+
+    def hardware(self, run: dict) -> str:
+        return f"{self.root}hardware/{groups.hardware_slug(run)}.html"
+
+    def config(self, run: dict) -> str | None:
+        if groups.config_key(run) not in self.configs_with_pages:
+            return None
+        return f"{self.root}compare/{groups.config_slug(run)}.html"
+
+
+def make_environment(templates: str | os.PathLike | None = None) -> jinja2.Environment:
+    env = templating.environment(templates)
+    env.globals.update(
+        test_table=views.test_table,
+        has_batches=views.has_batches,
+        has_ceilings=views.has_ceilings,
+        sample_table=views.sample_table,
+        manifest=views.manifest,
+        hardware_figures=views.hardware_figures,
+        hardware_label=labels.hardware_label,
+        run_label=labels.run_label,
+        system_label=labels.system_label,
+    )
+    return env
+
+
+def data_time(runs: list[dict]) -> str | None:
+    """When the newest data was taken: pages change only when their data does."""
+    times = [r.get("finished_at") or r.get("created_at") for r in runs]
+    newest = max((t for t in times if t), default=None)
+    return labels.short_time(newest) if newest else None
+
+
+def site_info(title: str, runs: list[dict], inline: bool) -> dict:
+    return {"title": title, "version": pdx.__version__, "data_time": data_time(runs), "n_runs": len(runs),
+            "inline": inline}

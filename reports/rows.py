@@ -1,0 +1,105 @@
+"""Runs flattened into the rows that tables and charts show: one per measured phase.
+
+A ``pp`` test measures prefill and a ``tg`` test decode; a ``pp+tg`` test is
+one blended figure and, when the backend timed the two apart, a prefill and
+a decode figure of its own. Ceilings, where the run stores them, ride on the
+row of their phase; where it does not, they are ``None`` and every view
+leaves them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PREFILL, DECODE, BLENDED = "prefill", "decode", "prefill+decode"
+PHASES = (PREFILL, DECODE, BLENDED)
+_PHASE_OF_KIND = {"pp": PREFILL, "tg": DECODE, "pg": BLENDED}
+_SPLIT_STATS = ((PREFILL, "prompt_rate"), (DECODE, "gen_rate"))
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The lower of a phase's two bounds, as stored with the result."""
+
+    rate: float  # tokens/s the hardware allows
+    bound: str  # "memory" or "compute"
+    fraction: float | None  # measured / ceiling
+    memory_rate: float | None = None
+    compute_rate: float | None = None
+
+    @property
+    def exceeded(self) -> bool:
+        """A measured rate above its ceiling is a measurement or catalog error."""
+        return self.fraction is not None and self.fraction > 1.0
+
+
+@dataclass(frozen=True)
+class Row:
+    run_id: str
+    test: str
+    phase: str
+    depth: int
+    batch: int
+    status: str
+    rate: float | None = None  # mean tokens/s, all sequences together
+    ci95: float | None = None
+    median: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+    per_sequence: float | None = None
+    ceiling: Ceiling | None = None
+    part: bool = False  # a phase split out of a pp+tg test
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.rate is not None
+
+
+def ceiling_of(test: dict, phase: str) -> Ceiling | None:
+    """The stored ceiling of one phase of a test, if the run has one.
+
+    Runs store ``ceilings`` per test keyed by phase (the ceilings issue's
+    shape); older runs and runs on hardware without figures have none.
+    """
+    stored = (test.get("ceilings") or {}).get(phase)
+    if not stored or not stored.get("rate"):
+        return None
+    return Ceiling(
+        rate=stored["rate"],
+        bound=stored.get("bound") or "?",
+        fraction=stored.get("fraction"),
+        memory_rate=stored.get("memory_rate"),
+        compute_rate=stored.get("compute_rate"),
+    )
+
+
+def _row(run_id: str, test: dict, phase: str, summary: dict | None, part: bool = False) -> Row:
+    base = dict(run_id=run_id, test=test["name"], phase=phase, depth=test["depth"], batch=test["batch"],
+                status=test["status"], part=part, error=test.get("error"), ceiling=ceiling_of(test, phase))
+    if test["status"] != "ok" or not summary:
+        return Row(**base)
+    batch = test["batch"] or 1
+    return Row(**base, rate=summary["mean"], ci95=summary.get("ci95"), median=summary.get("median"),
+               low=summary.get("min"), high=summary.get("max"), n=summary.get("n") or 0,
+               per_sequence=summary["mean"] / batch)
+
+
+def rows_of_test(run_id: str, test: dict) -> list[Row]:
+    stats = test.get("stats") or {}
+    rows = [_row(run_id, test, _PHASE_OF_KIND[test["kind"]], stats.get("rate"))]
+    for phase, key in _SPLIT_STATS:
+        if key in stats:
+            rows.append(_row(run_id, test, phase, stats[key], part=True))
+    return rows
+
+
+def run_rows(run: dict) -> list[Row]:
+    return [row for test in run["tests"] for row in rows_of_test(run["id"], test)]
+
+
+def phase_rows(run: dict, phase: str) -> list[Row]:
+    """The measured rows of one phase, pp/tg tests before split-out parts."""
+    rows = [r for r in run_rows(run) if r.phase == phase and r.ok]
+    return sorted(rows, key=lambda r: r.part)

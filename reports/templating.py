@@ -1,0 +1,52 @@
+"""The Jinja environment of reports and sites.
+
+Templates are looked up in order: the user's folder (``--templates`` or
+``PDX_TEMPLATES``), folders that plugins return from ``pdx_report_templates``,
+then pdx's own ``reports/templates``. A file of the same name earlier in that
+order wins, so a team can restyle one partial and keep the rest.
+Autoescaping is on for every template; only rendered chart SVG is marked safe.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jinja2
+
+from pdx.errors import PdxError
+from pdx.reports import labels
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
+    from pdx.plugin_manager import get_plugin_manager
+
+    dirs = []
+    user = user_dir or os.environ.get("PDX_TEMPLATES")
+    if user:
+        path = Path(user).expanduser()
+        if not path.is_dir():
+            raise PdxError(f"template folder {path} does not exist", "give --templates an existing folder")
+        dirs.append(path)
+    for returned in get_plugin_manager().hook.pdx_report_templates():
+        dirs.extend(Path(d) for d in returned or [])
+    dirs.append(TEMPLATES)
+    return dirs
+
+
+def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment:
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in template_dirs(user_dir)])
+    env = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(
+        rate=labels.fmt_rate,
+        pct=labels.fmt_pct,
+        ratio=labels.fmt_ratio,
+        ms=labels.fmt_ms,
+        bytes=labels.human_bytes,
+        count=labels.human_count,
+        when=labels.short_time,
+    )
+    return env

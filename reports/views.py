@@ -1,0 +1,93 @@
+"""What a page shows of one run: its tests as table rows, its samples, its manifest.
+
+Plain data for the templates; numbers stay numbers (templates format them)
+and each table cell that sorts carries its raw value.
+"""
+
+from __future__ import annotations
+
+from pdx.reports.labels import hardware_label, human_bytes, human_count
+from pdx.reports.rows import PHASES, Row, run_rows
+from pdx.stats import rates
+
+
+def _bar(row: Row, scale: float) -> dict:
+    """Widths (%) of the measured bar and the ceiling mark in a table cell."""
+    if not row.ok or scale <= 0:
+        return {"width": 0, "ceiling": None}
+    return {"width": round(100 * row.rate / scale, 1),
+            "ceiling": round(100 * row.ceiling.rate / scale, 1) if row.ceiling else None}
+
+
+def test_table(run: dict) -> list[dict]:
+    rows = run_rows(run)
+    scale = {p: max([r.rate for r in rows if r.ok and r.phase == p]
+                    + [r.ceiling.rate for r in rows if r.ceiling and r.phase == p], default=0) for p in PHASES}
+    return [{"row": r, "bar": _bar(r, scale[r.phase])} for r in rows]
+
+
+def has_batches(run: dict) -> bool:
+    return any(t["batch"] > 1 for t in run["tests"])
+
+
+def has_ceilings(runs: list[dict]) -> bool:
+    return any(r.ceiling for run in runs for r in run_rows(run))
+
+
+def sample_table(test: dict) -> list[dict]:
+    """Each repetition: time and rate, and the phase split where it was timed."""
+    samples = test.get("samples") or []
+    tokens = (test["n_prompt"] + test["n_gen"]) * (test.get("batch") or 1)
+    out = []
+    for i, s in enumerate(samples):
+        (rate,) = rates(tokens, [s["ns"]]) or [None]
+        out.append({"index": i + 1, "ns": s["ns"], "rate": rate, "prompt_ns": s.get("prompt_ns"),
+                    "gen_ns": s.get("gen_ns")})
+    return out
+
+
+def manifest(run: dict) -> list[tuple[str, str]]:
+    env, hw, model, engine = run["environment"], run["hardware"], run["model"], run["engine"]
+    cpu = hw.get("cpu") or {}
+    settings = ", ".join(f"{k}={v}" for k, v in sorted((engine.get("settings") or {}).items()))
+    workload = run.get("workload") or {}
+    items = [
+        ("run", run["id"]),
+        ("status", run["status"] + (f" ({run['error']})" if run.get("error") else "")),
+        ("created", run["created_at"] or "—"),
+        ("finished", run.get("finished_at") or "—"),
+        ("backend", run["backend"]),
+        ("engine", " ".join(str(x) for x in (engine["name"], engine.get("version"), engine.get("commit")) if x)),
+        ("engine settings", settings or "—"),
+        ("threads", str(run.get("threads") or "—")),
+        ("model", f"{model['name']} ({model['architecture']}, {human_count(model['n_params'])} parameters, "
+                  f"{model['dtype']}, {human_bytes(model['file_bytes'])})"),
+        ("model sha256", model["sha256"]),
+        ("hardware", f"{hardware_label(run)} ({cpu.get('physical_cores') or '?'} cores, "
+                     f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),
+        ("system", f"{env.get('platform', '?')}, Python {env.get('python', '?')}, pdx {run['pdx_version']}"),
+        ("workload", f"{workload.get('repetitions', '?')} repetitions, {workload.get('warmup', '?')} warm-up, "
+                     f"seed {workload.get('seed', '?')}"),
+        ("command", run.get("command") or "—"),
+        ("tags", ", ".join(run["tags"]) or "—"),
+    ]
+    return items
+
+
+def hardware_figures(run: dict) -> list[dict]:
+    """The figures a run's ceilings were judged against, each with its source, where stored."""
+    figures = (run.get("ceilings") or {}).get("figures") or {}
+    return [{"name": name, **(value if isinstance(value, dict) else {"value": value})}
+            for name, value in figures.items()]
+
+
+def matrix(runs: list[dict]) -> dict:
+    """Tests down, runs across, in the order the tests first appear."""
+    per_run = [{(r.test, r.phase, r.part): r for r in run_rows(run)} for run in runs]
+    keys = list(dict.fromkeys(k for rows in per_run for k in rows))
+    lines = []
+    for test, phase, part in keys:
+        cells = [rows.get((test, phase, part)) for rows in per_run]
+        best = max((c.rate for c in cells if c and c.ok), default=None)
+        lines.append({"test": test, "phase": phase, "part": part, "rows": cells, "best": best})
+    return {"runs": runs, "lines": lines}
