@@ -22,10 +22,11 @@ SHADES = [1.0, 0.62, 0.38, 0.22, 0.12, 0.07]
 RATE_AXIS = {"title": "tokens/s", "format": "~s"}
 CONFIG = {
     "background": None,
-    "font": "DejaVu Sans, Verdana, sans-serif",  # one font for layout here and display there
+    # vl-convert lays text out with Arial's metrics; a browser shows it in an Arial-metric font.
+    "font": "Liberation Sans, Arial, Helvetica, sans-serif",
     "view": {"stroke": None},
     "axis": {"labelFontSize": 11, "titleFontSize": 11, "titleFontWeight": "normal", "gridOpacity": 0.35,
-             "labelLimit": 260},
+             "labelLimit": 360},
     "legend": {"orient": "bottom", "labelFontSize": 11, "titleFontSize": 11, "labelLimit": 320},
     "title": {"anchor": "start", "fontSize": 13, "fontWeight": "bold", "offset": 8},
     "concat": {"spacing": 28},
@@ -131,8 +132,8 @@ def batch_sweep(data: list[dict], knees: list[dict]) -> dict:
                                                    "scale": {"domain": ["measured knee", "predicted knee"],
                                                              "range": [[1, 0], [2, 2]]}}}})
         layers.append({"data": {"values": knees},
-                       "mark": {"type": "text", "angle": 270, "align": "right", "baseline": "bottom", "dx": -4,
-                                "dy": -3, "y": 0, "fontSize": 10, "color": "#666"},
+                       "mark": {"type": "text", "align": "left", "baseline": "top", "dx": 4, "y": 2, "fontSize": 10,
+                                "color": "#666"},
                        "encoding": {"x": knee_x, "text": {"field": "kind"}}})
     body = {"title": {"text": DECODE, "color": PHASE_COLOURS[DECODE]}, "width": WIDTH, "height": 220,
             "layer": layers, "resolve": {"scale": {"strokeDash": "independent"}}}
@@ -140,11 +141,13 @@ def batch_sweep(data: list[dict], knees: list[dict]) -> dict:
 
 
 def history(data: list[dict]) -> dict:
-    """Each headline test's rate over the runs of one configuration: {time, test, phase, rate}."""
+    """Each headline test's rate over the runs of one configuration, oldest first: {run, test, phase, rate}."""
+    order = list(dict.fromkeys(d["run"] for d in data))
 
     def panel(phase: str, values: list[dict]) -> dict:
         return {"width": WIDTH // 2 - 20, "height": 180, "mark": {"type": "line", "point": True},
-                "encoding": {"x": {"field": "time", "type": "temporal", "title": "run time (UTC)"},
+                "encoding": {"x": {"field": "run", "type": "ordinal", "sort": order, "title": "run, oldest first",
+                                   "axis": {"labelAngle": -40, "labelOverlap": True}},
                              "y": {"field": "rate", "type": "quantitative", "axis": RATE_AXIS},
                              "color": {"field": "test", "type": "nominal", "title": None,
                                        "scale": {"scheme": "tableau10"}, "legend": {"orient": "bottom"}}}}

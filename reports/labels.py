@@ -45,6 +45,12 @@ def system_label(run: dict, with_model: bool = False) -> str:
     return " · ".join(parts)
 
 
+def system_threads_label(run: dict) -> str:
+    """A system and the threads it ran with: 1 and 2 threads of one machine are two series."""
+    threads = f" · {run['threads']}t" if run.get("threads") else ""
+    return system_label(run) + threads
+
+
 def run_label(run: dict) -> str:
     threads = f" · {run['threads']}t" if run.get("threads") else ""
     return f"{run['id'][:8]} · {run['backend']}{threads}"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import jinja2
 
 import pdx
-from pdx.reports import groups, labels, templating, views
+from pdx.reports import groups, labels, leaderboard, templating, views
 
 
 class ReportLinks:
@@ -66,6 +66,7 @@ def make_environment(templates: str | os.PathLike | None = None) -> jinja2.Envir
         hardware_label=labels.hardware_label,
         run_label=labels.run_label,
         system_label=labels.system_label,
+        board_has_ceiling=leaderboard.board_has_ceiling,
     )
     return env
 

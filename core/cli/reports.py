@@ -35,5 +35,27 @@ def report(runs, where, output, title, templates, registry) -> None:
     click.echo(f"wrote {path} ({len(chosen)} run{'s' if len(chosen) != 1 else ''})")
 
 
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("runs", nargs=-1, metavar="[RUN]...")
+@where_option
+@click.option("--title", default="pdx results", show_default=True, help="The site's name, atop every page.")
+@templates_option
+@registry_option
+def publish(directory, runs, where, title, templates, registry) -> None:
+    """Build (or update) a static site of runs in DIRECTORY: leaderboard, run, model,
+    hardware and comparison pages, each with the JSON it was made from."""
+    from pdx import api
+    from pdx.reports import selection
+    from pdx.reports.site import publish as build_site
+
+    chosen = selection.select_runs(api.open_registry(registry), runs, selection.parse_where(where))
+    result = build_site(chosen, directory, title=title, templates=templates)
+    click.echo(f"published {len(chosen)} runs to {result.root}: {result.pages} pages, {result.changed} files "
+               f"changed, {len(result.removed)} removed, {result.charts['rendered']} charts, "
+               f"{result.seconds:.1f} s")
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(report)
+    cli.add_command(publish)

@@ -1,0 +1,60 @@
+"""Two runs test by test, as pages and the terminal show them.
+
+The statistics are :mod:`pdx.compare`'s (Mann-Whitney U on the raw samples
+plus a minimum factor, with asv's marks); this module only words them:
+better, worse, not significant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pdx.reports.rows import DECODE, PREFILL
+
+# asv's marks read "the new run is ... than the baseline".
+VERDICTS = {"-": "better", "+": "worse", "!": "worse", "~": "not significant", " ": "not significant",
+            "x": "not compared"}
+_KIND_PHASE = {"pp": PREFILL, "tg": DECODE, "pg": "prefill+decode"}
+
+
+@dataclass(frozen=True)
+class Line:
+    test: str
+    phase: str
+    mark: str
+    verdict: str
+    base_rate: float | None
+    new_rate: float | None
+    change: float | None  # new rate / base rate - 1: above 0 is faster
+    p_value: float | None
+    note: str
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def compare(base: dict, new: dict) -> list[Line]:
+    """Every test of either run, matched by name (depth and batch included)."""
+    from pdx.compare import compare_runs
+
+    kinds = {t["name"]: t["kind"] for run in (base, new) for t in run["tests"]}
+    lines = []
+    for c in compare_runs(base, new):
+        change = c.new_rate / c.base_rate - 1 if c.base_rate and c.new_rate else None
+        lines.append(Line(c.name, _KIND_PHASE.get(kinds.get(c.name), ""), c.mark, VERDICTS.get(c.mark, "not compared"),
+                          c.base_rate, c.new_rate, change, c.p_value, c.note))
+    return lines
+
+
+def differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
+    """What differs in how the two runs were made: (what, baseline, new)."""
+    def facts(run: dict) -> dict:
+        engine = run["engine"]
+        return {"hardware": run["hardware"].get("name"), "model": run["model"]["name"],
+                "model sha256": run["model"]["sha256"][:12], "backend": run["backend"],
+                "engine": f"{engine['name']} {engine.get('version') or ''} {engine.get('commit') or ''}".strip(),
+                "threads": str(run.get("threads")), "options": str(run.get("options") or {}),
+                "pdx": run["pdx_version"]}
+
+    a, b = facts(base), facts(new)
+    return [(key, a[key], b[key]) for key in a if a[key] != b[key]]

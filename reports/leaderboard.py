@@ -1,0 +1,69 @@
+"""The leaderboard: one row per hardware x model x backend, pp and tg side by side.
+
+Each cell is the best mean rate any run of that configuration reached on the
+selection's headline test, linked to that run, with its fraction of ceiling
+where the run stores one.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from pdx.reports import charts, groups, labels
+from pdx.reports.chartset import Chart, make_chart
+from pdx.reports.figures import bar_record
+from pdx.reports.render import ChartRenderer
+from pdx.reports.rows import Row
+
+# A chart of every configuration stops being readable past this many rows.
+CHART_LIMIT = 40
+
+
+def _cell(found: tuple[dict, Row] | None, links) -> dict | None:
+    if found is None:
+        return None
+    run, row = found
+    ceiling = row.ceiling
+    return {"test": row.test, "rate": row.rate, "ci95": row.ci95, "n": row.n, "run": run["id"],
+            "run_page": links.run(run), "ceiling": ceiling.rate if ceiling else None,
+            "bound": ceiling.bound if ceiling else None, "fraction": ceiling.fraction if ceiling else None,
+            "row": row}
+
+
+def leaderboard(configs: Iterable[groups.Group], headline: dict[str, str], links) -> list[dict]:
+    board = []
+    for group in configs:
+        run = group.latest
+        best = group.headline(headline)
+        board.append({
+            "hardware": {"id": groups.hardware_key(run), "name": labels.hardware_label(run),
+                         "page": links.hardware(run)},
+            "model": {"sha256": groups.model_key(run), "name": run["model"]["name"], "page": links.model(run)},
+            "backend": run["backend"],
+            "runs": len(group.runs),
+            "latest": run["created_at"],
+            "comparison": links.config(run),
+            **{phase: _cell(best.get(phase), links) for phase in headline},
+        })
+    # Fastest decode first: the figure a reader of a leaderboard looks for.
+    return sorted(board, key=lambda b: -((b.get("decode") or {}).get("rate") or 0))
+
+
+def board_has_ceiling(board: list[dict]) -> bool:
+    return any((entry.get(phase) or {}).get("fraction") is not None for entry in board for phase in ("prefill", "decode"))
+
+
+def leaderboard_chart(board: list[dict], renderer: ChartRenderer) -> Chart | None:
+    data = [bar_record(f"{b['hardware']['name']} · {b['model']['name']} · {b['backend']}", b[phase]["row"])
+            for b in board[:CHART_LIMIT] for phase in ("prefill", "decode") if b.get(phase)]
+    if not data:
+        return None
+    return make_chart(renderer, "leaderboard", "Best prefill and decode per configuration",
+                      "the headline tests' best mean tokens/s; grey dashed: the ceiling, where stored",
+                      charts.phase_bars(data, "configuration"))
+
+
+def public(board: list[dict]) -> list[dict]:
+    """The leaderboard as its JSON file holds it (no internal row objects)."""
+    return [{k: ({ck: cv for ck, cv in v.items() if ck != "row"} if isinstance(v, dict) and "row" in v else v)
+             for k, v in entry.items()} for entry in board]

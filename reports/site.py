@@ -1,0 +1,178 @@
+"""``pdx publish``: a static site of runs, laid out by hardware, model and backend.
+
+::
+
+    index.html         the leaderboard (hardware x model x backend, pp and tg side by side)
+    runs/index.html    every run;  runs/<id>.html: one run in full
+    hardware/<slug>.html, models/<slug>.html   one machine / one model across the rest
+    compare/<slug>.html                        the runs of one configuration, newest vs previous
+    assets/            the stylesheet and the sort script
+    DATA.md            what each JSON file holds, field by field
+
+Beside every page lies the JSON it was made from (``x.html`` -> ``x.json``).
+Charts are rendered per page of a group, never per run, and each distinct
+spec once (see :mod:`pdx.reports.render`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pdx.reports import charts as specs
+from pdx.reports import comparison, figures, groups, labels, pages
+from pdx.reports.chartset import charts_for, make_chart
+from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
+from pdx.reports.render import ChartRenderer
+from pdx.reports.writer import SiteWriter
+
+SCHEMA = "pdx-site/1"
+DATA_DOC = Path(__file__).with_name("site_data.md")
+RECENT_RUNS = 25
+
+
+def _json(data: dict) -> str:
+    return json.dumps({"schema": SCHEMA, **data}, indent=1, sort_keys=False, default=str) + "\n"
+
+
+@dataclass
+class PublishResult:
+    root: Path
+    pages: int = 0
+    changed: int = 0
+    removed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    charts: dict = field(default_factory=dict)
+
+
+class SiteBuilder:
+    def __init__(self, runs: list[dict], writer: SiteWriter, title: str, templates=None) -> None:
+        self.runs, self.writer, self.title = runs, writer, title
+        self.env = pages.make_environment(templates)
+        self.renderer = ChartRenderer()
+        self.headline = groups.headline_tests(runs)
+        self.configs = groups.group_by(runs, groups.config_key)
+        self.compared = frozenset(k for k, g in self.configs.items() if len(g.runs) > 1)
+        self.info = pages.site_info(title, runs, inline=False)
+        self.pages = 0
+
+    def links(self, root: str) -> pages.SiteLinks:
+        return pages.SiteLinks(root, self.compared)
+
+    def page(self, path: str, template: str, title: str, data: dict, **context) -> None:
+        """Render ``template`` to ``path`` and write ``data`` beside it as JSON."""
+        root = "../" * path.count("/")
+        json_name = Path(path).with_suffix(".json").name
+        html = self.env.get_template(template).render(
+            site=self.info, page={"title": title, "root": root, "json": json_name},
+            links=self.links(root), headline=self.headline, **context)
+        self.writer.write(path, html)
+        self.writer.write(str(Path(path).with_suffix(".json").as_posix()), _json(data))
+        self.pages += 1
+
+    def board(self, runs: list[dict], root: str) -> list[dict]:
+        configs = groups.group_by(runs, groups.config_key)
+        return leaderboard(configs.values(), self.headline, self.links(root))
+
+    def build(self) -> None:
+        self.writer.write("assets/pdx.css", self.env.get_template("pdx.css").render())
+        self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
+        self.writer.write("DATA.md", DATA_DOC.read_text())
+        for run in self.runs:
+            self.page(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, run=run)
+        self.page("runs/index.html", "runs.html", "All runs", {"runs": [_run_summary(r) for r in self.runs]},
+                  runs=self.runs)
+        for group in groups.group_by(self.runs, groups.hardware_key).values():
+            self.group_page("hardware", groups.hardware_slug(group.latest), labels.hardware_label(group.latest),
+                            group.runs, lambda r: f"{r['model']['name']} · {r['backend']}",
+                            {"hardware": group.latest["hardware"]})
+        for group in groups.group_by(self.runs, groups.model_key).values():
+            self.group_page("models", groups.model_slug(group.latest), group.latest["model"]["name"], group.runs,
+                            labels.system_threads_label, {"model": group.latest["model"]})
+        for key in self.compared:
+            self.compare_page(self.configs[key].runs)
+        self.index()
+
+    def group_page(self, folder: str, slug: str, title: str, runs: list[dict], namer, about: dict) -> None:
+        root = "../"
+        board = self.board(runs, root)
+        charts = charts_for(runs, self.renderer, namer, self.headline, per_test=False)
+        data = {**about, "leaderboard": public(board), "runs": [r["id"] for r in runs],
+                "charts": [c.to_dict() for c in charts]}
+        self.page(f"{folder}/{slug}.html", "group.html", title, data, kind=folder, about=about, board=board,
+                  charts=charts, runs=runs, recent=runs[:RECENT_RUNS])
+
+    def compare_page(self, runs: list[dict]) -> None:
+        new, base = runs[0], runs[1]
+        lines = comparison.compare(base, new)
+        charts = [c for c in (self._history(runs), self._change(lines)) if c]
+        data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
+                "differences": comparison.differences(base, new), "runs": [_run_summary(r) for r in runs],
+                "charts": [c.to_dict() for c in charts]}
+        title = f"{labels.hardware_label(new)} · {new['model']['name']} · {new['backend']}"
+        self.page(f"compare/{groups.config_slug(new)}.html", "compare.html", title, data, base=base, new=new,
+                  lines=lines, differences=data["differences"], runs=runs, charts=charts)
+
+    def _history(self, runs):
+        points = figures.history_points(runs, self.headline)
+        if not points:
+            return None
+        return make_chart(self.renderer, "history", "Headline tests over time", "mean tokens/s of each run",
+                          specs.history(points))
+
+    def _change(self, lines):
+        data = [{"test": line.test, "change": line.change, "verdict": line.verdict}
+                for line in lines if line.change is not None]
+        if not data:
+            return None
+        return make_chart(self.renderer, "change", "Newest run vs the one before",
+                          "rate change per test; colour: the significance verdict on the raw samples",
+                          specs.change_bars(data))
+
+    def index(self) -> None:
+        board = self.board(self.runs, "")
+        chart = leaderboard_chart(board, self.renderer)
+        hardware = [_entry(g, groups.hardware_slug, labels.hardware_label, "hardware")
+                    for g in groups.group_by(self.runs, groups.hardware_key).values()]
+        models = [_entry(g, groups.model_slug, lambda r: r["model"]["name"], "models")
+                  for g in groups.group_by(self.runs, groups.model_key).values()]
+        compared = [{"title": f"{labels.hardware_label(g.latest)} · {g.latest['model']['name']} · "
+                              f"{g.latest['backend']}", "page": f"compare/{groups.config_slug(g.latest)}.html",
+                     "runs": len(g.runs), "latest": g.latest["created_at"]}
+                    for k, g in self.configs.items() if k in self.compared]
+        data = {"title": self.title, "pdx_version": self.info["version"], "data_time": self.info["data_time"],
+                "headline_tests": self.headline, "leaderboard": public(board), "hardware": hardware, "models": models,
+                "comparisons": compared, "charts": [chart.to_dict()] if chart else []}
+        self.page("index.html", "index.html", self.title, data, board=board, board_chart=chart, hardware=hardware,
+                  models=models, comparisons=compared, recent=self.runs[:RECENT_RUNS], runs=self.runs)
+
+
+def _entry(group: groups.Group, slugger, namer, folder: str) -> dict:
+    run = group.latest
+    return {"name": namer(run), "page": f"{folder}/{slugger(run)}.html", "runs": len(group.runs),
+            "models": len({groups.model_key(r) for r in group.runs}),
+            "hardware": len({groups.hardware_key(r) for r in group.runs}),
+            "backends": sorted({r["backend"] for r in group.runs}), "latest": run["created_at"]}
+
+
+def _run_summary(run: dict) -> dict:
+    return {"id": run["id"], "page": f"runs/{run['id']}.html", "created_at": run["created_at"],
+            "status": run["status"], "hardware": labels.hardware_label(run), "model": run["model"]["name"],
+            "backend": run["backend"], "threads": run.get("threads"), "tags": run["tags"],
+            "tests": [t["name"] for t in run["tests"]]}
+
+
+def publish(runs: list[dict], root: str | os.PathLike, title: str = "pdx results",
+            templates: str | os.PathLike | None = None) -> PublishResult:
+    started = time.perf_counter()
+    writer = SiteWriter(root)
+    builder = SiteBuilder(runs, writer, title, templates)
+    builder.build()
+    about = {"title": title, "pdx_version": builder.info["version"], "data_time": builder.info["data_time"],
+             "runs": len(runs)}
+    removed = writer.finish(about)
+    return PublishResult(writer.root, builder.pages, writer.changed, removed, time.perf_counter() - started,
+                         builder.renderer.stats)
