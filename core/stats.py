@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 # Two-sided 95% critical values of Student's t for 1..30 degrees of freedom;
@@ -42,7 +42,7 @@ class Summary:
         return self.stddev / self.mean if self.mean else math.nan
 
     def to_dict(self) -> dict:
-        data = asdict(self)
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}  # asdict deep-copies: slow
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in data.items()}
 
 
@@ -51,7 +51,9 @@ def summarize(values: Sequence[float]) -> Summary:
         raise ValueError("no samples to summarise")
     n = len(values)
     mean = statistics.fmean(values)
-    stddev = statistics.stdev(values) if n > 1 else 0.0
+    # Float sums, not statistics.stdev's exact fractions: as accurate as the samples, and a
+    # site of 10,000 runs summarises 60,000 tests.
+    stddev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
     ci95 = t95(n - 1) * stddev / math.sqrt(n) if n > 1 else math.nan
     return Summary(
         n=n,

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pdx.backend import EngineInfo
 from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
-from pdx.registry import connection, migrate
+from pdx.registry import bulk, connection, migrate
 from pdx.registry.records import add_record, add_shared_rows, request_rows, run_record
 from pdx.registry.schema import Hardware, Model, Run, RunTag, SampleRow, TestResult
 from pdx.results import with_stats
@@ -201,7 +201,7 @@ class Registry:
             query = query.limit(limit)
         with self._session() as session:
             return [
-                with_stats(run_record(run), keep_samples=samples) for run in session.scalars(query).unique()
+                with_stats(run_record(run), keep_samples=samples) for run in bulk.load_runs(session, query)
             ]
 
     def get_run(self, ref: str) -> dict:

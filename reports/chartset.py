@@ -19,20 +19,43 @@ from pdx.reports.render import ChartRenderer
 MAX_BARS = 48
 
 
+# A line chart with more series than this is a tangle; the fastest are kept, and the note says so.
+MAX_SERIES = 12
+
+
 @dataclass
 class Chart:
+    """A chart requested from the renderer; its SVG exists once the renderer has flushed."""
+
     name: str
     title: str
     note: str
     spec: dict
-    svg: Markup
+    renderer: ChartRenderer
+    key: str
+
+    @property
+    def svg(self) -> Markup:
+        return self.renderer.svg(self.key)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "title": self.title, "note": self.note, "vega_lite": self.spec}
 
 
 def make_chart(renderer: ChartRenderer, name: str, title: str, note: str, spec: dict) -> Chart:
-    return Chart(name, title, note, spec, renderer.svg(spec, title))
+    return Chart(name, title, note, spec, renderer, renderer.request(spec, title))
+
+
+def cap_series(records: list[dict], value: str, note: str, limit: int = MAX_SERIES,
+               key: str = "series") -> tuple[list[dict], str]:
+    """Keep the ``limit`` series that reach the highest ``value``; say how many were left out."""
+    best: dict[str, float] = {}
+    for r in records:
+        best[r[key]] = max(best.get(r[key], 0.0), r[value] or 0.0)
+    if len(best) <= limit:
+        return records, note
+    kept = set(sorted(best, key=best.get, reverse=True)[:limit])
+    return [r for r in records if r[key] in kept], f"{note}; the fastest {limit} of {len(best)} shown"
 
 
 def charts_for(runs: list[dict], renderer: ChartRenderer, namer: Namer, headline: dict[str, str],
@@ -44,22 +67,25 @@ def charts_for(runs: list[dict], renderer: ChartRenderer, namer: Namer, headline
                          "bars: mean tokens/s with its 95% CI; grey dashed: the ceiling, where stored",
                          charts.phase_bars(bars, "run")))
     elif headline:
-        bars = figures.system_bars(runs, namer, headline)
+        bars, note = cap_series(figures.system_bars(runs, namer, headline), "rate",
+                                "the newest measurement of each; grey dashed: the ceiling, where stored",
+                                limit=MAX_BARS // 2, key="label")
         if bars:
             tests = " and ".join(headline.values())
-            out.append(make_chart(renderer, "prefill-vs-decode", f"Prefill and decode: {tests}",
-                             "the newest measurement of each; grey dashed: the ceiling, where stored",
-                             charts.phase_bars(bars, "system")))
-    depth = figures.depth_points(runs, namer)
+            out.append(make_chart(renderer, "prefill-vs-decode", f"Prefill and decode: {tests}", note,
+                                  charts.phase_bars(bars, "system")))
+    depth, note = cap_series(figures.depth_points(runs, namer), "rate",
+                             "batch 1; depth = tokens already in the KV cache")
     if depth:
-        out.append(make_chart(renderer, "rate-vs-depth", "Rate vs context depth",
-                         "batch 1; depth = tokens already in the KV cache", charts.rate_vs_depth(depth)))
+        out.append(make_chart(renderer, "rate-vs-depth", "Rate vs context depth", note, charts.rate_vs_depth(depth)))
     points, knees = figures.batch_points(runs, namer)
+    points, note = cap_series(points, "aggregate",
+                              f"solid: all sequences together; dashed: per sequence; measured knee: the largest "
+                              f"batch whose per-sequence rate keeps {figures.KNEE_SHARE:.0%} of batch 1's")
     if points:
-        out.append(make_chart(renderer, "decode-vs-batch", "Decode rate vs batch",
-                         f"solid: all sequences together; dashed: per sequence; measured knee: the largest batch "
-                         f"whose per-sequence rate keeps {figures.KNEE_SHARE:.0%} of batch 1's",
-                         charts.batch_sweep(points, knees)))
+        shown = {p["series"] for p in points}
+        out.append(make_chart(renderer, "decode-vs-batch", "Decode rate vs batch", note,
+                              charts.batch_sweep(points, [k for k in knees if k["series"] in shown])))
     latencies = figures.latency_points(runs, namer)
     if latencies:
         out.append(make_chart(renderer, "latency", "Serving latency distributions", "TTFT and ITL per request, ms",

@@ -8,6 +8,7 @@ batch 1, that most runs share).
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -27,17 +28,22 @@ def config_key(run: dict) -> tuple[str, str, str]:
     return hardware_key(run), model_key(run), run["backend"]
 
 
+def _digest(*parts: str) -> str:
+    """A short hash of a whole key: two keys never share a page, however their names read."""
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:10]
+
+
 def hardware_slug(run: dict) -> str:
-    return slug(hardware_label(run), hardware_key(run)[:8])
+    return slug(hardware_label(run), _digest(hardware_key(run)))
 
 
 def model_slug(run: dict) -> str:
-    return slug(run["model"]["name"], model_key(run)[:8])
+    return slug(run["model"]["name"], _digest(model_key(run)))
 
 
 def config_slug(run: dict) -> str:
-    return slug(f"{hardware_label(run)[:16]}-{run['model']['name'][:16]}-{run['backend']}",
-                hardware_key(run)[:6] + model_key(run)[:6])
+    return slug(f"{hardware_label(run)[:20]}-{run['model']['name'][:20]}-{run['backend'][:16]}", _digest(*config_key(run)),
+                limit=60)
 
 
 def headline_tests(runs: list[dict]) -> dict[str, str]:

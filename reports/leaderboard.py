@@ -16,7 +16,7 @@ from pdx.reports.render import ChartRenderer
 from pdx.reports.rows import Row
 
 # A chart of every configuration stops being readable past this many rows.
-CHART_LIMIT = 40
+CHART_LIMIT = 20
 
 
 def _cell(found: tuple[dict, Row] | None, links) -> dict | None:
@@ -58,8 +58,9 @@ def leaderboard_chart(board: list[dict], renderer: ChartRenderer) -> Chart | Non
             for b in board[:CHART_LIMIT] for phase in ("prefill", "decode") if b.get(phase)]
     if not data:
         return None
+    shown = "" if len(board) <= CHART_LIMIT else f"; the {CHART_LIMIT} fastest decoders of {len(board)}"
     return make_chart(renderer, "leaderboard", "Best prefill and decode per configuration",
-                      "the headline tests' best mean tokens/s; grey dashed: the ceiling, where stored",
+                      f"the headline tests' best mean tokens/s; grey dashed: the ceiling, where stored{shown}",
                       charts.phase_bars(data, "configuration"))
 
 

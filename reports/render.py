@@ -1,61 +1,144 @@
-"""Vega-Lite specs to inline SVG, at build time, cached by the spec's hash.
+"""Vega-Lite specs to inline SVG, at build time, each distinct spec once.
 
-vl-convert costs about a second for its first chart in a process and tens
-of milliseconds per chart after that, so a site renders charts per group
-(hardware, model, configuration), never one per run, and renders a spec it
-has seen before only once. Stored text reaches the SVG only as data; the
-renderer escapes it and the result is checked for markup it must never
-carry before it is inlined.
+vl-convert costs about a second for its first chart in a process and from
+tens to hundreds of milliseconds per chart after that (text layout is most
+of it), so a site renders charts per group page, never per run; requests
+them all first and renders them together across a pool of processes; and
+renders a spec it has seen before only once. Stored text reaches the SVG
+only as data; vl-convert escapes it, and each SVG is checked for markup it
+must never carry before it is inlined.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import subprocess
+import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from markupsafe import Markup, escape
 
 from pdx.errors import PdxError
 
 _FORBIDDEN = re.compile(r"<\s*(script|foreignObject|iframe)|\son[a-z]+\s*=|javascript:", re.IGNORECASE)
+# Below this many charts a pool costs more (starting processes) than it saves.
+POOL_MIN = 8
 
 
 def spec_hash(spec: dict) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def _to_svg(spec: dict) -> str:
+    try:
+        import vl_convert
+    except ImportError:
+        raise PdxError("charts need the vl-convert-python package", "pip install vl-convert-python") from None
+    return vl_convert.vegalite_to_svg(spec)
+
+
+def _worker(specs: list[dict]) -> list[str]:
+    proc = subprocess.run([sys.executable, "-m", "pdx.reports.chart_worker"], input=json.dumps(specs),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        if "No module named 'vl_convert'" in last:
+            raise PdxError("charts need the vl-convert-python package", "pip install vl-convert-python")
+        raise RuntimeError(f"chart worker failed: {last}")
+    return json.loads(proc.stdout)
+
+
+def _render_in_workers(specs: list[dict], workers: int) -> list[str]:
+    """Specs spread over ``workers`` processes, largest first so the shares come out even."""
+    order = sorted(range(len(specs)), key=lambda i: -len(json.dumps(specs[i])))
+    shares = [order[w::workers] for w in range(workers)]
+    with ThreadPoolExecutor(workers) as threads:
+        results = list(threads.map(lambda share: _worker([specs[i] for i in share]), shares))
+    raws: list[str] = [""] * len(specs)
+    for share, svgs in zip(shares, results):
+        for i, svg in zip(share, svgs):
+            raws[i] = svg
+    return raws
+
+
+def _workers() -> int:
+    wanted = os.environ.get("PDX_CHART_WORKERS")
+    if wanted and wanted.isdigit():
+        return max(1, int(wanted))
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
 class ChartRenderer:
-    """Renders specs to SVG once each; ``stats`` says how many were rendered and how long it took."""
+    """``request`` a spec, ``flush`` to render every pending one, ``svg`` to get one (rendering it if needed)."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, Markup] = {}
-        self.rendered = 0
-        self.reused = 0
+        self._svg: dict[str, Markup] = {}
+        self._pending: dict[str, tuple[dict, str]] = {}
+        self.requested = 0
         self.seconds = 0.0
+        self.workers_used = 1
+        self._background: Future | None = None
+        self._thread: ThreadPoolExecutor | None = None
 
-    def svg(self, spec: dict, label: str) -> Markup:
+    def request(self, spec: dict, label: str) -> str:
         key = spec_hash(spec)
-        cached = self._cache.get(key)
-        if cached is not None:
-            self.reused += 1
-            return cached
-        try:
-            import vl_convert
-        except ImportError:
-            raise PdxError("charts need the vl-convert-python package", "pip install vl-convert-python") from None
+        self.requested += 1
+        if key not in self._svg:
+            self._pending.setdefault(key, (spec, label))
+        return key
+
+    def svg(self, key: str) -> Markup:
+        self.wait()
+        if key not in self._svg:
+            self.flush(pool=False)
+        return self._svg[key]
+
+    def start(self) -> None:
+        """Render what is pending in the background (worker processes) while the caller goes on."""
+        if self._pending and self._background is None:
+            self._thread = ThreadPoolExecutor(1)
+            self._background = self._thread.submit(self.flush)
+
+    def wait(self) -> None:
+        if self._background is not None:
+            background, self._background = self._background, None
+            try:
+                background.result()
+            finally:
+                self._thread.shutdown()
+
+    def render(self, spec: dict, label: str) -> Markup:
+        return self.svg(self.request(spec, label))
+
+    def flush(self, pool: bool = True) -> None:
+        if not self._pending:
+            return
         started = time.perf_counter()
-        raw = vl_convert.vegalite_to_svg(spec)
+        keys = list(self._pending)
+        specs = [self._pending[k][0] for k in keys]
+        workers = min(_workers(), len(keys)) if pool and len(keys) >= POOL_MIN else 1
+        if workers > 1:
+            raws = _render_in_workers(specs, workers)
+            self.workers_used = max(self.workers_used, workers)
+        else:
+            raws = [_to_svg(spec) for spec in specs]
+        for key, raw in zip(keys, raws):
+            self._svg[key] = self._inline(raw, self._pending[key][1])
+        self._pending.clear()
         self.seconds += time.perf_counter() - started
-        self.rendered += 1
+
+    @staticmethod
+    def _inline(raw: str, label: str) -> Markup:
         if _FORBIDDEN.search(raw):  # vl-convert escapes text; this guards against that ever changing
             raise RuntimeError(f"chart {label!r} rendered markup that cannot be inlined safely")
-        svg = re.sub(r'<svg\b([^>]*?) class="marks"', r'<svg\1', raw, count=1)
-        svg = svg.replace("<svg ", f'<svg class="chart" role="img" aria-label="{escape(label)}" ', 1)
-        self._cache[key] = Markup(svg)
-        return self._cache[key]
+        svg = re.sub(r'<svg\b([^>]*?) class="marks"', r"<svg\1", raw, count=1)
+        return Markup(svg.replace("<svg ", f'<svg class="chart" role="img" aria-label="{escape(label)}" ', 1))
 
     @property
     def stats(self) -> dict:
-        return {"rendered": self.rendered, "reused": self.reused, "seconds": round(self.seconds, 3)}
+        return {"requested": self.requested, "rendered": len(self._svg), "workers": self.workers_used,
+                "seconds": round(self.seconds, 3)}

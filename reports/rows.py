@@ -95,8 +95,21 @@ def rows_of_test(run_id: str, test: dict) -> list[Row]:
     return rows
 
 
+# Pages ask for a run's rows many times (tables, charts, leaderboards); runs are read-only
+# once read, so rows are kept per run object for the length of a build.
+_ROWS: dict[int, tuple[dict, list[Row]]] = {}
+_ROWS_LIMIT = 50_000
+
+
 def run_rows(run: dict) -> list[Row]:
-    return [row for test in run["tests"] for row in rows_of_test(run["id"], test)]
+    hit = _ROWS.get(id(run))
+    if hit is not None and hit[0] is run:
+        return hit[1]
+    rows = [row for test in run["tests"] for row in rows_of_test(run["id"], test)]
+    if len(_ROWS) >= _ROWS_LIMIT:
+        _ROWS.clear()
+    _ROWS[id(run)] = (run, rows)
+    return rows
 
 
 def phase_rows(run: dict, phase: str) -> list[Row]:

@@ -22,9 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.reports import charts as specs
-from pdx.reports import comparison, figures, groups, labels, pages
-from pdx.reports.chartset import charts_for, make_chart
+from pdx.reports import comparison, groups, labels, pages
+from pdx.reports.chartset import charts_for
 from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
 from pdx.reports.render import ChartRenderer
 from pdx.reports.writer import SiteWriter
@@ -35,7 +34,8 @@ RECENT_RUNS = 25
 
 
 def _json(data: dict) -> str:
-    return json.dumps({"schema": SCHEMA, **data}, indent=1, sort_keys=False, default=str) + "\n"
+    # Compact: json's C encoder only runs without indent, and a site writes thousands of these.
+    return json.dumps({"schema": SCHEMA, **data}, separators=(",", ":"), default=str) + "\n"
 
 
 @dataclass
@@ -58,9 +58,14 @@ class SiteBuilder:
         self.compared = frozenset(k for k, g in self.configs.items() if len(g.runs) > 1)
         self.info = pages.site_info(title, runs, inline=False)
         self.pages = 0
+        self.deferred: list = []  # pages waiting for their charts
 
     def links(self, root: str) -> pages.SiteLinks:
         return pages.SiteLinks(root, self.compared)
+
+    def later(self, *args, **context) -> None:
+        """A page with charts: written once every chart of the site is rendered."""
+        self.deferred.append((args, context))
 
     def page(self, path: str, template: str, title: str, data: dict, **context) -> None:
         """Render ``template`` to ``path`` and write ``data`` beside it as JSON."""
@@ -78,13 +83,8 @@ class SiteBuilder:
         return leaderboard(configs.values(), self.headline, self.links(root))
 
     def build(self) -> None:
-        self.writer.write("assets/pdx.css", self.env.get_template("pdx.css").render())
-        self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
-        self.writer.write("DATA.md", DATA_DOC.read_text())
-        for run in self.runs:
-            self.page(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, run=run)
-        self.page("runs/index.html", "runs.html", "All runs", {"runs": [_run_summary(r) for r in self.runs]},
-                  runs=self.runs)
+        # Pages with charts first, so the charts render in worker processes while this
+        # process writes the run and comparison pages.
         for group in groups.group_by(self.runs, groups.hardware_key).values():
             self.group_page("hardware", groups.hardware_slug(group.latest), labels.hardware_label(group.latest),
                             group.runs, lambda r: f"{r['model']['name']} · {r['backend']}",
@@ -92,9 +92,20 @@ class SiteBuilder:
         for group in groups.group_by(self.runs, groups.model_key).values():
             self.group_page("models", groups.model_slug(group.latest), group.latest["model"]["name"], group.runs,
                             labels.system_threads_label, {"model": group.latest["model"]})
+        self.index()
+        self.renderer.start()
+        self.writer.write("assets/pdx.css", self.env.get_template("pdx.css").render())
+        self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
+        self.writer.write("DATA.md", DATA_DOC.read_text())
+        for run in self.runs:
+            self.page(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, run=run)
+        self.page("runs/index.html", "runs.html", "All runs", {"runs": [_run_summary(r) for r in self.runs]},
+                  runs=self.runs)
         for key in self.compared:
             self.compare_page(self.configs[key].runs)
-        self.index()
+        self.renderer.wait()
+        for args, context in self.deferred:
+            self.page(*args, **context)
 
     def group_page(self, folder: str, slug: str, title: str, runs: list[dict], namer, about: dict) -> None:
         root = "../"
@@ -102,35 +113,19 @@ class SiteBuilder:
         charts = charts_for(runs, self.renderer, namer, self.headline, per_test=False)
         data = {**about, "leaderboard": public(board), "runs": [r["id"] for r in runs],
                 "charts": [c.to_dict() for c in charts]}
-        self.page(f"{folder}/{slug}.html", "group.html", title, data, kind=folder, about=about, board=board,
-                  charts=charts, runs=runs, recent=runs[:RECENT_RUNS])
+        self.later(f"{folder}/{slug}.html", "group.html", title, data, kind=folder, about=about, board=board,
+                   charts=charts, runs=runs, recent=runs[:RECENT_RUNS])
 
     def compare_page(self, runs: list[dict]) -> None:
+        """Newest run against the one before; no rendered charts (a site has one such page per
+        configuration), the change drawn in the table instead."""
         new, base = runs[0], runs[1]
         lines = comparison.compare(base, new)
-        charts = [c for c in (self._history(runs), self._change(lines)) if c]
         data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
-                "differences": comparison.differences(base, new), "runs": [_run_summary(r) for r in runs],
-                "charts": [c.to_dict() for c in charts]}
+                "differences": comparison.differences(base, new), "runs": [_run_summary(r) for r in runs]}
         title = f"{labels.hardware_label(new)} · {new['model']['name']} · {new['backend']}"
         self.page(f"compare/{groups.config_slug(new)}.html", "compare.html", title, data, base=base, new=new,
-                  lines=lines, differences=data["differences"], runs=runs, charts=charts)
-
-    def _history(self, runs):
-        points = figures.history_points(runs, self.headline)
-        if not points:
-            return None
-        return make_chart(self.renderer, "history", "Headline tests over time", "mean tokens/s of each run",
-                          specs.history(points))
-
-    def _change(self, lines):
-        data = [{"test": line.test, "change": line.change, "verdict": line.verdict}
-                for line in lines if line.change is not None]
-        if not data:
-            return None
-        return make_chart(self.renderer, "change", "Newest run vs the one before",
-                          "rate change per test; colour: the significance verdict on the raw samples",
-                          specs.change_bars(data))
+                  lines=lines, differences=data["differences"], runs=runs, charts=[])
 
     def index(self) -> None:
         board = self.board(self.runs, "")
@@ -146,7 +141,7 @@ class SiteBuilder:
         data = {"title": self.title, "pdx_version": self.info["version"], "data_time": self.info["data_time"],
                 "headline_tests": self.headline, "leaderboard": public(board), "hardware": hardware, "models": models,
                 "comparisons": compared, "charts": [chart.to_dict()] if chart else []}
-        self.page("index.html", "index.html", self.title, data, board=board, board_chart=chart, hardware=hardware,
+        self.later("index.html", "index.html", self.title, data, board=board, board_chart=chart, hardware=hardware,
                   models=models, comparisons=compared, recent=self.runs[:RECENT_RUNS], runs=self.runs)
 
 

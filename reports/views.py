@@ -6,7 +6,7 @@ and each table cell that sorts carries its raw value.
 
 from __future__ import annotations
 
-from pdx.reports.labels import hardware_label, human_bytes, human_count
+from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
 from pdx.stats import rates
 
@@ -34,15 +34,16 @@ def has_ceilings(runs: list[dict]) -> bool:
     return any(r.ceiling for run in runs for r in run_rows(run))
 
 
-def sample_table(test: dict) -> list[dict]:
-    """Each repetition: time and rate, and the phase split where it was timed."""
-    samples = test.get("samples") or []
-    tokens = (test["n_prompt"] + test["n_gen"]) * (test.get("batch") or 1)
+def sample_lines(run: dict) -> list[dict]:
+    """Each test's repetitions in order, as rates and times: one line a test (the JSON has every field)."""
     out = []
-    for i, s in enumerate(samples):
-        (rate,) = rates(tokens, [s["ns"]]) or [None]
-        out.append({"index": i + 1, "ns": s["ns"], "rate": rate, "prompt_ns": s.get("prompt_ns"),
-                    "gen_ns": s.get("gen_ns")})
+    for test in run["tests"]:
+        samples = test.get("samples") or []
+        tokens = (test["n_prompt"] + test["n_gen"]) * (test.get("batch") or 1)
+        times = [s["ns"] for s in samples]
+        out.append({"test": test["name"], "n": len(samples),
+                    "rates": " · ".join(fmt_rate(r) for r in rates(tokens, times)),
+                    "ms": " · ".join(f"{ns / 1e6:.2f}" for ns in times)})
     return out
 
 

@@ -87,6 +87,8 @@ class SiteWriter:
     def write(self, relative: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
         path = self._target(relative)
+        if relative in self.written:  # two pages with one name: a slug bug, never silently overwritten
+            raise RuntimeError(f"site file {relative} written twice in one build")
         self.written.add(relative)
         try:
             if path.parent not in self._dirs:
@@ -96,8 +98,10 @@ class SiteWriter:
                 if path.stat().st_size == len(data) and path.read_bytes() == data:
                     return  # unchanged: keep the file, and its time stamp
             except FileNotFoundError:
-                pass
-            _atomic_write(path, data)
+                # A new file: no reader can hold an older copy, so it is written in place.
+                path.write_bytes(data)
+            else:
+                _atomic_write(path, data)
             self.changed += 1
         except OSError as exc:
             raise _failure(path, exc) from None

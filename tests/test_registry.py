@@ -101,6 +101,22 @@ def test_runs_filter_by_hardware_and_can_carry_samples(registry_url, tiny_gguf):
     assert [s["ns"] for s in with_samples["tests"][0]["samples"]] == [1_000_000, 1_000_001, 1_000_002]
 
 
+def test_reading_many_runs_gives_what_reading_one_gives(registry_url, tiny_gguf):
+    # runs() reads rows in bulk; get_run() through the ORM: the records must not differ.
+    registry = Registry(registry_url)
+    model = identify(tiny_gguf)
+    for tags in (("a", "b"), ()):
+        run_id = registry.start_run(make_start(model, tags=tags))
+        registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
+        registry.save_test(run_id, outcome(1, TestSpec(0, 16, depth=32, batch=2), n=2))
+        registry.finish_run(run_id, "complete")
+    listed = registry.runs(samples=True)
+    assert len(listed) == 2 and listed[0]["created_at"] >= listed[1]["created_at"]
+    assert listed == [registry.get_run(r["id"]) for r in listed]
+    assert [r["id"] for r in registry.runs(tag="a", samples=True)] == [listed[1]["id"]]
+    assert registry.runs(limit=1)[0]["id"] == listed[0]["id"]
+
+
 def test_run_ids_resolve_by_unique_prefix(registry_url, tiny_gguf):
     registry = Registry(registry_url)
     model = identify(tiny_gguf)

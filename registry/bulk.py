@@ -1,0 +1,73 @@
+"""Reading many runs at once, as plain rows instead of ORM objects.
+
+Loading a run through the ORM builds an object per sample; a registry of
+10,000 runs holds hundreds of thousands of samples, and building those
+objects costs more than everything a report does with them. This reads each
+table with one query per chunk of ids and hands back lightweight stand-ins
+with the same attributes as the ORM objects (``run.tests[0].samples[0].ns``,
+``run.model.name``, ``run.tags[0].tag``), so the one function that turns a
+stored run into a dict serves both paths.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from operator import attrgetter
+from types import SimpleNamespace
+from typing import Iterable, Sequence
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from pdx.registry.schema import Environment, Hardware, Model, Run, RunTag, SampleRow, TestResult
+
+CHUNK = 500  # ids per IN clause: under every database's parameter limit
+
+
+def _chunks(ids: Sequence) -> Iterable[Sequence]:
+    for first in range(0, len(ids), CHUNK):
+        yield ids[first:first + CHUNK]
+
+
+def _rows(session: Session, table, key, ids: Sequence, order=()) -> list[SimpleNamespace]:
+    out = []
+    for chunk in _chunks(ids):
+        query = select(table).where(key.in_(chunk)).order_by(*order)
+        out.extend(SimpleNamespace(**row._mapping) for row in session.execute(query))
+    return out
+
+
+def _by(rows: list[SimpleNamespace], field: str) -> dict:
+    rows = sorted(rows, key=attrgetter(field))  # stable: each group keeps the query's order
+    return {key: list(group) for key, group in groupby(rows, key=attrgetter(field))}
+
+
+def load_runs(session: Session, query: Select) -> list[SimpleNamespace]:
+    """The runs ``query`` (a ``select(Run)`` with filters and order) selects, in its order."""
+    runs = [SimpleNamespace(**row._mapping)
+            for row in session.execute(query.with_only_columns(*Run.__table__.columns))]
+    if not runs:
+        return []
+    ids = list(dict.fromkeys(r.id for r in runs))
+    runs = list({r.id: r for r in runs}.values())  # joins on tags may repeat a run
+    shared = {
+        "model": {m.id: m for m in _rows(session, Model.__table__, Model.id, list({r.model_id for r in runs}))},
+        "hardware": {h.id: h for h in _rows(session, Hardware.__table__, Hardware.id,
+                                            list({r.hardware_id for r in runs}))},
+        "environment": {e.id: e for e in _rows(session, Environment.__table__, Environment.id,
+                                               list({r.environment_id for r in runs}))},
+    }
+    tags = _by(_rows(session, RunTag.__table__, RunTag.run_id, ids), "run_id")
+    tests = _rows(session, TestResult.__table__, TestResult.run_id, ids, (TestResult.run_id, TestResult.ordinal))
+    samples = _by(_rows(session, SampleRow.__table__, SampleRow.test_id, [t.id for t in tests],
+                        (SampleRow.test_id, SampleRow.idx)), "test_id")
+    for test in tests:
+        test.samples = samples.get(test.id, [])
+    tests_by_run = _by(tests, "run_id")
+    for run in runs:
+        run.model = shared["model"][run.model_id]
+        run.hardware = shared["hardware"][run.hardware_id]
+        run.environment = shared["environment"][run.environment_id]
+        run.tags = tags.get(run.id, [])
+        run.tests = tests_by_run.get(run.id, [])
+    return runs

@@ -1,0 +1,84 @@
+"""Generated runs for report tests and the publish benchmark, stored through the
+registry's public API exactly as ``pdx bench`` stores real ones.
+
+The figures are made up (a seeded random walk around plausible rates); the
+tests that need real measurements use real llama.cpp runs instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import uuid
+from datetime import datetime, timedelta, timezone
+
+from pdx.backend import EngineInfo, Sample
+from pdx.models import ModelInfo
+from pdx.registry import Registry, RunStart
+from pdx.runner import TestOutcome
+from pdx.workload import TestSpec
+
+HARDWARE = ["Apple M2 Max", "Apple M3 Ultra", "NVIDIA H100 SXM", "NVIDIA RTX 4090", "AMD EPYC 9654",
+            "Intel Xeon Platinum 8480", "AMD Ryzen AI Max+ 395", "NVIDIA L40S", "Apple M4 Pro", "NVIDIA A100 80GB"]
+TESTS = [TestSpec(512, 0), TestSpec(0, 128), TestSpec(512, 0, depth=4096), TestSpec(0, 128, depth=4096),
+         TestSpec(0, 128, batch=4), TestSpec(0, 128, batch=8)]
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def hardware(name: str, index: int) -> dict:
+    gpu = name.startswith("NVIDIA")
+    return {"id": hashlib.sha256(name.encode()).hexdigest()[:16], "kind": "gpu" if gpu else "cpu", "name": name,
+            "cpu": {"name": name if not gpu else "Intel Xeon", "physical_cores": 16, "logical_cores": 32,
+                    "memory_bytes": 64 * 2**30, "arch": "x86_64"},
+            "gpus": [{"name": name, "memory_bytes": 80 * 2**30}] if gpu else []}
+
+
+def model(name: str, index: int, n_params: int = 8_000_000_000) -> ModelInfo:
+    return ModelInfo(path=f"/models/{name}.gguf", name=name, format="gguf", architecture="llama",
+                     n_params=n_params, dtype="Q4_0", n_layers=32, n_heads=32, n_kv_heads=8, head_dim=128,
+                     n_embd=4096, n_ff=14336, n_vocab=128256, n_ctx_train=8192, file_bytes=n_params // 2,
+                     sha256=hashlib.sha256(f"{name}-{index}".encode()).hexdigest())
+
+
+ENVIRONMENT = {"hostname": "bench", "os": "Linux", "python": "3.11.7", "pdx_version": "0.1.0",
+               "platform": "Linux-x86_64", "command": "pdx bench", "packages": {}}
+
+
+def add_run(registry: Registry, hw: dict, mdl: ModelInfo, backend: str, when: datetime, rng: random.Random,
+            tests=TESTS, repetitions: int = 5, tags=(), threads: int = 8, speed: float = 1.0) -> str:
+    """One complete run; ``speed`` scales every rate (a 'faster machine')."""
+    run_id = uuid.uuid4().hex
+    registry.start_run(RunStart(
+        id=run_id, backend=backend, engine=EngineInfo("llama.cpp", "b1", "0c1e570", {"threads": threads}),
+        model=mdl, hardware=hw, environment=ENVIRONMENT, environment_id="env-bench",
+        workload={"tests": [t.name for t in tests], "repetitions": repetitions, "warmup": 1, "seed": 42},
+        threads=threads, options={}, command="pdx bench", pdx_version="0.1.0", tags=list(tags), created_at=when))
+    for ordinal, test in enumerate(tests):
+        base = (2000.0 if test.kind == "pp" else 60.0) * speed / (1 + test.depth / 8192)
+        rate = base * (test.batch ** 0.7)
+        samples = []
+        for _ in range(repetitions):
+            r = rate * rng.uniform(0.95, 1.05)
+            ns = int((test.n_prompt + test.n_gen) * test.batch * 1e9 / r)
+            samples.append(Sample(ns=ns, n_prompt=test.n_prompt * test.batch, n_gen=test.n_gen * test.batch))
+        registry.save_test(run_id, TestOutcome(ordinal=ordinal, test=test, warmup=1, samples=samples,
+                                               started_at=when, finished_at=when))
+    registry.finish_run(run_id, "complete")
+    return run_id
+
+
+def fill(registry: Registry, n_runs: int, n_hardware: int = 10, n_models: int = 25, seed: int = 0,
+         tests=TESTS, repetitions: int = 5) -> list[str]:
+    """``n_runs`` runs spread over hardware x model x 2 backends, oldest first."""
+    rng = random.Random(seed)
+    hws = [hardware(HARDWARE[i % len(HARDWARE)] + ("" if i < len(HARDWARE) else f" #{i}"), i)
+           for i in range(n_hardware)]
+    models = [model(f"llama-{i}-8b-q4_0", i + 1) for i in range(n_models)]
+    configs = [(h, m, b) for h in hws for m in models for b in ("llamacpp-bench", "llamacpp-python")]
+    ids = []
+    for i in range(n_runs):
+        h, m, b = configs[i % len(configs)]
+        speed = 1 + hws.index(h) * 0.3
+        ids.append(add_run(registry, h, m, b, START + timedelta(minutes=i), rng, tests, repetitions,
+                           speed=speed))
+    return ids
