@@ -79,6 +79,7 @@ class ChartRenderer:
         self._svg: dict[str, Markup] = {}
         self._pending: dict[str, tuple[dict, str]] = {}
         self.requested = 0
+        self.rendered_now = 0
         self.seconds = 0.0
         self.workers_used = 1
         self._background: Future | None = None
@@ -96,6 +97,19 @@ class ChartRenderer:
         if key not in self._svg:
             self.flush(pool=False)
         return self._svg[key]
+
+    @property
+    def pending(self) -> list[str]:
+        return list(self._pending)
+
+    def all_svgs(self) -> dict[str, Markup]:
+        return dict(self._svg)
+
+    def preload(self, key: str, svg: str) -> None:
+        """An SVG rendered by an earlier build (a site keeps them), checked like a new one."""
+        if key in self._pending and not _FORBIDDEN.search(svg) and svg.startswith("<svg"):
+            self._svg[key] = Markup(svg)
+            del self._pending[key]
 
     def start(self) -> None:
         """Render what is pending in the background (worker processes) while the caller goes on."""
@@ -126,6 +140,7 @@ class ChartRenderer:
             self.workers_used = max(self.workers_used, workers)
         else:
             raws = [_to_svg(spec) for spec in specs]
+        self.rendered_now += len(keys)
         for key, raw in zip(keys, raws):
             self._svg[key] = self._inline(raw, self._pending[key][1])
         self._pending.clear()
@@ -140,5 +155,6 @@ class ChartRenderer:
 
     @property
     def stats(self) -> dict:
-        return {"requested": self.requested, "rendered": len(self._svg), "workers": self.workers_used,
+        return {"requested": self.requested, "rendered": self.rendered_now,
+                "reused": len(self._svg) - self.rendered_now, "workers": self.workers_used,
                 "seconds": round(self.seconds, 3)}

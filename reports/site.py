@@ -6,7 +6,7 @@
     runs/index.html    every run;  runs/<id>.html: one run in full
     hardware/<slug>.html, models/<slug>.html   one machine / one model across the rest
     compare/<slug>.html                        the runs of one configuration, newest vs previous
-    assets/            the stylesheet and the sort script
+    assets/            the stylesheet, the sort script, and rendered charts by spec hash
     DATA.md            what each JSON file holds, field by field
 
 Beside every page lies the JSON it was made from (``x.html`` -> ``x.json``).
@@ -31,6 +31,8 @@ from pdx.reports.writer import SiteWriter
 SCHEMA = "pdx-site/1"
 DATA_DOC = Path(__file__).with_name("site_data.md")
 RECENT_RUNS = 25
+# Rendered charts by spec hash: publishing again re-renders only the charts whose data changed.
+CHART_CACHE = "assets/charts"
 
 
 def _json(data: dict) -> str:
@@ -93,6 +95,10 @@ class SiteBuilder:
             self.group_page("models", groups.model_slug(group.latest), group.latest["model"]["name"], group.runs,
                             labels.system_threads_label, {"model": group.latest["model"]})
         self.index()
+        for key in self.renderer.pending:
+            cached = self.writer.read_previous(f"{CHART_CACHE}/{key}.svg")
+            if cached:
+                self.renderer.preload(key, cached)
         self.renderer.start()
         self.writer.write("assets/pdx.css", self.env.get_template("pdx.css").render())
         self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
@@ -104,6 +110,8 @@ class SiteBuilder:
         for key in self.compared:
             self.compare_page(self.configs[key].runs)
         self.renderer.wait()
+        for key, svg in self.renderer.all_svgs().items():
+            self.writer.write(f"{CHART_CACHE}/{key}.svg", str(svg))
         for args, context in self.deferred:
             self.page(*args, **context)
 

@@ -84,6 +84,15 @@ class SiteWriter:
             raise ValueError(f"site path {relative!r} leaves the site folder")
         return self.root.joinpath(*rel.parts)
 
+    def read_previous(self, relative: str) -> str | None:
+        """A file the last build wrote (a cached chart), if it is still there."""
+        if relative not in self.previous:
+            return None
+        try:
+            return self._target(relative).read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
+
     def write(self, relative: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
         path = self._target(relative)

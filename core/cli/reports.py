@@ -36,7 +36,7 @@ def report(runs, where, output, title, templates, registry) -> None:
 
 
 @click.command()
-@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("directory", type=click.Path())
 @click.argument("runs", nargs=-1, metavar="[RUN]...")
 @where_option
 @click.option("--title", default="pdx results", show_default=True, help="The site's name, atop every page.")
@@ -52,7 +52,8 @@ def publish(directory, runs, where, title, templates, registry) -> None:
     chosen = selection.select_runs(api.open_registry(registry), runs, selection.parse_where(where))
     result = build_site(chosen, directory, title=title, templates=templates)
     click.echo(f"published {len(chosen)} runs to {result.root}: {result.pages} pages, {result.changed} files "
-               f"changed, {len(result.removed)} removed, {result.charts['rendered']} charts, "
+               f"changed, {len(result.removed)} removed, {result.charts['rendered']} charts rendered "
+               f"({result.charts['reused']} reused), "
                f"{result.seconds:.1f} s")
 
 

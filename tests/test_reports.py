@@ -1,0 +1,234 @@
+"""pdx report and pdx publish on generated runs: what the pages hold, how the
+site is laid out and kept up to date, and the errors a user can make.
+(tests/test_browser.py opens a site of real llama.cpp runs in Chromium.)"""
+
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from pdx.errors import PdxError
+from pdx.registry import Registry
+from pdx.reports import selection
+from pdx.reports.report import write_report
+from pdx.reports.site import publish
+
+from conftest import assert_one_line_error, run_pdx
+from runfactory import START, add_run, fill, hardware, model
+
+XSS = "<script>alert(1)</script>"
+
+
+@pytest.fixture
+def registry(registry_url):
+    return Registry(registry_url)
+
+
+@pytest.fixture
+def filled(registry):
+    """12 runs: 2 machines x 2 models x 2 backends, the first four configurations twice."""
+    return registry, fill(registry, 12, n_hardware=2, n_models=2)
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links, self.scripts, self.styles = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+        if tag == "script":
+            self.scripts.append(attrs.get("src"))
+        if tag == "link":
+            self.styles.append(attrs.get("href"))
+
+
+def parse(path: Path) -> Links:
+    parser = Links()
+    parser.feed(path.read_text())
+    return parser
+
+
+def test_report_is_one_self_contained_file(filled, registry_url, tmp_path):
+    registry, ids = filled
+    out = tmp_path / "report.html"
+    result = run_pdx("report", ids[0][:8], ids[4][:8], "-o", str(out), "--registry", registry_url)
+    assert result.returncode == 0, result.stderr
+    assert "2 runs" in result.stdout
+    html = out.read_text()
+    page = parse(out)
+    assert page.styles == [] and page.scripts == [None]  # the stylesheet and the sort script are inline
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing from the network
+    assert html.count('<svg class="chart"') >= 2 and "tokens/s" in html
+    assert all(link.startswith("#run-") for link in page.links)
+    for run_id in (ids[0], ids[4]):
+        assert f'id="run-{run_id}"' in html
+    for test in ("pp512", "tg128@d4096", "tg128/b8"):
+        assert test in html
+
+
+def test_report_where_selects_and_names_the_selection(filled, registry_url, tmp_path):
+    out = tmp_path / "r.html"
+    result = run_pdx("report", "--where", "backend=llamacpp-python,hardware=M2", "-o", str(out),
+                     "--registry", registry_url, "--title", "M2 only")
+    assert result.returncode == 0, result.stderr
+    html = out.read_text()
+    assert "backend=llamacpp-python, hardware=M2" in html and "<title>M2 only" in html
+    assert "Apple M3 Ultra" not in html and "Apple M2 Max" in html
+
+
+def test_user_mistakes_are_one_line_errors(filled, registry_url, tmp_path):
+    common = ("--registry", registry_url)
+    assert_one_line_error(run_pdx("report", "--where", "backend=nope", *common), "no runs match backend=nope")
+    assert_one_line_error(run_pdx("publish", str(tmp_path / "site"), "abcd1234", *common), "no run 'abcd1234'")
+    assert not (tmp_path / "site").exists()
+    if os.geteuid() == 0:
+        unwritable = "/sys/pdx-site"  # sysfs refuses new folders even to root
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        unwritable = str(locked / "site")
+    assert_one_line_error(run_pdx("publish", unwritable, *common), "cannot publish into")
+
+
+def test_mistakes_name_what_was_wrong(filled, tmp_path):
+    registry, _ = filled
+    runs = registry.runs(samples=True)[:1]
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    cases = [
+        (lambda: selection.select_runs(registry, where={"model": "nope"}), "no runs match model=nope"),
+        (lambda: selection.select_runs(registry, ["ffffffff"]), "no run 'ffffffff'"),
+        (lambda: selection.select_runs(Registry(str(tmp_path / "empty.sqlite"))), "holds no runs"),
+        (lambda: write_report(runs, tmp_path / "no" / "r.html"), "does not exist"),
+        (lambda: write_report(runs, tmp_path), "it is a folder"),
+        (lambda: publish(runs, tmp_path / "no" / "site"), "does not exist"),
+        (lambda: publish(runs, taken), "is not a folder"),
+        (lambda: write_report(runs, tmp_path / "x.html", templates=tmp_path / "none"), "template folder"),
+    ]
+    for call, message in cases:
+        with pytest.raises(PdxError, match=re.escape(message)) as caught:
+            call()
+        assert "\n" not in str(caught.value)
+
+
+def test_where_parsing():
+    assert selection.parse_where(["backend=a,model=b c", "tag=x"]) == {"backend": "a", "model": "b c", "tag": "x"}
+    for bad, message in ((["backend"], "not KEY=VALUE"), (["size=3"], "unknown key"),
+                         (["tag=a", "tag=b"], "given twice")):
+        with pytest.raises(Exception, match=message):
+            selection.parse_where(bad)
+
+
+def test_site_layout_links_and_data(filled, tmp_path):
+    registry, ids = filled
+    root = tmp_path / "site"
+    result = publish(registry.runs(samples=True), root, title="Team results")
+    pages = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.html"))
+    assert "index.html" in pages and "runs/index.html" in pages
+    assert {f"runs/{i}.html" for i in ids} <= set(pages)
+    assert len([p for p in pages if p.startswith("hardware/")]) == 2
+    assert len([p for p in pages if p.startswith("models/")]) == 2
+    assert len([p for p in pages if p.startswith("compare/")]) == 4  # the configurations run twice
+    assert result.pages == len(pages)
+    for page in pages:
+        path = root / page
+        data = json.loads(path.with_suffix(".json").read_text())  # the JSON each page was made from
+        assert data["schema"] == "pdx-site/1"
+        parsed = parse(path)
+        assert parsed.styles and all((path.parent / href).resolve().is_file() for href in parsed.styles)
+        for href in parsed.links:
+            target = href.split("#")[0]
+            if target:
+                assert (path.parent / target).resolve().is_file(), f"{page} links to missing {href}"
+        assert f"pdx {__import__('pdx').__version__}" in path.read_text()  # the footer names pdx
+    index = json.loads((root / "index.json").read_text())
+    assert index["headline_tests"] == {"prefill": "pp512", "decode": "tg128"}
+    assert len(index["leaderboard"]) == 8
+    row = index["leaderboard"][0]
+    assert row["decode"]["test"] == "tg128" and row["decode"]["rate"] > 0 and row["decode"]["run"] in ids
+    assert json.loads((root / f"runs/{ids[0]}.json").read_text())["run"]["tests"][0]["samples"]
+    assert (root / "DATA.md").read_text().startswith("# ")
+    html = (root / "index.html").read_text()
+    assert html.count('<svg class="chart"') == 1 and "Apple M2 Max" in html
+
+
+def test_republishing_updates_in_place_and_writes_nothing_outside(filled, tmp_path):
+    registry, ids = filled
+    parent = tmp_path / "pub"
+    parent.mkdir()
+    root = parent / "site"
+    publish(registry.runs(samples=True), root)
+    (root / "CNAME").write_text("results.example\n")  # a file of the user's own
+    stamps = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+    again = publish(registry.runs(samples=True), root)
+    assert again.changed == 0 and again.removed == []
+    assert {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()} == stamps
+    fewer = publish(registry.runs(backend="llamacpp-bench", samples=True), root)
+    gone = [i for i in ids if not (root / f"runs/{i}.html").exists()]
+    assert len(gone) == 6 and f"runs/{gone[0]}.html" in fewer.removed and f"runs/{gone[0]}.json" in fewer.removed
+    assert (root / "CNAME").read_text() == "results.example\n"
+    assert sorted(p.name for p in parent.iterdir()) == ["site"]
+    assert not list(root.rglob(".pdx-*"))  # no temporary file left behind
+
+
+def test_names_carrying_markup_render_as_text_everywhere(registry, tmp_path):
+    import random
+
+    hw = hardware(f"Chip {XSS}", 1)
+    mdl = model(f"evil {XSS}", 7)
+    for minutes in (0, 1):
+        add_run(registry, hw, mdl, "llamacpp-bench", START.replace(minute=minutes), random.Random(minutes),
+                tags=[XSS, 'a"b'])
+    runs = registry.runs(samples=True)
+    root = tmp_path / "site"
+    publish(runs, root)
+    from pdx.reports.report import write_report
+
+    write_report(runs, tmp_path / "report.html")
+    pages = [tmp_path / "report.html", *root.rglob("*.html")]
+    assert len(pages) >= 6
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
+    for page in pages:
+        html = page.read_text()
+        assert "<script>alert" not in html and html.count("<script") == 1, page  # only the sort script
+        assert escaped in html or "&amp;lt;script" in html, page
+    charts = [svg for page in pages for svg in re.findall(r"<svg class=\"chart\".*?</svg>", page.read_text(), re.S)]
+    assert charts and any(escaped in svg for svg in charts)  # the name is in the charts, as text
+    assert all("<script" not in svg for svg in charts)
+
+
+def test_templates_can_be_overridden_by_a_folder_and_by_a_plugin(filled, registry_url, tmp_path, monkeypatch):
+    folder = tmp_path / "tpl"
+    folder.mkdir()
+    (folder / "_footer.html").write_text('<footer class="bottom">ACME benchmarks {{ site.version }}</footer>')
+    out = tmp_path / "r.html"
+    result = run_pdx("report", "-o", str(out), "--templates", str(folder), "--registry", registry_url)
+    assert result.returncode == 0, result.stderr
+    assert "ACME benchmarks" in out.read_text() and "Side by side" in out.read_text()
+
+    from pdx import hookimpl, plugin_manager
+    from pdx.reports.report import render_report
+
+    plugin_dir = tmp_path / "plugin"
+    plugin_dir.mkdir()
+    (plugin_dir / "_footer.html").write_text("<footer>from a plugin</footer>")
+
+    class Theme:
+        @hookimpl
+        def pdx_report_templates(self):
+            return [str(plugin_dir)]
+
+    plugin_manager.reset()
+    plugin_manager.get_plugin_manager().register(Theme())
+    try:
+        runs = filled[0].runs(samples=True)[:1]
+        assert "from a plugin" in render_report(runs)
+        assert "ACME" in render_report(runs, templates=folder)  # the user's folder still comes first
+    finally:
+        plugin_manager.reset()
