@@ -97,8 +97,8 @@ def measured_knee(points: dict[int, float]) -> int | None:
 
 def predicted_knee(run: dict) -> int | None:
     """The batch at which decode stops being memory-bound, as the run's ceilings predict."""
-    knee = (run.get("ceilings") or {}).get("knee_batch")
-    return int(knee) if knee else None
+    knee = (run.get("ceiling_basis") or {}).get("knee_batch")
+    return max(1, round(knee)) if knee else None
 
 
 def batch_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[dict]]:

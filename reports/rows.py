@@ -60,19 +60,21 @@ class Row:
 def ceiling_of(test: dict, phase: str) -> Ceiling | None:
     """The stored ceiling of one phase of a test, if the run has one.
 
-    Runs store ``ceilings`` per test keyed by phase (the ceilings issue's
-    shape); older runs and runs on hardware without figures have none.
+    ``test["ceilings"]`` (pdx.ceilings) holds the test's own ceiling, bound and
+    fraction at its top level and each phase's bounds under ``phases``; a
+    ``pp+tg`` test's top level is its blended figure and its phases carry their
+    own fractions. Runs made without ceilings have none.
     """
-    stored = (test.get("ceilings") or {}).get(phase)
-    if not stored or not stored.get("rate"):
+    record = test.get("ceilings") or {}
+    phases = record.get("phases") or {}
+    own = _PHASE_OF_KIND.get(test.get("kind"))
+    entry = record if phase == own else phases.get(phase) or {}
+    bounds = phases.get(phase) if phase == own and len(phases) == 1 else entry
+    if not entry.get("ceiling"):
         return None
-    return Ceiling(
-        rate=stored["rate"],
-        bound=stored.get("bound") or "?",
-        fraction=stored.get("fraction"),
-        memory_rate=stored.get("memory_rate"),
-        compute_rate=stored.get("compute_rate"),
-    )
+    bounds = bounds or {}
+    return Ceiling(rate=entry["ceiling"], bound=entry.get("bound") or "?", fraction=entry.get("fraction"),
+                   memory_rate=bounds.get("memory_bound"), compute_rate=bounds.get("compute_bound"))
 
 
 def _row(run_id: str, test: dict, phase: str, summary: dict | None, part: bool = False) -> Row:

@@ -76,10 +76,36 @@ def manifest(run: dict) -> list[tuple[str, str]]:
 
 
 def hardware_figures(run: dict) -> list[dict]:
-    """The figures a run's ceilings were judged against, each with its source, where stored."""
-    figures = (run.get("ceilings") or {}).get("figures") or {}
-    return [{"name": name, **(value if isinstance(value, dict) else {"value": value})}
-            for name, value in figures.items()]
+    """The figures a run's ceilings were judged against, each with where it came from."""
+    basis = run.get("ceiling_basis") or {}
+    if not basis:
+        return []
+    if basis.get("source") == "none":
+        return [{"name": "ceilings", "value": "none", "unit": None, "url": None,
+                 "source": basis.get("reason") or "no hardware figures"}]
+    chip = basis.get("chip") or {}
+    origin = f"{basis.get('label') or basis.get('source')}: {basis.get('method') or basis.get('ref') or ''}".strip(": ")
+    dtype = basis.get("flops_dtype")
+    rows = []
+    if basis.get("bandwidth"):
+        rows.append({"name": "memory bandwidth", "value": f"{basis['bandwidth'] / 1e9:,.1f}", "unit": "GB/s",
+                     "source": origin, "url": (chip.get("bandwidth_gbs") or {}).get("url")})
+    if basis.get("flops"):
+        rows.append({"name": f"peak compute ({dtype})" if dtype else "peak compute",
+                     "value": f"{basis['flops'] / 1e12:,.2f}", "unit": "TFLOP/s", "source": origin,
+                     "url": ((chip.get("tflops") or {}).get(dtype) or {}).get("url")})
+    if basis.get("ridge_point"):
+        rows.append({"name": "ridge point", "value": f"{basis['ridge_point']:,.1f}", "unit": "FLOP/byte",
+                     "source": "peak compute / bandwidth"})
+    if basis.get("knee_batch"):
+        rows.append({"name": "predicted decode knee", "value": f"{basis['knee_batch']:,.1f}", "unit": "sequences",
+                     "source": "the batch where the compute bound meets the memory bound"})
+    return [{"unit": None, "url": None} | row | {"url": _web_url(row.get("url"))} for row in rows]
+
+
+def _web_url(url: str | None) -> str | None:
+    """Only plain web links from stored data become hrefs."""
+    return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
 
 def matrix(runs: list[dict]) -> dict:

@@ -18,7 +18,7 @@ def test_wheel_contains_every_package_and_template(tmp_path):
     }
     for folder, package in expected_dirs.items():
         for source in (ROOT / folder).rglob("*"):
-            if source.is_file() and source.suffix in (".py", ".html", ".css", ".mako", ".json") \
+            if source.is_file() and source.suffix in (".py", ".html", ".css", ".js", ".md", ".mako", ".json") \
                     and "__pycache__" not in source.parts:
                 target = f"{package}/{source.relative_to(ROOT / folder).as_posix()}"
                 assert target in names, f"{target} missing from the wheel"

@@ -232,3 +232,29 @@ def test_templates_can_be_overridden_by_a_folder_and_by_a_plugin(filled, registr
         assert "ACME" in render_report(runs, templates=folder)  # the user's folder still comes first
     finally:
         plugin_manager.reset()
+
+
+def test_the_data_layout_doc_names_every_field(filled, tmp_path):
+    registry, _ = filled
+    root = tmp_path / "site"
+    publish(registry.runs(samples=True), root)
+    doc = (root / "DATA.md").read_text()
+
+    def keys(node, depth=0):
+        if isinstance(node, dict) and depth < 4:
+            for key, value in node.items():
+                if not re.fullmatch(r"[0-9a-f]{8,}", key):  # ids used as keys are data, not fields
+                    yield key
+                yield from keys(value, depth + 1)
+        elif isinstance(node, list) and node and depth < 4:
+            yield from keys(node[0], depth)
+
+    files = [root / "index.json", root / "runs" / "index.json", next(root.glob("runs/[0-9a-f]*.json")),
+             next(root.glob("hardware/*.json")), next(root.glob("models/*.json")), next(root.glob("compare/*.json"))]
+    skip = {"vega_lite"}  # a Vega-Lite spec is documented by Vega-Lite
+    for path in files:
+        data = json.loads(path.read_text())
+        for chart in data.get("charts", []):
+            chart.pop("vega_lite")
+        missing = {k for k in keys(data) if f"`{k}`" not in doc} - skip
+        assert not missing, f"{path.name}: {sorted(missing)} not in DATA.md"
