@@ -1,0 +1,122 @@
+"""A site of real llama.cpp runs, opened page by page in headless Chromium.
+
+Debian's Chromium (installed by .ci/install-chromium.sh), driven by
+Playwright; the runs are real llama-cpp-python measurements of the tiny
+synthetic model at two depths and two batch sizes, in two runs (two sets of
+repetitions). Every page must load with no console error and no request
+outside the site, every chart must be a drawn SVG, every link must land on a
+file (and an anchor that exists), and a click on a header must sort its table.
+The index's screenshot is kept as a test artefact (path printed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from conftest import run_pdx
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, tiny_gguf) -> Path:
+    root = tmp_path_factory.mktemp("browser")
+    registry = f"sqlite:///{root / 'registry.sqlite'}"
+    for repetition_set in range(2):
+        result = run_pdx("bench", "--registry", registry, "--backend", "llamacpp-python", "-m", str(tiny_gguf),
+                         "-p", "64", "-n", "16", "-d", "0,64", "-b", "1,2", "-r", "3", "--tag", f"set{repetition_set}")
+        assert result.returncode == 0, result.stderr
+    result = run_pdx("publish", str(root / "site"), "--registry", registry, "--title", "pdx browser test")
+    assert result.returncode == 0, result.stderr
+    return root / "site"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: run .ci/install-chromium.sh (tox -e browser does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, path: Path):
+    """A page loaded from file://, with its console errors and any request outside file:// collected."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url}"))
+    page.on("request", lambda r: None if r.url.startswith(("file://", "data:")) else problems.append(f"network: {r.url}"))
+    page.goto(path.as_uri(), wait_until="load")
+    return page, problems
+
+
+def test_every_page_loads_draws_its_charts_and_links_resolve(site, browser):
+    pages = sorted(site.rglob("*.html"))
+    kinds = {p.relative_to(site).parts[0] for p in pages}
+    assert {"index.html", "runs", "models", "hardware", "compare"} <= kinds
+    charts = 0
+    for path in pages:
+        page, problems = open_page(browser, path)
+        assert not problems, f"{path.relative_to(site)}: {problems}"
+        for svg in page.query_selector_all("svg.chart"):
+            box = svg.bounding_box()
+            assert box and box["width"] > 50 and box["height"] > 30, path
+            assert svg.eval_on_selector_all("path, rect, line, text", "els => els.length") > 5, path
+            charts += 1
+        for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
+            url = urlparse(href)
+            if url.scheme in ("http", "https"):
+                continue  # vendor datasheets behind hardware figures: not part of the site
+            assert url.scheme == "file", href
+            target = Path(unquote(url.path))
+            assert target.is_file(), f"{path.relative_to(site)} links to missing {href}"
+            if url.fragment and target.suffix == ".html":
+                assert f'id="{url.fragment}"' in target.read_text(), f"{href}: no anchor"
+        page.close()
+    assert charts >= 5
+
+
+def test_a_header_click_sorts_its_table(site, browser):
+    page, problems = open_page(browser, next(site.glob("models/*.html")))
+    table = "table.runs"
+    header = page.locator(f"{table} th", has_text="created")
+    cells = lambda: page.eval_on_selector_all(f"{table} tbody tr td:nth-child(2)",  # noqa: E731
+                                              "tds => tds.map(td => td.getAttribute('data-v'))")
+    before = cells()
+    assert len(before) == 2 and before == sorted(before, reverse=True)  # newest first as built
+    header.click()
+    assert cells() == sorted(before) and header.get_attribute("aria-sort") == "ascending"
+    header.click()
+    assert cells() == sorted(before, reverse=True) and header.get_attribute("aria-sort") == "descending"
+    numeric = page.locator("table.leaderboard th").nth(3)
+    numeric.click()
+    assert numeric.get_attribute("aria-sort") == "descending"
+    assert not problems
+
+
+def test_the_index_screenshot_is_kept(site, browser, tmp_path_factory):
+    page, problems = open_page(browser, site / "index.html")
+    folder = Path(os.environ.get("PDX_ARTEFACTS") or tmp_path_factory.mktemp("artefacts"))
+    folder.mkdir(parents=True, exist_ok=True)
+    shot = folder / "index.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 20_000 and not problems
+    shutil.copytree(site, folder / "site", dirs_exist_ok=True)
+    print(f"\nscreenshot of the index: {shot}\nthe site: {folder / 'site' / 'index.html'}")
+    index = json.loads((site / "index.json").read_text())
+    assert index["headline_tests"] == {"prefill": "pp64", "decode": "tg16"}
