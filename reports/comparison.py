@@ -58,3 +58,29 @@ def differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
 
     a, b = facts(base), facts(new)
     return [(key, a[key], b[key]) for key in a if a[key] != b[key]]
+
+
+def change_chart_data(lines: list[Line]) -> list[dict]:
+    return [{"test": line.test, "change": line.change, "verdict": line.verdict}
+            for line in lines if line.change is not None]
+
+
+def terminal_table(lines: list[Line]):
+    """The comparison as a rich table: asv's mark first, the change coloured by verdict."""
+    from rich.table import Table
+
+    from pdx.reports.labels import fmt_rate
+
+    colours = {"better": "green", "worse": "red"}
+    table = Table(header_style="bold")
+    for column, justify in (("", "center"), ("test", "left"), ("phase", "left"), ("baseline t/s", "right"),
+                            ("new t/s", "right"), ("change", "right"), ("p", "right"), ("verdict", "left"),
+                            ("note", "left")):
+        table.add_column(column, justify=justify, no_wrap=column != "note")
+    for line in lines:
+        colour = colours.get(line.verdict, "dim")
+        change = f"[{colour}]{line.change * 100:+.1f}%[/{colour}]" if line.change is not None else "—"
+        table.add_row(f"[bold {colour}]{line.mark}[/]", line.test, line.phase, fmt_rate(line.base_rate),
+                      fmt_rate(line.new_rate), change, "—" if line.p_value is None else f"{line.p_value:.3f}",
+                      f"[{colour}]{line.verdict}[/{colour}]", line.note)
+    return table

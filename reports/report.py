@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pdx.reports import groups, labels, pages, views
-from pdx.reports.chartset import charts_for
+from pdx.reports import charts as specs
+from pdx.reports import comparison, groups, labels, pages, views
+from pdx.reports.chartset import charts_for, make_chart
 from pdx.reports.render import ChartRenderer
 from pdx.reports.writer import write_file
 
@@ -44,3 +45,21 @@ def write_report(runs: list[dict], output: str | os.PathLike, **options) -> Path
     path = Path(output)
     write_file(path, render_report(runs, **options))
     return path
+
+
+def render_comparison(base: dict, new: dict, lines: list[comparison.Line], title: str | None = None,
+                      templates: str | os.PathLike | None = None) -> str:
+    """``pdx compare A B --html``: the comparison table and chart, then both runs in full."""
+    renderer = ChartRenderer()
+    data = comparison.change_chart_data(lines)
+    charts = [make_chart(renderer, "change", "New run vs baseline, per test",
+                         "rate change; colour: the verdict of Mann-Whitney U on the raw samples",
+                         specs.change_bars(data))] if data else []
+    title = title or f"{labels.run_label(new)} vs {labels.run_label(base)}"
+    env = pages.make_environment(templates)
+    return env.get_template("compare.html").render(
+        site=pages.site_info(title, [base, new], inline=True),
+        page={"title": title, "root": "", "json": None},
+        links=pages.ReportLinks(), base=base, new=new, lines=lines, differences=comparison.differences(base, new),
+        runs=[new, base], charts=charts, standalone=True,
+    )

@@ -44,7 +44,7 @@ def _json(data: dict) -> str:
 class PublishResult:
     root: Path
     pages: int = 0
-    changed: int = 0
+    changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     charts: dict = field(default_factory=dict)

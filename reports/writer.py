@@ -68,7 +68,7 @@ class SiteWriter:
                            "choose a folder you can write to") from None
         self.previous = self._read_manifest()
         self.written: set[str] = set()
-        self.changed = 0
+        self.changed: list[str] = []
         self._dirs: set[Path] = set()
 
     def _read_manifest(self) -> set[str]:
@@ -111,7 +111,7 @@ class SiteWriter:
                 path.write_bytes(data)
             else:
                 _atomic_write(path, data)
-            self.changed += 1
+            self.changed.append(relative)
         except OSError as exc:
             raise _failure(path, exc) from None
 

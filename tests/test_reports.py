@@ -167,7 +167,7 @@ def test_republishing_updates_in_place_and_writes_nothing_outside(filled, tmp_pa
     (root / "CNAME").write_text("results.example\n")  # a file of the user's own
     stamps = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
     again = publish(registry.runs(samples=True), root)
-    assert again.changed == 0 and again.removed == []
+    assert again.changed == [] and again.removed == []
     assert {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()} == stamps
     fewer = publish(registry.runs(backend="llamacpp-bench", samples=True), root)
     gone = [i for i in ids if not (root / f"runs/{i}.html").exists()]

@@ -1,6 +1,8 @@
-"""``pdx report`` and ``pdx publish``: HTML from the registry."""
+"""``pdx report``, ``pdx publish`` and ``pdx compare``: comparisons from the registry."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -51,12 +53,44 @@ def publish(directory, runs, where, title, templates, registry) -> None:
 
     chosen = selection.select_runs(api.open_registry(registry), runs, selection.parse_where(where))
     result = build_site(chosen, directory, title=title, templates=templates)
-    click.echo(f"published {len(chosen)} runs to {result.root}: {result.pages} pages, {result.changed} files "
+    click.echo(f"published {len(chosen)} runs to {result.root}: {result.pages} pages, {len(result.changed)} files "
                f"changed, {len(result.removed)} removed, {result.charts['rendered']} charts rendered "
                f"({result.charts['reused']} reused), "
                f"{result.seconds:.1f} s")
 
 
+@click.command()
+@click.argument("baseline", metavar="A")
+@click.argument("new", metavar="B")
+@click.option("--html", "html", type=click.Path(dir_okay=False), help="Also write the comparison as one HTML file.")
+@templates_option
+@registry_option
+def compare(baseline, new, html, templates, registry) -> None:
+    """Compare run B against run A test by test: both rates, the change, and whether it is
+    significant on the raw samples (asv's marks: - better, + worse, ~ not significant)."""
+    from pdx import api
+    from pdx.display import make_console
+    from pdx.reports import comparison
+    from pdx.reports.labels import run_label
+    from pdx.reports.report import render_comparison
+    from pdx.reports.writer import write_file
+
+    store = api.open_registry(registry)
+    base_run, new_run = store.get_run(baseline), store.get_run(new)
+    lines = comparison.compare(base_run, new_run)
+    console = make_console()
+    console.print(f"baseline [bold]{run_label(base_run)}[/bold] · new [bold]{run_label(new_run)}[/bold]",
+                  highlight=False)
+    for what, a, b in comparison.differences(base_run, new_run):
+        console.print(f"  {what}: {a} -> {b}", highlight=False)
+    console.print(comparison.terminal_table(lines))
+    if html:
+        path = Path(html)
+        write_file(path, render_comparison(base_run, new_run, lines, templates=templates))
+        click.echo(f"wrote {path}")
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(report)
     cli.add_command(publish)
+    cli.add_command(compare)

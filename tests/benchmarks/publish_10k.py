@@ -69,7 +69,7 @@ def main() -> None:
         print(f"{n:>7} {loaded - started:>7.1f} {built - loaded:>8.1f} {total:>8.1f} {total / n * 1000:>7.2f} "
               f"{cpu:>6.0f} {result.pages:>6} {result.charts['rendered']:>6} "
               f"{result.charts['seconds']:>7.1f} {again.seconds:>8.1f}", flush=True)
-        assert again.changed == 0, "re-publishing unchanged data rewrote files"
+        assert not again.changed, f"re-publishing unchanged data rewrote {again.changed[:5]}..."
     if not args.keep:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -1,0 +1,55 @@
+"""pdx compare on real llama.cpp runs: fewer threads is a real slowdown (decode
+on these 2-core machines is compute-bound), a repeat is not a change."""
+
+import json
+import re
+
+import pytest
+
+from pdx.synth import get_shape, write_gguf
+
+from conftest import run_pdx
+
+pytestmark = pytest.mark.llamacpp
+
+
+@pytest.fixture(scope="module")
+def small_gguf(tmp_path_factory):
+    # 100M parameters: big enough that a second thread pays, small enough for seconds a run.
+    return write_gguf(get_shape("100m"), "f16", tmp_path_factory.mktemp("models") / "100m-f16.gguf")
+
+
+def bench(registry, model, threads):
+    result = run_pdx("bench", "--registry", registry, "--backend", "llamacpp-python", "-m", str(model),
+                     "-p", "64", "-n", "16", "-r", "6", "-t", str(threads), "--json")
+    assert result.returncode == 0, result.stderr
+    (run,) = json.loads(result.stdout)
+    return run["id"]
+
+
+def marks(output: str) -> dict[str, str]:
+    """test name -> asv mark, from the terminal table."""
+    found = {}
+    for line in output.splitlines():
+        match = re.match(r"│\s*(\S?)\s*│\s*(\S+)\s*│", line)
+        if match and match[2] != "test":
+            found[match[2]] = match[1] or " "
+    return found
+
+
+def test_fewer_threads_is_worse_and_a_repeat_is_not_significant(registry_url, small_gguf, tmp_path):
+    two = bench(registry_url, small_gguf, 2)
+    again = bench(registry_url, small_gguf, 2)
+    one = bench(registry_url, small_gguf, 1)
+
+    slower = run_pdx("compare", two, one, "--registry", registry_url, "--html", str(tmp_path / "cmp.html"))
+    assert slower.returncode == 0, slower.stderr
+    assert marks(slower.stdout) == {"pp64": "+", "tg16": "+"}, slower.stdout
+    assert "threads: 2 -> 1" in slower.stdout and "worse" in slower.stdout
+    html = (tmp_path / "cmp.html").read_text()
+    assert html.count('<svg class="chart"') == 1 and "verdict-worse" in html
+
+    repeat = run_pdx("compare", two, again, "--registry", registry_url)
+    assert repeat.returncode == 0, repeat.stderr
+    assert set(marks(repeat.stdout).values()) <= {" ", "~"}, repeat.stdout
+    assert "worse" not in repeat.stdout and "better" not in repeat.stdout
