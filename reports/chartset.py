@@ -88,6 +88,7 @@ def charts_for(runs: list[dict], renderer: ChartRenderer, namer: Namer, headline
                               charts.batch_sweep(points, [k for k in knees if k["series"] in shown])))
     latencies = figures.latency_points(runs, namer)
     if latencies:
-        out.append(make_chart(renderer, "latency", "Serving latency distributions", "TTFT and ITL per request, ms",
-                         charts.latency_distributions(latencies)))
+        out.append(make_chart(renderer, "latency", "Serving latency distributions",
+                              "per request, ms: line min to max, box the middle half, tick the median, dot p99",
+                              charts.latency_distributions(latencies)))
     return out

@@ -137,17 +137,35 @@ def history_points(runs: Iterable[dict], tests: dict[str, str]) -> list[dict]:
     return out
 
 
-def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
-    """Serving latencies (TTFT, ITL) per series, where runs carry per-request records.
+def _quantile(ordered: list[float], q: float) -> float:
+    k = (len(ordered) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
-    The hook for serving runs: a test whose ``serving`` holds ``ttft_ms`` and
-    ``itl_ms`` lists is plotted; runs without them give nothing.
+
+def _spread(series: str, metric: str, values_ns: list[float]) -> dict:
+    ordered = sorted(v / 1e6 for v in values_ns)
+    return {"series": series, "metric": metric, "n": len(ordered), "min": ordered[0],
+            **{name: _quantile(ordered, q) for name, q in (("p25", .25), ("p50", .5), ("p75", .75), ("p99", .99))},
+            "max": ordered[-1]}
+
+
+def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
+    """TTFT and ITL distributions (ms) per series and test, where runs carry per-request records.
+
+    A serving test's ``requests`` (pdx.serving) keep each request's first-token
+    time from its send (``first_ns``) and every streamed event's arrival
+    (``events``: [ns from send, tokens]); TTFT is the former, ITL the gaps
+    between events. Distributions are summarised here (quartiles, p99,
+    extremes) so a chart of thousands of requests stays small.
     """
     out = []
     for run in runs:
         for test in run["tests"]:
-            serving = test.get("serving") or {}
-            for metric, key in (("TTFT", "ttft_ms"), ("ITL", "itl_ms")):
-                out.extend({"series": f"{namer(run)} · {test['name']}", "metric": metric, "ms": v}
-                           for v in serving.get(key) or [])
+            ok = [r for r in test.get("requests") or [] if r.get("status") == "ok"]
+            ttft = [r["first_ns"] for r in ok if r.get("first_ns") is not None]
+            itl = [b[0] - a[0] for r in ok for a, b in zip(r.get("events") or [], (r.get("events") or [])[1:])]
+            series = f"{namer(run)} · {test['name']}"
+            out.extend(_spread(series, metric, values) for metric, values in (("TTFT", ttft), ("ITL", itl)) if values)
     return out

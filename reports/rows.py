@@ -89,6 +89,9 @@ def _row(run_id: str, test: dict, phase: str, summary: dict | None, part: bool =
 
 
 def rows_of_test(run_id: str, test: dict) -> list[Row]:
+    """pp, tg and pp+tg tests; other kinds (serving scenarios) are drawn from their requests instead."""
+    if test.get("kind") not in _PHASE_OF_KIND:
+        return []
     stats = test.get("stats") or {}
     rows = [_row(run_id, test, _PHASE_OF_KIND[test["kind"]], stats.get("rate"))]
     for phase, key in _SPLIT_STATS:

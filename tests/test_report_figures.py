@@ -81,13 +81,15 @@ def test_measured_knee_is_where_per_sequence_decode_stops_being_nearly_free():
 def test_every_axis_names_its_unit():
     bars = [{"label": "pp64", "series": "", "phase": PREFILL, "rate": 1.0, "lo": None, "hi": None, "ceiling": 2.0,
              "note": "50% of compute bound"}]
+    spreads = [{"series": "s", "metric": m, "min": 1.0, "p25": 2.0, "p50": 3.0, "p75": 4.0, "p99": 5.0, "max": 6.0}
+               for m in ("TTFT", "ITL")]
     specs = [charts.phase_bars(bars, "test"),
              charts.rate_vs_depth([{"series": "s", "phase": DECODE, "depth": d, "rate": 1.0} for d in (0, 64)]),
              charts.batch_sweep([{"series": "s", "batch": b, "aggregate": 2.0, "per_sequence": 1.0} for b in (1, 2)],
                                 [{"series": "s", "batch": 2, "kind": "measured knee"}]),
              charts.change_bars([{"test": "tg16", "change": -0.2, "verdict": "worse"}]),
              charts.history([{"run": "r1", "test": "tg16", "phase": DECODE, "rate": 1.0}]),
-             charts.latency_distributions([{"series": "s", "metric": "TTFT", "ms": 12.0}])]
+             charts.latency_distributions(spreads)]
 
     def titles(node):
         if isinstance(node, dict):
@@ -127,3 +129,18 @@ def test_rates_read_at_a_glance(value, text):
     from pdx.reports.labels import fmt_rate
 
     assert fmt_rate(value) == text
+
+
+def test_serving_requests_become_ttft_and_itl_distributions():
+    requests = [{"status": "ok", "first_ns": (10 + i) * 1_000_000,
+                 "events": [[(10 + i) * 1_000_000, 1], [(12 + i) * 1_000_000, 1], [(15 + i) * 1_000_000, 1]]}
+                for i in range(5)] + [{"status": "error", "first_ns": None, "events": []}]
+    serve = {"name": "serve-c4", "kind": "serve", "n_prompt": 64, "n_gen": 16, "depth": 0, "batch": 1,
+             "status": "ok", "error": None, "engine": {}, "stats": None, "requests": requests, "samples": []}
+    run = run_dict([serve])
+    assert run_rows(run) == []  # no pp/tg rows: a serving test is drawn from its requests
+    ttft, itl = figures.latency_points([run], lambda r: "cpu")
+    assert (ttft["metric"], ttft["n"], ttft["min"], ttft["p50"], ttft["max"]) == ("TTFT", 5, 10.0, 12.0, 14.0)
+    assert (itl["metric"], itl["n"], itl["min"], itl["max"]) == ("ITL", 10, 2.0, 3.0)
+    html = render_report([run])
+    assert "Serving latency distributions" in html and "TTFT (ms)" in html
