@@ -42,8 +42,8 @@ def model_slug(run: dict) -> str:
 
 
 def config_slug(run: dict) -> str:
-    return slug(f"{hardware_label(run)[:20]}-{run['model']['name'][:20]}-{run['backend'][:16]}", _digest(*config_key(run)),
-                limit=60)
+    readable = f"{hardware_label(run)[:20]}-{run['model']['name'][:20]}-{run['backend'][:16]}"
+    return slug(readable, _digest(*config_key(run)), limit=60)
 
 
 def headline_tests(runs: list[dict]) -> dict[str, str]:

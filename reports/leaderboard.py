@@ -50,7 +50,8 @@ def leaderboard(configs: Iterable[groups.Group], headline: dict[str, str], links
 
 
 def board_has_ceiling(board: list[dict]) -> bool:
-    return any((entry.get(phase) or {}).get("fraction") is not None for entry in board for phase in ("prefill", "decode"))
+    return any((entry.get(phase) or {}).get("fraction") is not None
+               for entry in board for phase in ("prefill", "decode"))
 
 
 def leaderboard_chart(board: list[dict], renderer: ChartRenderer) -> Chart | None:

@@ -1,4 +1,4 @@
-"""What every page shares: the template environment, its helpers, and links.
+"""What every page shares: links between pages, and the facts in its footer.
 
 A single-file report links runs by anchor and has no other pages; a site
 links every run, model, hardware and configuration page by relative path,
@@ -7,13 +7,10 @@ so it opens from ``file://`` and from any folder of a web server.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-import jinja2
-
 import pdx
-from pdx.reports import groups, labels, leaderboard, templating, views
+from pdx.reports import groups, labels
 
 
 class ReportLinks:
@@ -52,23 +49,6 @@ class SiteLinks:
         if groups.config_key(run) not in self.configs_with_pages:
             return None
         return f"{self.root}compare/{groups.config_slug(run)}.html"
-
-
-def make_environment(templates: str | os.PathLike | None = None) -> jinja2.Environment:
-    env = templating.environment(templates)
-    env.globals.update(
-        test_table=views.test_table,
-        has_batches=views.has_batches,
-        has_ceilings=views.has_ceilings,
-        sample_lines=views.sample_lines,
-        manifest=views.manifest,
-        hardware_figures=views.hardware_figures,
-        hardware_label=labels.hardware_label,
-        run_label=labels.run_label,
-        system_label=labels.system_label,
-        board_has_ceiling=leaderboard.board_has_ceiling,
-    )
-    return env
 
 
 def data_time(runs: list[dict]) -> str | None:

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from pdx.reports import charts as specs
-from pdx.reports import comparison, groups, labels, pages, views
+from pdx.reports import comparison, groups, labels, pages, templating, views
 from pdx.reports.chartset import charts_for, make_chart
 from pdx.reports.render import ChartRenderer
 from pdx.reports.writer import write_file
@@ -25,7 +25,7 @@ def render_report(runs: list[dict], title: str = "pdx report", selection: str = 
     headline = groups.headline_tests(runs)
     namer = labels.run_label if len(runs) <= RUN_SERIES_LIMIT else labels.system_label
     charts = charts_for(runs, renderer, namer, headline)
-    env = pages.make_environment(templates)
+    env = templating.environment(templates)
     return env.get_template("report.html").render(
         site=pages.site_info(title, runs, inline=True),
         page={"title": title, "root": "", "json": None},
@@ -56,7 +56,7 @@ def render_comparison(base: dict, new: dict, lines: list[comparison.Line], title
                          "rate change; colour: the verdict of Mann-Whitney U on the raw samples",
                          specs.change_bars(data))] if data else []
     title = title or f"{labels.run_label(new)} vs {labels.run_label(base)}"
-    env = pages.make_environment(templates)
+    env = templating.environment(templates)
     return env.get_template("compare.html").render(
         site=pages.site_info(title, [base, new], inline=True),
         page={"title": title, "root": "", "json": None},

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.reports import comparison, groups, labels, pages
+from pdx.reports import comparison, groups, labels, pages, templating
 from pdx.reports.chartset import charts_for
 from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
 from pdx.reports.render import ChartRenderer
@@ -53,7 +53,7 @@ class PublishResult:
 class SiteBuilder:
     def __init__(self, runs: list[dict], writer: SiteWriter, title: str, templates=None) -> None:
         self.runs, self.writer, self.title = runs, writer, title
-        self.env = pages.make_environment(templates)
+        self.env = templating.environment(templates)
         self.renderer = ChartRenderer()
         self.headline = groups.headline_tests(runs)
         self.configs = groups.group_by(runs, groups.config_key)

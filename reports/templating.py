@@ -5,6 +5,7 @@ Templates are looked up in order: the user's folder (``--templates`` or
 then pdx's own ``reports/templates``. A file of the same name earlier in that
 order wins, so a team can restyle one partial and keep the rest.
 Autoescaping is on for every template; only rendered chart SVG is marked safe.
+Filters format numbers; globals hand templates the views of a run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import jinja2
 
 from pdx.errors import PdxError
-from pdx.reports import labels
+from pdx.reports import labels, leaderboard, views
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -49,5 +50,17 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         bytes=labels.human_bytes,
         count=labels.human_count,
         when=labels.short_time,
+    )
+    env.globals.update(
+        test_table=views.test_table,
+        has_batches=views.has_batches,
+        has_ceilings=views.has_ceilings,
+        sample_lines=views.sample_lines,
+        manifest=views.manifest,
+        hardware_figures=views.hardware_figures,
+        hardware_label=labels.hardware_label,
+        run_label=labels.run_label,
+        system_label=labels.system_label,
+        board_has_ceiling=leaderboard.board_has_ceiling,
     )
     return env

@@ -60,7 +60,7 @@ def open_page(browser, path: Path):
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url}"))
-    page.on("request", lambda r: None if r.url.startswith(("file://", "data:")) else problems.append(f"network: {r.url}"))
+    page.on("request", lambda r: r.url.startswith(("file://", "data:")) or problems.append(f"network: {r.url}"))
     page.goto(path.as_uri(), wait_until="load")
     return page, problems
 
