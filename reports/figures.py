@@ -8,6 +8,7 @@ plot (one depth is no depth sweep; one batch size is no batch sweep).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Callable, Iterable
 
 from pdx.reports.rows import DECODE, Row, run_rows
@@ -56,14 +57,13 @@ def latest_rows(runs: Iterable[dict], namer: Namer) -> dict[tuple[str, str, str]
 
 
 def system_bars(runs: Iterable[dict], namer: Namer, tests: dict[str, str]) -> list[dict]:
-    """One bar per series for each headline test (``{phase: test name}``)."""
+    """One bar per series for each headline test (``{phase: test name}``), fastest decoder first."""
     latest = latest_rows(runs, namer)
-    out = []
-    for phase, test in tests.items():
-        for (series, name, row_phase), (_, row) in sorted(latest.items()):
-            if name == test and row_phase == phase:
-                out.append(bar_record(series, row))
-    return out
+    chosen = {(series, phase): row for (series, name, phase), (_, row) in latest.items() if tests.get(phase) == name}
+    speed = {series: row.rate for (series, phase), row in chosen.items() if phase == DECODE}
+    order = sorted({series for series, _ in chosen}, key=lambda s: (-speed.get(s, 0.0), s))
+    return [bar_record(series, chosen[series, phase]) for phase in tests for series in order
+            if (series, phase) in chosen]
 
 
 def depth_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
@@ -72,9 +72,12 @@ def depth_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
     for (series, _, phase), (_, row) in latest_rows(runs, namer).items():
         if row.batch == 1 and not row.part:
             groups.setdefault((series, base_test(row.test), phase), {})[row.depth] = row.rate
-    return [{"series": f"{series} · {test}", "phase": phase, "depth": depth, "rate": rate}
-            for (series, test, phase), points in sorted(groups.items()) if len(points) > 1
-            for depth, rate in sorted(points.items())]
+    sweeps = {key: points for key, points in groups.items() if len(points) > 1}
+    # The panel names the phase; a series names its test only when it swept two in one phase.
+    tests_per = Counter((series, phase) for series, _, phase in sweeps)
+    return [{"series": series if tests_per[series, phase] == 1 else f"{series} · {test}", "phase": phase,
+             "depth": depth, "rate": rate}
+            for (series, test, phase), points in sorted(sweeps.items()) for depth, rate in sorted(points.items())]
 
 
 def measured_knee(points: dict[int, float]) -> int | None:
@@ -111,10 +114,10 @@ def batch_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[d
             groups.setdefault(key, {})[row.batch] = row
             owners.setdefault(key, run)
     points, knees = [], []
-    for key, by_batch in sorted(groups.items()):
-        if len(by_batch) < 2:
-            continue
-        label = " · ".join(key)
+    sweeps = {key: by_batch for key, by_batch in groups.items() if len(by_batch) > 1}
+    per_series = Counter(series for series, _ in sweeps)
+    for key, by_batch in sorted(sweeps.items()):
+        label = " · ".join(key) if per_series[key[0]] > 1 else key[0]
         points.extend({"series": label, "batch": b, "aggregate": r.rate, "per_sequence": r.per_sequence}
                       for b, r in sorted(by_batch.items()))
         knee = measured_knee({b: r.per_sequence for b, r in by_batch.items()})
