@@ -30,10 +30,11 @@ def _chunks(ids: Sequence) -> Iterable[Sequence]:
 
 
 def _rows(session: Session, table, key, ids: Sequence, order=()) -> list[SimpleNamespace]:
+    connection = session.connection()  # plain Core rows: no ORM bookkeeping per row
     out = []
     for chunk in _chunks(ids):
         query = select(table).where(key.in_(chunk)).order_by(*order)
-        out.extend(SimpleNamespace(**row._mapping) for row in session.execute(query))
+        out.extend(SimpleNamespace(**row._mapping) for row in connection.execute(query))
     return out
 
 
