@@ -87,7 +87,7 @@ def phase_bars(data: list[dict], label_title: str) -> dict:
                        "encoding": {"y": y, **offset, **shade,
                                     "x": {"field": "rate", "type": "quantitative", "axis": RATE_AXIS}}})
         if any(v.get("lo") is not None for v in values):
-            layers.append({"transform": [{"filter": "isValid(datum.lo)"}], "mark": {"type": "rule", "color": "#111"},
+            layers.append({"transform": [{"filter": "isValid(datum.lo)"}], "mark": {"type": "rule", "color": "#777"},
                            "encoding": {"y": y, **offset, "x": {"field": "lo", "type": "quantitative"},
                                         "x2": {"field": "hi"}}})
         if any(v.get("note") for v in values):
