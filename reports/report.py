@@ -11,16 +11,25 @@ from pathlib import Path
 
 from pdx.reports import charts as specs
 from pdx.reports import comparison, groups, labels, pages, templating, views
+from pdx.errors import PdxError
 from pdx.reports.chartset import charts_for, make_chart
+from pdx.reports.leaderboard import leaderboard
 from pdx.reports.render import ChartRenderer
 from pdx.reports.writer import write_file
 
-# Past this many runs, charts name series by system instead of by run.
+# Past this many runs, charts name series by system instead of by run, and the side-by-side
+# table of every test gives way to the leaderboard of configurations.
 RUN_SERIES_LIMIT = 8
+MATRIX_LIMIT = 12
+# One file holds every run in full; past this many, a site is the better form.
+REPORT_LIMIT = 500
 
 
 def render_report(runs: list[dict], title: str = "pdx report", selection: str = "",
                   templates: str | os.PathLike | None = None, renderer: ChartRenderer | None = None) -> str:
+    if len(runs) > REPORT_LIMIT:
+        raise PdxError(f"{len(runs)} runs are too many for one file (at most {REPORT_LIMIT})",
+                       "narrow the selection with --where, or build a site with `pdx publish`")
     renderer = renderer or ChartRenderer()
     headline = groups.headline_tests(runs)
     namer = labels.run_label if len(runs) <= RUN_SERIES_LIMIT else labels.system_label
@@ -35,7 +44,9 @@ def render_report(runs: list[dict], title: str = "pdx report", selection: str = 
         counts={"hardware": len({groups.hardware_key(r) for r in runs}),
                 "models": len({groups.model_key(r) for r in runs}),
                 "backends": len({r["backend"] for r in runs})},
-        matrix=views.matrix(runs),
+        matrix=views.matrix(runs) if len(runs) <= MATRIX_LIMIT else None,
+        board=leaderboard(groups.group_by(runs, groups.config_key).values(), headline, pages.ReportLinks()),
+        headline=headline,
         charts=charts,
         has_ceiling=views.has_ceilings(runs),
     )

@@ -258,3 +258,15 @@ def test_the_data_layout_doc_names_every_field(filled, tmp_path):
             chart.pop("vega_lite")
         missing = {k for k in keys(data) if f"`{k}`" not in doc} - skip
         assert not missing, f"{path.name}: {sorted(missing)} not in DATA.md"
+
+
+def test_a_report_of_many_runs_leads_with_the_leaderboard(registry, monkeypatch):
+    from pdx.reports import report
+
+    fill(registry, 14, n_hardware=2, n_models=2)
+    runs = registry.runs(samples=True)
+    html = report.render_report(runs)
+    assert "Leaderboard" in html and "Side by side" not in html and html.count('id="run-') == 14
+    monkeypatch.setattr(report, "REPORT_LIMIT", 10)
+    with pytest.raises(PdxError, match="14 runs are too many for one file"):
+        report.render_report(runs)
