@@ -84,7 +84,7 @@ def hardware_figures(run: dict) -> list[dict]:
         return [{"name": "ceilings", "value": "none", "unit": None, "url": None,
                  "source": basis.get("reason") or "no hardware figures"}]
     chip = basis.get("chip") or {}
-    origin = f"{basis.get('label') or basis.get('source')}: {basis.get('method') or basis.get('ref') or ''}".strip(": ")
+    origin = basis.get("label") or basis.get("source") or "?"
     dtype = basis.get("flops_dtype")
     rows = []
     if basis.get("bandwidth"):
@@ -100,6 +100,8 @@ def hardware_figures(run: dict) -> list[dict]:
     if basis.get("knee_batch"):
         rows.append({"name": "predicted decode knee", "value": f"{basis['knee_batch']:,.1f}", "unit": "sequences",
                      "source": "the batch where the compute bound meets the memory bound"})
+    if basis.get("method"):
+        rows.append({"name": "how they were found", "value": "", "source": basis["method"]})
     return [{"unit": None, "url": None} | row | {"url": _web_url(row.get("url"))} for row in rows]
 
 
