@@ -84,8 +84,13 @@ def charts_for(runs: list[dict], renderer: ChartRenderer, namer: Namer, headline
                               f"batch whose per-sequence rate keeps {figures.KNEE_SHARE:.0%} of batch 1's")
     if points:
         shown = {p["series"] for p in points}
+        reach = 2 * max(p["batch"] for p in points)  # a knee far past the sweep would squash it flat
+        beyond = sorted({round(k["batch"]) for k in knees if k["series"] in shown and k["batch"] > reach})
+        if beyond:
+            note += f"; predicted knee beyond the sweep: batch {', '.join(map(str, beyond))}"
+        knees = [k for k in knees if k["series"] in shown and k["batch"] <= reach]
         out.append(make_chart(renderer, "decode-vs-batch", "Decode rate vs batch", note,
-                              charts.batch_sweep(points, [k for k in knees if k["series"] in shown])))
+                              charts.batch_sweep(points, knees)))
     latencies = figures.latency_points(runs, namer)
     if latencies:
         out.append(make_chart(renderer, "latency", "Serving latency distributions",

@@ -1,8 +1,11 @@
 """Generated runs for report tests and the publish benchmark, stored through the
 registry's public API exactly as ``pdx bench`` stores real ones.
 
-The figures are made up (a seeded random walk around plausible rates); the
-tests that need real measurements use real llama.cpp runs instead.
+The figures are made up: for a machine in the hardware catalog, each test runs
+at 40-80% of the ceiling pdx.ceilings computes for it (and the run stores those
+ceilings, as pdx bench does); for one that is not (two CPUs here), at a
+plausible rate and with no ceilings. Tests that need real measurements use
+real llama.cpp runs instead.
 """
 
 from __future__ import annotations
@@ -12,9 +15,13 @@ import random
 import uuid
 from datetime import datetime, timedelta, timezone
 
+from pdx import ceilings
 from pdx.backend import EngineInfo, Sample
+from pdx.errors import PdxError
+from pdx.hardware import catalog
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
+from pdx.results import derive_stats
 from pdx.runner import TestOutcome
 from pdx.workload import TestSpec
 
@@ -44,25 +51,44 @@ ENVIRONMENT = {"hostname": "bench", "os": "Linux", "python": "3.11.7", "pdx_vers
                "platform": "Linux-x86_64", "command": "pdx bench", "packages": {}}
 
 
+def _figures(hw: dict, mdl: ModelInfo, threads: int):
+    """Catalog figures and their record for a machine pdx knows; (None, None) for one it does not."""
+    try:
+        catalog.lookup(hw["name"])
+    except PdxError:
+        return None, None
+    figures, basis = ceilings.resolve(hw, mdl.to_dict(), threads, name=hw["name"])
+    model_figures = ceilings.model_figures(mdl.to_dict())
+    return (model_figures, figures), basis | ceilings.predictions(model_figures, figures)
+
+
 def add_run(registry: Registry, hw: dict, mdl: ModelInfo, backend: str, when: datetime, rng: random.Random,
             tests=TESTS, repetitions: int = 5, tags=(), threads: int = 8, speed: float = 1.0) -> str:
-    """One complete run; ``speed`` scales every rate (a 'faster machine')."""
+    """One complete run; ``speed`` scales every rate of a machine without ceilings."""
     run_id = uuid.uuid4().hex
+    judged, basis = _figures(hw, mdl, threads)
     registry.start_run(RunStart(
         id=run_id, backend=backend, engine=EngineInfo("llama.cpp", "b1", "0c1e570", {"threads": threads}),
         model=mdl, hardware=hw, environment=ENVIRONMENT, environment_id="env-bench",
         workload={"tests": [t.name for t in tests], "repetitions": repetitions, "warmup": 1, "seed": 42},
-        threads=threads, options={}, command="pdx bench", pdx_version="0.1.0", tags=list(tags), created_at=when))
+        threads=threads, options={}, command="pdx bench", pdx_version="0.1.0", tags=list(tags), created_at=when,
+        ceiling_basis=basis))
+    share = rng.uniform(0.4, 0.8)
     for ordinal, test in enumerate(tests):
-        base = (2000.0 if test.kind == "pp" else 60.0) * speed / (1 + test.depth / 8192)
-        rate = base * (test.batch ** 0.7)
+        if judged:
+            rate = ceilings.test_ceilings(test.to_dict(), None, *judged)["ceiling"] * share
+        else:
+            rate = (2000.0 if test.kind == "pp" else 60.0) * speed / (1 + test.depth / 8192) * test.batch ** 0.7
         samples = []
         for _ in range(repetitions):
-            r = rate * rng.uniform(0.95, 1.05)
-            ns = int((test.n_prompt + test.n_gen) * test.batch * 1e9 / r)
+            ns = int((test.n_prompt + test.n_gen) * test.batch * 1e9 / (rate * rng.uniform(0.95, 1.05)))
             samples.append(Sample(ns=ns, n_prompt=test.n_prompt * test.batch, n_gen=test.n_gen * test.batch))
-        registry.save_test(run_id, TestOutcome(ordinal=ordinal, test=test, warmup=1, samples=samples,
-                                               started_at=when, finished_at=when))
+        outcome = TestOutcome(ordinal=ordinal, test=test, warmup=1, samples=samples, started_at=when,
+                              finished_at=when)
+        if judged:
+            stats = derive_stats({**test.to_dict(), "samples": [{"ns": x.ns} for x in samples]})
+            outcome.ceilings = ceilings.test_ceilings(test.to_dict(), stats, *judged)
+        registry.save_test(run_id, outcome)
     registry.finish_run(run_id, "complete")
     return run_id
 

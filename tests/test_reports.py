@@ -63,9 +63,10 @@ def test_report_is_one_self_contained_file(filled, registry_url, tmp_path):
     html = out.read_text()
     page = parse(out)
     assert page.styles == [] and page.scripts == [None]  # the stylesheet and the sort script are inline
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing from the network
+    # Nothing loads from the network (links out to vendor datasheets are only links).
+    assert not re.search(r"""src=["']?(https?:)?//""", html) and "url(" not in html
     assert html.count('<svg class="chart"') >= 2 and "tokens/s" in html
-    assert all(link.startswith("#run-") for link in page.links)
+    assert all(link.startswith(("#run-", "https://")) for link in page.links)
     for run_id in (ids[0], ids[4]):
         assert f'id="run-{run_id}"' in html
     for test in ("pp512", "tg128@d4096", "tg128/b8"):
@@ -144,7 +145,7 @@ def test_site_layout_links_and_data(filled, tmp_path):
         assert parsed.styles and all((path.parent / href).resolve().is_file() for href in parsed.styles)
         for href in parsed.links:
             target = href.split("#")[0]
-            if target:
+            if target and not href.startswith("https://"):  # vendor datasheets behind the ceilings
                 assert (path.parent / target).resolve().is_file(), f"{page} links to missing {href}"
         assert f"pdx {__import__('pdx').__version__}" in path.read_text()  # the footer names pdx
     index = json.loads((root / "index.json").read_text())
