@@ -29,7 +29,8 @@ def fraction_note(row: Row) -> str | None:
     if c is None or c.fraction is None:
         return None
     flag = " (above ceiling: check figures)" if c.exceeded else ""
-    return f"{c.fraction * 100:.0f}% of {c.bound} bound{flag}"
+    of = f"{c.bound} bound" if c.bound else "ceiling"
+    return f"{c.fraction * 100:.0f}% of {of}{flag}"
 
 
 def bar_record(label: str, row: Row, series: str = "") -> dict:

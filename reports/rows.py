@@ -22,7 +22,7 @@ class Ceiling:
     """The lower of a phase's two bounds, as stored with the result."""
 
     rate: float  # tokens/s the hardware allows
-    bound: str  # "memory" or "compute"
+    bound: str | None  # "memory" or "compute"; None when one bound is unknown
     fraction: float | None  # measured / ceiling
     memory_rate: float | None = None
     compute_rate: float | None = None
@@ -73,7 +73,7 @@ def ceiling_of(test: dict, phase: str) -> Ceiling | None:
     if not entry.get("ceiling"):
         return None
     bounds = bounds or {}
-    return Ceiling(rate=entry["ceiling"], bound=entry.get("bound") or "?", fraction=entry.get("fraction"),
+    return Ceiling(rate=entry["ceiling"], bound=entry.get("bound"), fraction=entry.get("fraction"),
                    memory_rate=bounds.get("memory_bound"), compute_rate=bounds.get("compute_bound"))
 
 
