@@ -17,9 +17,6 @@ from pathlib import Path
 from pdx.errors import PdxError
 from pdx.registry import Registry
 
-WHERE_KEYS = ("backend", "model", "tag", "status", "origin")
-
-
 @dataclass
 class Transfer:
     """What an import, push or pull did."""
@@ -30,16 +27,6 @@ class Transfer:
 
     def to_dict(self) -> dict:
         return {"format": self.format, "added": self.added, "skipped": self.skipped}
-
-
-def parse_where(items: tuple[str, ...] | list[str]) -> dict[str, str]:
-    where = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or key.strip() not in WHERE_KEYS:
-            raise PdxError(f"--where {item!r}: use KEY=VALUE with KEY one of {', '.join(WHERE_KEYS)}")
-        where[key.strip()] = value.strip()
-    return where
 
 
 def select(registry: Registry, refs: list[str] | tuple[str, ...] = (), where: dict | None = None) -> list[str]:

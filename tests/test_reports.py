@@ -12,6 +12,7 @@ import pytest
 
 from pdx.errors import PdxError
 from pdx.registry import Registry
+from pdx.registry.where import parse_where
 from pdx.reports import selection
 from pdx.reports.report import write_report
 from pdx.reports.site import publish
@@ -119,11 +120,11 @@ def test_mistakes_name_what_was_wrong(filled, tmp_path):
 
 
 def test_where_parsing():
-    assert selection.parse_where(["backend=a,model=b c", "tag=x"]) == {"backend": "a", "model": "b c", "tag": "x"}
-    for bad, message in ((["backend"], "not KEY=VALUE"), (["size=3"], "unknown key"),
+    assert parse_where(["backend=a,model=b c", "tag=x"]) == {"backend": "a", "model": "b c", "tag": "x"}
+    for bad, message in ((["backend"], "not KEY=VALUE"), (["size=3"], "unknown key 'size'"),
                          (["tag=a", "tag=b"], "given twice")):
-        with pytest.raises(Exception, match=message):
-            selection.parse_where(bad)
+        with pytest.raises(PdxError, match=message):
+            parse_where(bad)
 
 
 def test_site_layout_links_and_data(filled, tmp_path):

@@ -10,7 +10,7 @@ from pdx.cli.base import registry_option
 
 where_option = click.option(
     "--where", "where", multiple=True, metavar="KEY=VALUE[,...]",
-    help="Only runs matching every pair; keys: backend, model, hardware, tag, status (repeatable).")
+    help="Only runs matching every pair; keys: backend, model, hardware, tag, status, origin (repeatable).")
 templates_option = click.option(
     "--templates", type=click.Path(file_okay=False), envvar="PDX_TEMPLATES",
     help="A folder of Jinja templates that override pdx's own [env PDX_TEMPLATES].")
@@ -27,10 +27,11 @@ templates_option = click.option(
 def report(runs, where, output, title, templates, registry) -> None:
     """Write one self-contained HTML file comparing runs (RUN ids or prefixes, and/or --where)."""
     from pdx import api
+    from pdx.registry.where import parse_where
     from pdx.reports import selection
     from pdx.reports.report import write_report
 
-    filters = selection.parse_where(where)
+    filters = parse_where(where)
     chosen = selection.select_runs(api.open_registry(registry), runs, filters)
     path = write_report(chosen, output, title=title, selection=selection.describe(runs, filters),
                         templates=templates)
@@ -48,10 +49,11 @@ def publish(directory, runs, where, title, templates, registry) -> None:
     """Build (or update) a static site of runs in DIRECTORY: leaderboard, run, model,
     hardware and comparison pages, each with the JSON it was made from."""
     from pdx import api
+    from pdx.registry.where import parse_where
     from pdx.reports import selection
     from pdx.reports.site import publish as build_site
 
-    chosen = selection.select_runs(api.open_registry(registry), runs, selection.parse_where(where))
+    chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))
     result = build_site(chosen, directory, title=title, templates=templates)
     click.echo(f"published {len(chosen)} runs to {result.root}: {result.pages} pages, {len(result.changed)} files "
                f"changed, {len(result.removed)} removed, {result.charts['rendered']} charts rendered "

@@ -6,7 +6,7 @@ import click
 
 from pdx.cli.base import echo_json, json_option, registry_option
 
-_WHERE_HELP = "Only runs with KEY=VALUE (backend, model, tag, status, origin); repeatable."
+_WHERE_HELP = "Only runs with KEY=VALUE[,KEY=VALUE] (backend, model, hardware, tag, status, origin); repeatable."
 
 
 def _report(verb: str, transfer, as_json: bool) -> None:
@@ -28,9 +28,10 @@ def _report(verb: str, transfer, as_json: bool) -> None:
 def export_(run_ids, where, output, redact, registry) -> None:
     """Write runs (all, those named, or those matching --where) to a bundle file."""
     from pdx import api, transfer
+    from pdx.registry.where import parse_where
 
     store = api.open_registry(registry)
-    ids = transfer.select(store, run_ids, transfer.parse_where(where))
+    ids = transfer.select(store, run_ids, parse_where(where))
     transfer.write_json(transfer.export_bundle(store, ids, redact), output)
     if output != "-":
         click.echo(f"exported {len(ids)} run(s) to {output}{' (redacted)' if redact else ''}", err=True)
@@ -64,10 +65,11 @@ def registry_group() -> None:
 
 def _copy(direction: str, url, run_ids, where, registry, as_json) -> None:
     from pdx import api, transfer
+    from pdx.registry.where import parse_where
 
     local, shared = api.open_registry(registry), api.open_registry(url)
     source, dest = (local, shared) if direction == "push" else (shared, local)
-    ids = transfer.select(source, run_ids, transfer.parse_where(where))
+    ids = transfer.select(source, run_ids, parse_where(where))
     _report("pushed" if direction == "push" else "pulled", transfer.copy_runs(source, dest, ids), as_json)
 
 
