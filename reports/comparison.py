@@ -1,8 +1,9 @@
-"""Two runs test by test, as pages and the terminal show them.
+"""Two runs test by test, as pages show them.
 
 The statistics are :mod:`pdx.compare`'s (Mann-Whitney U on the raw samples
-plus a minimum factor, with asv's marks); this module only words them:
-better, worse, not significant.
+plus a minimum factor, with asv's marks) and the terminal shows them as
+``pdx check`` does; this module words them for pages: better, worse, not
+significant.
 """
 
 from __future__ import annotations
@@ -33,13 +34,13 @@ class Line:
         return dict(self.__dict__)
 
 
-def compare(base: dict, new: dict) -> list[Line]:
+def compare(base: dict, new: dict, factor: float | None = None) -> list[Line]:
     """Every test of either run, matched by name (depth and batch included)."""
-    from pdx.compare import compare_runs
+    from pdx.compare import DEFAULT_FACTOR, compare_runs
 
     kinds = {t["name"]: t["kind"] for run in (base, new) for t in run["tests"]}
     lines = []
-    for c in compare_runs(base, new):
+    for c in compare_runs(base, new, factor or DEFAULT_FACTOR):
         change = c.new_rate / c.base_rate - 1 if c.base_rate and c.new_rate else None
         lines.append(Line(c.name, _KIND_PHASE.get(kinds.get(c.name), ""), c.mark, VERDICTS.get(c.mark, "not compared"),
                           c.base_rate, c.new_rate, change, c.p_value, c.note))
@@ -63,24 +64,3 @@ def differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
 def change_chart_data(lines: list[Line]) -> list[dict]:
     return [{"test": line.test, "change": line.change, "verdict": line.verdict}
             for line in lines if line.change is not None]
-
-
-def terminal_table(lines: list[Line]):
-    """The comparison as a rich table: asv's mark first, the change coloured by verdict."""
-    from rich.table import Table
-
-    from pdx.reports.labels import fmt_rate
-
-    colours = {"better": "green", "worse": "red"}
-    table = Table(header_style="bold")
-    for column, justify in (("", "center"), ("test", "left"), ("phase", "left"), ("baseline t/s", "right"),
-                            ("new t/s", "right"), ("change", "right"), ("p", "right"), ("verdict", "left"),
-                            ("note", "left")):
-        table.add_column(column, justify=justify, no_wrap=column != "note")
-    for line in lines:
-        colour = colours.get(line.verdict, "dim")
-        change = f"[{colour}]{line.change * 100:+.1f}%[/{colour}]" if line.change is not None else "—"
-        table.add_row(f"[bold {colour}]{line.mark}[/]", line.test, line.phase, fmt_rate(line.base_rate),
-                      fmt_rate(line.new_rate), change, "—" if line.p_value is None else f"{line.p_value:.3f}",
-                      f"[{colour}]{line.verdict}[/{colour}]", line.note)
-    return table

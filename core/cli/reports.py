@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from pdx.cli.base import registry_option
+from pdx.cli.base import echo_json, json_option, registry_option
 
 where_option = click.option(
     "--where", "where", multiple=True, metavar="KEY=VALUE[,...]",
@@ -64,32 +64,36 @@ def publish(directory, runs, where, title, templates, registry) -> None:
 @click.command()
 @click.argument("baseline", metavar="A")
 @click.argument("new", metavar="B")
+@click.option("--factor", type=click.FloatRange(min=1.0), default=1.05, show_default=True,
+              help="A change counts only beyond this factor (and when significant).")
 @click.option("--html", "html", type=click.Path(dir_okay=False), help="Also write the comparison as one HTML file.")
 @templates_option
 @registry_option
-def compare(baseline, new, html, templates, registry) -> None:
-    """Compare run B against run A test by test: both rates, the change, and whether it is
-    significant on the raw samples (asv's marks: - better, + worse, ~ not significant)."""
+@json_option
+def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
+    """Compare run B against run A test by test on their raw samples (Mann-Whitney U):
+    asv's marks, + slower, - faster, ~ changed but not significantly."""
     from pdx import api
-    from pdx.display import make_console
+    from pdx.compare import DEFAULT_ALPHA, compare_runs
+    from pdx.display import print_check
+    from pdx.gate import CheckResult
     from pdx.reports import comparison
-    from pdx.reports.labels import run_label
     from pdx.reports.report import render_comparison
     from pdx.reports.writer import write_file
 
     store = api.open_registry(registry)
     base_run, new_run = store.get_run(baseline), store.get_run(new)
-    lines = comparison.compare(base_run, new_run)
-    console = make_console()
-    console.print(f"baseline [bold]{run_label(base_run)}[/bold] · new [bold]{run_label(new_run)}[/bold]",
-                  highlight=False)
-    for what, a, b in comparison.differences(base_run, new_run):
-        console.print(f"  {what}: {a} -> {b}", highlight=False)
-    console.print(comparison.terminal_table(lines))
+    result = CheckResult(base_run, new_run, compare_runs(base_run, new_run, factor), factor, DEFAULT_ALPHA)
+    if as_json:
+        echo_json(result.to_dict())
+    else:
+        for what, a, b in comparison.differences(base_run, new_run):
+            click.echo(f"{what}: {a} -> {b}")
+        print_check(result)
     if html:
-        path = Path(html)
-        write_file(path, render_comparison(base_run, new_run, lines, templates=templates))
-        click.echo(f"wrote {path}")
+        write_file(Path(html), render_comparison(base_run, new_run, comparison.compare(base_run, new_run, factor),
+                                                 templates=templates))
+        click.echo(f"wrote {html}", err=as_json)
 
 
 def register(cli: click.Group) -> None:
