@@ -17,6 +17,7 @@ from pathlib import Path
 from pdx.errors import PdxError
 from pdx.registry import Registry
 
+
 @dataclass
 class Transfer:
     """What an import, push or pull did."""

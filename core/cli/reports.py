@@ -55,10 +55,10 @@ def publish(directory, runs, where, title, templates, registry) -> None:
 
     chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))
     result = build_site(chosen, directory, title=title, templates=templates)
+    charts = result.charts
     click.echo(f"published {len(chosen)} runs to {result.root}: {result.pages} pages, {len(result.changed)} files "
-               f"changed, {len(result.removed)} removed, {result.charts['rendered']} charts rendered "
-               f"({result.charts['reused']} reused), "
-               f"{result.seconds:.1f} s")
+               f"changed, {len(result.removed)} removed, {charts['rendered']} charts rendered "
+               f"({charts['reused']} reused), {result.seconds:.1f} s")
 
 
 @click.command()
