@@ -6,7 +6,8 @@ objects costs more than everything a report does with them. This reads each
 table with one query per chunk of ids and hands back lightweight stand-ins
 with the same attributes as the ORM objects (``run.tests[0].samples[0].ns``,
 ``run.model.name``, ``run.tags[0].tag``), so the one function that turns a
-stored run into a dict serves both paths.
+stored run into a dict serves both paths. A test's child tables are found
+from the schema's relationships, so a new one is read without a change here.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from operator import attrgetter
 from types import SimpleNamespace
 from typing import Iterable, Sequence
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, inspect, select
 from sqlalchemy.orm import Session
 
-from pdx.registry.schema import Environment, Hardware, Model, Run, RunTag, SampleRow, TestResult
+from pdx.registry.schema import Environment, Hardware, Model, Run, RunTag, TestResult
 
 CHUNK = 500  # ids per IN clause: under every database's parameter limit
 
@@ -43,6 +44,20 @@ def _by(rows: list[SimpleNamespace], field: str) -> dict:
     return {key: list(group) for key, group in groupby(rows, key=attrgetter(field))}
 
 
+def _attach_children(session: Session, model, parents: list[SimpleNamespace]) -> None:
+    """Every one-to-many relationship of ``model`` (a test's samples, and any child table
+    added later), read in bulk and set on each parent in the relationship's order."""
+    ids = [p.id for p in parents]
+    for rel in inspect(model).relationships:
+        if rel.direction.name != "ONETOMANY":
+            continue
+        ((_, fk),) = rel.synchronize_pairs
+        order = (fk, *(rel.order_by or ()))
+        children = _by(_rows(session, rel.mapper.local_table, fk, ids, order), fk.name)
+        for parent in parents:
+            setattr(parent, rel.key, children.get(parent.id, []))
+
+
 def load_runs(session: Session, query: Select) -> list[SimpleNamespace]:
     """The runs ``query`` (a ``select(Run)`` with filters and order) selects, in its order."""
     runs = [SimpleNamespace(**row._mapping)
@@ -60,10 +75,7 @@ def load_runs(session: Session, query: Select) -> list[SimpleNamespace]:
     }
     tags = _by(_rows(session, RunTag.__table__, RunTag.run_id, ids), "run_id")
     tests = _rows(session, TestResult.__table__, TestResult.run_id, ids, (TestResult.run_id, TestResult.ordinal))
-    samples = _by(_rows(session, SampleRow.__table__, SampleRow.test_id, [t.id for t in tests],
-                        (SampleRow.test_id, SampleRow.idx)), "test_id")
-    for test in tests:
-        test.samples = samples.get(test.id, [])
+    _attach_children(session, TestResult, tests)
     tests_by_run = _by(tests, "run_id")
     for run in runs:
         run.model = shared["model"][run.model_id]
