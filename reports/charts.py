@@ -158,21 +158,6 @@ def batch_sweep(data: list[dict], knees: list[dict]) -> dict:
     return _spec(body, "decode rate vs batch")
 
 
-def history(data: list[dict]) -> dict:
-    """Each headline test's rate over the runs of one configuration, oldest first: {run, test, phase, rate}."""
-    order = list(dict.fromkeys(d["run"] for d in data))
-
-    def panel(phase: str, values: list[dict]) -> dict:
-        return {"width": WIDTH // 2 - 20, "height": 180, "mark": {"type": "line", "point": True},
-                "encoding": {"x": {"field": "run", "type": "ordinal", "sort": order, "title": "run, oldest first",
-                                   "axis": {"labelAngle": -40, "labelOverlap": True}},
-                             "y": {"field": "rate", "type": "quantitative", "axis": RATE_AXIS},
-                             "color": {"field": "test", "type": "nominal", "title": None,
-                                       "scale": {"scheme": "tableau10"}, "legend": {"orient": "bottom"}}}}
-
-    return _spec(_per_phase(data, panel, vertical=False), "rates over time")
-
-
 def change_bars(data: list[dict]) -> dict:
     """New against baseline per test: {test, change (new/base - 1), verdict}."""
     body = {"data": {"values": data}, "width": WIDTH, "height": {"step": 20},

@@ -130,17 +130,6 @@ def batch_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[d
     return points, knees
 
 
-def history_points(runs: Iterable[dict], tests: dict[str, str]) -> list[dict]:
-    """Each headline test's rate in each run, oldest first."""
-    out = []
-    for run in sorted(runs, key=lambda r: r["created_at"] or ""):
-        for row in run_rows(run):
-            if row.ok and tests.get(row.phase) == row.test:
-                out.append({"time": run["created_at"], "test": row.test, "phase": row.phase, "rate": row.rate,
-                            "run": run["id"][:8]})
-    return out
-
-
 def _quantile(ordered: list[float], q: float) -> float:
     k = (len(ordered) - 1) * q
     lo = int(k)

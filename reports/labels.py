@@ -73,16 +73,5 @@ def fmt_pct(fraction: float | None, digits: int = 0) -> str:
     return f"{fraction * 100:.{digits}f}%"
 
 
-def fmt_ratio(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}×"
-
-
-def fmt_ms(ns: float | None) -> str:
-    if ns is None:
-        return "—"
-    ms = ns / 1e6
-    return f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2f} ms"
-
-
 def short_time(iso: str | None) -> str:
     return (iso or "")[:16].replace("T", " ")

@@ -125,9 +125,6 @@ class ChartRenderer:
             finally:
                 self._thread.shutdown()
 
-    def render(self, spec: dict, label: str) -> Markup:
-        return self.svg(self.request(spec, label))
-
     def flush(self, pool: bool = True) -> None:
         if not self._pending:
             return

@@ -45,8 +45,6 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
     env.filters.update(
         rate=labels.fmt_rate,
         pct=labels.fmt_pct,
-        ratio=labels.fmt_ratio,
-        ms=labels.fmt_ms,
         bytes=labels.human_bytes,
         count=labels.human_count,
         when=labels.short_time,

@@ -88,7 +88,6 @@ def test_every_axis_names_its_unit():
              charts.batch_sweep([{"series": "s", "batch": b, "aggregate": 2.0, "per_sequence": 1.0} for b in (1, 2)],
                                 [{"series": "s", "batch": 2, "kind": "measured knee"}]),
              charts.change_bars([{"test": "tg16", "change": -0.2, "verdict": "worse"}]),
-             charts.history([{"run": "r1", "test": "tg16", "phase": DECODE, "rate": 1.0}]),
              charts.latency_distributions(spreads)]
 
     def titles(node):
