@@ -2,7 +2,6 @@
 on these 2-core machines is compute-bound), a repeat is not a change."""
 
 import json
-import os
 import re
 
 import pytest
@@ -39,22 +38,22 @@ def marks(output: str) -> dict[str, str]:
 
 
 def test_fewer_threads_is_worse_and_a_repeat_is_not_significant(registry_url, small_gguf, tmp_path):
-    # The premise holds on an idle 2-core machine (CI's): with other work on the cores, a
-    # second engine thread waits for a core and 2 threads run slower than 1 (seen: 5x).
-    load = os.getloadavg()[0]
-    if load > 1.0:
-        pytest.skip(f"the cores are busy (load {load:.1f}): fewer threads is no slowdown then")
-    two = bench(registry_url, small_gguf, 2)
-    again = bench(registry_url, small_gguf, 2)
-    one = bench(registry_url, small_gguf, 1)
-
-    slower = run_pdx("compare", two, one, "--registry", registry_url, "--html", str(tmp_path / "cmp.html"))
-    assert slower.returncode == 0, slower.stderr
+    # The premise holds on an idle 2-core machine (CI's). With other work on the cores a
+    # second engine thread waits for a core and 2 threads can run slower than 1 (seen: 5x),
+    # so a pair measured while the cores were busy is measured again, at most twice.
+    for _ in range(3):
+        two = bench(registry_url, small_gguf, 2)
+        one = bench(registry_url, small_gguf, 1)
+        slower = run_pdx("compare", two, one, "--registry", registry_url, "--html", str(tmp_path / "cmp.html"))
+        assert slower.returncode == 0, slower.stderr
+        if marks(slower.stdout) == {"pp64": "+", "tg16": "+"}:
+            break
     assert marks(slower.stdout) == {"pp64": "+", "tg16": "+"}, slower.stdout
     assert "threads: 2 -> 1" in slower.stdout and "2 regression(s)" in slower.stdout
     html = (tmp_path / "cmp.html").read_text()
     assert html.count('<svg class="chart"') == 1 and "verdict-worse" in html
 
+    again = bench(registry_url, small_gguf, 2)
     repeat = run_pdx("compare", two, again, "--registry", registry_url)
     assert repeat.returncode == 0, repeat.stderr
     found = marks(repeat.stdout)
