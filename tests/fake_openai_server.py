@@ -11,7 +11,8 @@ The request body's ``fake`` field (or a model name ``fake-MODE``) picks a behavi
 ``http400``, ``http500``, ``early`` (stops at half the tokens, then [DONE]),
 ``drop`` (closes the connection mid-stream), ``malformed`` (a non-JSON data
 line), ``error`` (an error event mid-stream), ``hang`` (one token, then
-silence), ``miscount`` (usage claims one token more than were sent). ``ttft`` and ``itl`` (seconds) override the server's schedule.
+silence), ``miscount`` (usage claims one token more than were sent), ``merged`` (no token ids,
+and one chunk carries two tokens). ``ttft`` and ``itl`` (seconds) override the server's schedule.
 ``GET /sends`` returns every event's send time (perf_counter_ns) keyed by the
 prompt's first token id.
 
@@ -88,10 +89,14 @@ async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: fl
             continue
         if mode == "hang" and i == 1:
             await asyncio.sleep(3600)
-        event = {"id": f"cmpl-{key}", "object": "text_completion", "choices": [
-            {"index": 0, "text": f" t{i}", "token_ids": [3 + i % 100],
-             "finish_reason": "length" if i == n - 1 else None}]}
-        data = _event(event)
+        choice = {"index": 0, "text": f" t{i}", "token_ids": [3 + i % 100],
+                  "finish_reason": "length" if i == n - 1 else None}
+        if mode == "merged":  # no ids, and one chunk carries two tokens' text (a held-back partial word)
+            del choice["token_ids"]
+            if i == n // 2:
+                sent += 1
+                continue
+        data = _event({"id": f"cmpl-{key}", "object": "text_completion", "choices": [choice]})
         sends.append(time.perf_counter_ns())
         writer.write(data)
         sent += 1

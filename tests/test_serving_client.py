@@ -36,6 +36,13 @@ def test_a_stream_is_timed_token_by_token(fake_server):
     assert max(abs(a - s) for a, s in zip(arrivals_ns, sent)) < 5e6
 
 
+def test_chunks_merged_without_ids_are_reconciled_with_usage(fake_server):
+    result = run_load(client(fake_server, fake="merged"), closed_loop(prompts(1, first=60), 8))
+    (record,) = result.records
+    assert record.ok, record.error
+    assert record.n_gen == 8 and len(record.events) == 7 and record.engine["merged_tokens"] == 1
+
+
 @pytest.mark.parametrize("mode, needle", [
     ("http400", "HTTP 400: fake 400 error"),
     ("http500", "HTTP 500: fake 500 error"),

@@ -4,8 +4,8 @@ llama-server's ``/completion`` (a dialect: same client, other field names).
 Every request sends its prompt as token ids (so every engine sees exactly the
 same count), ignores EOS, streams, and asks for usage; vLLM also returns the
 token ids of each event. Tokens are counted from ids (one per event where the
-server sends none), never from text: random weights emit special tokens that
-decode to nothing. Anything short of exactly ``max_tokens`` tokens and a
+server sends none, reconciled with the server's usage at the end), never from
+text: random weights emit special tokens that decode to nothing. Anything short of exactly ``max_tokens`` tokens and a
 closing event is an error recorded on the request, and so is a stream whose
 token count differs from the server's own (``usage``).
 """
@@ -47,6 +47,8 @@ class OpenAICompletions:
         tokens = 0
         for choice in event.get("choices") or ():
             ids = choice.get("token_ids")
+            if not isinstance(ids, list):
+                record.engine["counted_from"] = "events"
             tokens += len(ids) if isinstance(ids, list) else 1
             record.finish_reason = choice.get("finish_reason") or record.finish_reason
         if isinstance(event.get("usage"), dict):
@@ -118,8 +120,16 @@ class _Exchange:
     def on_end(self, t_ns: int, error: str | None, body: str) -> None:
         record = self.record
         record.end_ns = t_ns - self.sent_ns
-        got = f"{record.n_gen} of {record.max_tokens} tokens"
         counted = record.usage.get("completion_tokens")
+        if record.engine.get("counted_from") == "events" and isinstance(counted, int) and record.events \
+                and record.n_gen < counted <= record.max_tokens:
+            # Without ids, a chunk the server merged (its detokenizer holds back partial words) looks
+            # like one token; usage is exact, so the shortfall is booked on the last chunk and noted.
+            shortfall = counted - record.n_gen
+            arrival, tokens = record.events[-1]
+            record.events[-1] = (arrival, tokens + shortfall)
+            record.engine["merged_tokens"] = shortfall
+        got = f"{record.n_gen} of {record.max_tokens} tokens"
         if error:
             record.fail(f"{error} ({got})")
         elif record.http_status != 200:
