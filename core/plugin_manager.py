@@ -1,18 +1,25 @@
 """The plugin manager: built on first use, never at import time.
 
 Every plugin, built-in or third-party, is found through the ``pdx``
-entry-point group. A plugin that fails to import or implements a hook that
-does not exist is reported (``pdx plugins``) and left out; the others load.
-``PDX_LOAD_PLUGINS`` (comma-separated names) loads only those;
-``PDX_DISABLE_PLUGINS`` leaves those out.
+entry-point group. One plugin's mistakes stay its own: a plugin that fails
+to import, implements a hook that does not exist, raises from a hook, or
+registers something that is not a backend is reported by name (``pdx
+plugins``, and a line on ``pdx backends``) and left out; the others load.
+``PDX_LOAD_PLUGINS`` (comma-separated entry-point names) loads only those;
+``PDX_DISABLE_PLUGINS`` leaves those out. Deprecation warnings a plugin
+triggers (see :mod:`pdx.hookspecs`) are kept on its record and shown.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import os
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import asdict, dataclass, field
 from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
+from typing import Any, Callable, Iterable, Iterator
 
 import pluggy
 
@@ -21,23 +28,59 @@ from pdx.backend import Backend
 from pdx.errors import BackendUnavailable, PdxError
 
 ENTRY_POINT_GROUP = "pdx"
+HOOK_PREFIX = "pdx_"
 
 
 @dataclass
 class PluginRecord:
+    """One entry point of the ``pdx`` group and what became of it."""
+
     name: str
     value: str
     distribution: str | None
     version: str | None
-    loaded: bool
-    error: str | None = None
+    status: str = "failed"  # loaded, failed, disabled
+    error: str | None = None  # why it failed, one line
+    disabled_by: str | None = None  # PDX_DISABLE_PLUGINS or PDX_LOAD_PLUGINS
     hooks: list[str] = field(default_factory=list)
+    backends: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # deprecations and clashes that did not stop it
+
+    @property
+    def loaded(self) -> bool:
+        return self.status == "loaded"
+
+    def fail(self, error: str) -> None:
+        self.status, self.error = "failed", one_line(error)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass
 class PluginState:
     manager: pluggy.PluginManager
     records: list[PluginRecord]
+
+    def record(self, name: str) -> PluginRecord | None:
+        return next((r for r in self.records if r.name == name), None)
+
+
+class PdxPluginManager(pluggy.PluginManager):
+    """A pluggy manager that also takes undecorated ``pdx_*`` functions as hook implementations
+    (as pytest does for ``pytest_*``), so a misspelled hook is reported even without ``@hookimpl``."""
+
+    def parse_hookimpl_opts(self, plugin: object, name: str):
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith(HOOK_PREFIX) and not isinstance(plugin, type):
+            if inspect.isroutine(inspect.getattr_static(plugin, name, None)):
+                return {}
+        return opts
+
+
+def one_line(text: str) -> str:
+    """pluggy's validation errors span lines; a record shows one."""
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
 def _names(variable: str) -> set[str] | None:
@@ -47,47 +90,64 @@ def _names(variable: str) -> set[str] | None:
     return {n.strip() for n in value.split(",") if n.strip()}
 
 
-def _load(pm: pluggy.PluginManager, ep: EntryPoint) -> PluginRecord:
+def _record(ep: EntryPoint) -> PluginRecord:
     dist = getattr(ep, "dist", None)
-    record = PluginRecord(
-        name=ep.name,
-        value=ep.value,
-        distribution=dist.metadata["Name"] if dist else None,
-        version=dist.version if dist else None,
-        loaded=False,
-    )
+    return PluginRecord(name=ep.name, value=ep.value, distribution=dist.metadata["Name"] if dist else None,
+                        version=dist.version if dist else None)
+
+
+def _caught(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [one_line(f"{w.category.__name__}: {w.message}") for w in caught]
+
+
+def _load(pm: pluggy.PluginManager, ep: EntryPoint, record: PluginRecord) -> None:
     try:
         plugin = ep.load()
     except Exception as exc:  # a broken plugin must not break pdx
-        record.error = f"import failed: {type(exc).__name__}: {exc}"
-        return record
+        record.fail(f"import failed: {type(exc).__name__}: {exc}")
+        return
     try:
-        pm.register(plugin, name=ep.name)
-        # Only this plugin can be pending: the ones before it passed.
-        pm.check_pending()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pm.register(plugin, name=ep.name)
+            # Only this plugin can be pending: the ones before it passed.
+            pm.check_pending()
     except Exception as exc:
         if pm.is_registered(plugin):
             pm.unregister(plugin)
-        record.error = f"invalid: {exc}"
-        return record
-    record.loaded = True
+        record.fail(f"invalid: {exc}")
+        return
+    record.status = "loaded"
+    record.warnings += _caught(caught)
     record.hooks = sorted(impl.name for impl in pm.get_hookcallers(plugin) or [])
-    return record
+
+
+def load_plugins(specs: ModuleType | None = None, found: Iterable[EntryPoint] | None = None) -> PluginState:
+    """Load every entry point of the group (or ``found``) against ``specs`` (default: :mod:`pdx.hookspecs`);
+    never raises for a plugin."""
+    pm = PdxPluginManager(ENTRY_POINT_GROUP)
+    pm.add_hookspecs(specs or hookspecs)
+    allow, block = _names("PDX_LOAD_PLUGINS"), _names("PDX_DISABLE_PLUGINS") or set()
+    records: list[PluginRecord] = []
+    eps = entry_points(group=ENTRY_POINT_GROUP) if found is None else found
+    for ep in sorted(eps, key=lambda e: e.name):
+        record = _record(ep)
+        records.append(record)
+        if ep.name in block:
+            record.status, record.disabled_by = "disabled", "PDX_DISABLE_PLUGINS"
+        elif allow is not None and ep.name not in allow:
+            record.status, record.disabled_by = "disabled", "PDX_LOAD_PLUGINS"
+        elif any(r.name == ep.name and r.loaded for r in records[:-1]):
+            other = next(r for r in records[:-1] if r.name == ep.name)
+            record.fail(f"another distribution ({other.distribution}) already provides a plugin named {ep.name}")
+        else:
+            _load(pm, ep, record)
+    return PluginState(pm, records)
 
 
 @functools.lru_cache(maxsize=1)
 def plugin_state() -> PluginState:
-    pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
-    pm.add_hookspecs(hookspecs)
-    allow, block = _names("PDX_LOAD_PLUGINS"), _names("PDX_DISABLE_PLUGINS") or set()
-    records = []
-    seen: set[str] = set()
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        if ep.name in seen or ep.name in block or (allow is not None and ep.name not in allow):
-            continue
-        seen.add(ep.name)
-        records.append(_load(pm, ep))
-    return PluginState(pm, records)
+    return load_plugins()
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
@@ -100,17 +160,78 @@ def reset() -> None:
     backends.cache_clear()
 
 
+def call_each(hook: str, state: PluginState | None = None, fresh: Callable[[], dict] | None = None,
+              **kwargs: Any) -> Iterator[tuple[PluginRecord, Any, dict]]:
+    """Call ``hook`` plugin by plugin, yielding (record, result, the arguments it got: ``kwargs`` plus
+    a ``fresh()`` set per plugin); a plugin whose hook raises is marked failed, unregistered and
+    skipped, and the others go on."""
+    state = state or plugin_state()
+    pm = state.manager
+    for record in state.records:
+        plugin = pm.get_plugin(record.name) if record.loaded else None
+        if plugin is None or hook not in record.hooks:
+            continue
+        others = [p for p in pm.get_plugins() if p is not plugin]
+        given = kwargs | (fresh() if fresh else {})
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                (result,) = pm.subset_hook_caller(hook, remove_plugins=others)(**given) or [None]
+        except Exception as exc:
+            drop(record, f"{hook} failed: {type(exc).__name__}: {exc}", state)
+            continue
+        record.warnings += [w for w in _caught(caught) if w not in record.warnings]
+        yield record, result, given
+
+
+def drop(record: PluginRecord, error: str, state: PluginState | None = None) -> None:
+    """Take a loaded plugin out, for a mistake found when its hooks are called."""
+    pm = (state or plugin_state()).manager
+    plugin = pm.get_plugin(record.name)
+    if plugin is not None:
+        pm.unregister(plugin)
+    record.fail(error)
+    backends.cache_clear()  # what it registered before failing goes too
+
+
+def _check_backend(backend: object) -> type[Backend]:
+    if not (isinstance(backend, type) and issubclass(backend, Backend)):
+        raise PdxError(f"it registered {backend!r}, which is not a pdx Backend subclass")
+    missing = [a for a in ("name", "engine") if not isinstance(getattr(backend, a, None), str) or not getattr(backend, a)]
+    if missing:
+        raise PdxError(f"backend class {backend.__name__} sets no {' or '.join(missing)}")
+    if inspect.isabstract(backend):
+        methods = ", ".join(sorted(backend.__abstractmethods__))
+        raise PdxError(f"backend {backend.name} does not implement {methods}")
+    return backend
+
+
 @functools.lru_cache(maxsize=1)
 def backends() -> dict[str, type[Backend]]:
     found: dict[str, type[Backend]] = {}
-
-    def register(backend: type[Backend]) -> None:
-        if not (isinstance(backend, type) and issubclass(backend, Backend)):
-            raise PdxError(f"a plugin registered {backend!r}, which is not a pdx Backend subclass")
-        found.setdefault(backend.name, backend)
-
-    get_plugin_manager().hook.pdx_register_backends(register=register)
+    owner: dict[str, str] = {}
+    state = plugin_state()
+    for record in state.records:
+        record.backends = []
+    for record, _, given in call_each("pdx_register_backends", state, fresh=lambda: {"register": _Collector()}):
+        for backend in given["register"]:
+            if backend.name in found:
+                clash = f"backend {backend.name} is already registered by plugin {owner[backend.name]}; " \
+                        "this one is left out"
+                record.warnings += [clash] if clash not in record.warnings else []
+                continue
+            found[backend.name], owner[backend.name] = backend, record.name
+            record.backends.append(backend.name)
     return found
+
+
+class _Collector(list):
+    """The ``register`` callback given to one plugin: checks each class as it comes."""
+
+    # Keyword arguments a later pdx may add are accepted here, so a plugin written for it
+    # still loads on this one.
+    def __call__(self, backend: type[Backend], **future: Any) -> None:
+        self.append(_check_backend(backend))
 
 
 def get_backend(name: str) -> type[Backend]:

@@ -17,16 +17,20 @@ EXIT_INTERRUPTED = 130
 
 def build_cli() -> click.Group:
     from pdx import plugin_manager
-    from pdx.cli import backends, bench, ceiling, hardware, models, reports, repro, runs, serve, share
+    from pdx.cli import backends, bench, ceiling, hardware, models, plugins, reports, repro, runs, serve, share
     from pdx.cli.base import cli
 
-    for module in (bench, serve, runs, models, backends, hardware, ceiling, repro, share, reports):
+    for module in (bench, serve, runs, models, backends, plugins, hardware, ceiling, repro, share, reports):
         module.register(cli)
-    pm = plugin_manager.get_plugin_manager()
-    plugin_options = pm.hook.pdx_bench_options()
-    bench.add_plugin_options(cli.commands["bench"], plugin_options)
-    bench.add_plugin_options(cli.commands["serve-bench"], plugin_options)
-    pm.hook.pdx_register_commands(cli=cli)
+    # Plugin by plugin: one that raises or clashes is reported by `pdx plugins`; the rest still load.
+    for record, options, _ in plugin_manager.call_each("pdx_bench_options"):
+        try:
+            for command in ("bench", "serve-bench"):
+                bench.add_plugin_options(cli.commands[command], options or [], record.name)
+        except PdxError as exc:
+            plugin_manager.drop(record, f"pdx_bench_options: {exc.message}")
+    for _ in plugin_manager.call_each("pdx_register_commands", cli=cli):
+        pass
     return cli
 
 

@@ -41,9 +41,11 @@ def backends(verbose, as_json) -> None:
                 click.echo(f"{'':18} install: {row['install']}")
         for key, help_text in row["options"].items() if verbose else ():
             click.echo(f"{'':18} -o {key}=...  {help_text}")
-    broken = [r for r in plugin_manager.plugin_state().records if not r.loaded]
-    for record in broken:
-        click.echo(click.style(f"plugin {record.name} not loaded: {record.error}", fg="yellow"), err=True)
+    for record in plugin_manager.plugin_state().records:
+        if record.status == "failed":
+            click.echo(click.style(f"plugin {record.name} not loaded: {record.error}", fg="yellow"), err=True)
+        for warning in record.warnings:
+            click.echo(click.style(f"plugin {record.name}: {warning}", fg="yellow"), err=True)
 
 
 def register(cli: click.Group) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pdx.errors import PdxError
 from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
 from pdx.workload import parse_int_list
 
@@ -124,10 +125,20 @@ def run_and_show(config, store, as_json: bool) -> dict:
     return run
 
 
-def add_plugin_options(command: click.Command, option_lists: list[list[click.Option]]) -> None:
-    for options in option_lists:
-        for option in options:
+def add_plugin_options(command: click.Command, options: list[click.Option], plugin: str) -> None:
+    """A plugin's options; the same plugin's again (the CLI is assembled once per call of
+    ``pdx.cli.main``) replace nothing, another's of the same name are refused."""
+    for option in options:
+        if not isinstance(option, click.Option):
+            raise PdxError(f"returned {option!r}, which is not a click.Option")
+        if option.default is not None:
+            raise PdxError(f"option {option.opts[0]} has a default; plugin options must default to None")
+        taken = next((p for p in command.params if p.name == option.name or set(p.opts) & set(option.opts)), None)
+        if taken is None:
+            option.pdx_plugin = plugin
             command.params.append(option)
+        elif getattr(taken, "pdx_plugin", None) != plugin:
+            raise PdxError(f"option {option.opts[0]} clashes with {'/'.join(taken.opts)} of `pdx {command.name}`")
 
 
 def register(cli: click.Group) -> None:
