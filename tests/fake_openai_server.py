@@ -12,7 +12,10 @@ The request body's ``fake`` field (or a model name ``fake-MODE``) picks a behavi
 ``drop`` (closes the connection mid-stream), ``malformed`` (a non-JSON data
 line), ``error`` (an error event mid-stream), ``hang`` (one token, then
 silence), ``miscount`` (usage claims one token more than were sent), ``merged`` (no token ids,
-and one chunk carries two tokens). ``ttft`` and ``itl`` (seconds) override the server's schedule.
+and one chunk carries two tokens), ``closing`` (as llama-server's /v1/completions: no token ids, and
+the finish in a closing chunk without text), ``closing-merged`` (and one chunk carries two tokens),
+``closing-merged-nousage`` (and no usage event). ``ttft`` and ``itl`` (seconds) override the
+server's schedule.
 ``GET /sends`` returns every event's send time (perf_counter_ns) keyed by the
 prompt's first token id.
 
@@ -91,18 +94,23 @@ async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: fl
             await asyncio.sleep(3600)
         choice = {"index": 0, "text": f" t{i}", "token_ids": [3 + i % 100],
                   "finish_reason": "length" if i == n - 1 else None}
-        if mode == "merged":  # no ids, and one chunk carries two tokens' text (a held-back partial word)
+        if "merged" in mode or mode.startswith("closing"):
             del choice["token_ids"]
-            if i == n // 2:
-                sent += 1
-                continue
+        if "merged" in mode and i == n // 2:  # this token's text comes with the next one's
+            sent += 1
+            continue
+        if mode.startswith("closing"):  # the finish comes in a chunk of its own, without text
+            choice["finish_reason"] = None
         data = _event({"id": f"cmpl-{key}", "object": "text_completion", "choices": [choice]})
         sends.append(time.perf_counter_ns())
         writer.write(data)
         sent += 1
     sent += mode == "miscount"
+    if mode.startswith("closing"):
+        writer.write(_event({"id": f"cmpl-{key}", "choices": [{"index": 0, "text": "", "finish_reason": "length"}]}))
     usage = {"prompt_tokens": len(prompt), "completion_tokens": sent, "total_tokens": len(prompt) + sent}
-    writer.write(_event({"id": f"cmpl-{key}", "choices": [], "usage": usage}))
+    if "nousage" not in mode:
+        writer.write(_event({"id": f"cmpl-{key}", "choices": [], "usage": usage}))
     writer.write(_event("[DONE]") + b"0\r\n\r\n")
     await writer.drain()
 

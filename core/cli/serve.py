@@ -19,7 +19,7 @@ def _rates(text: str | None) -> list[float] | None:
 
 
 @click.command("serve-bench")
-@click.option("--backend", "backends", metavar="NAME[,NAME]", required=True, help="Server backend(s): vllm-server, llamacpp-server.")
+@click.option("--backend", "backends", metavar="NAME[,NAME]", required=True, help="Server backend(s): vllm-server, llamacpp-server, openai (see `pdx backends`).")
 @click.option("-m", "--model", metavar="PATH", help="Model to serve. [default: a synthetic ~100M llama; with --url: what the server serves]")
 @click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache"]), default="load", show_default=True,
               help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: cold vs warm prefix.")

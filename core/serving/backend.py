@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
-from pdx.errors import PdxError
+from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
 from pdx.paths import data_dir
 from pdx.serving import prometheus
@@ -60,7 +60,7 @@ def _number(options: Mapping[str, str], key: str, default: float) -> float:
     return value
 
 
-def _headers(api_key: str | None) -> dict[str, str]:
+def auth_headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
@@ -68,7 +68,7 @@ def served_models(url: str, api_key: str | None) -> list[dict]:
     """``GET /v1/models``; one-line errors for an unreachable server or a refused key."""
     shown = public_url(url)
     try:
-        response = requests.get(f"{url.rstrip('/')}/v1/models", headers=_headers(api_key), timeout=30)
+        response = requests.get(f"{url.rstrip('/')}/v1/models", headers=auth_headers(api_key), timeout=30)
     except requests.RequestException as exc:
         reason = str(exc).split(": ")[-1][:120]
         raise PdxError(f"cannot reach a server at {shown}: {reason}", "check --url, and that the server runs") from None
@@ -81,6 +81,33 @@ def served_models(url: str, api_key: str | None) -> list[dict]:
         return response.json().get("data") or []
     except ValueError:
         raise PdxError(f"{shown}/v1/models did not answer JSON", "is this an OpenAI-compatible server?") from None
+
+
+# Where servers say what they are: (path, JSON key holding the version).
+VERSION_ENDPOINTS = (("/version", "version"),  # vLLM
+                     ("/props", "build_info"),  # llama-server
+                     ("/info", "version"),  # TGI
+                     ("/api/version", "version"),  # Ollama
+                     ("/get_server_info", "version"))  # SGLang
+
+
+def server_identity(url: str, api_key: str | None) -> dict:
+    """The server's own name for itself (``Server`` header) and version, as far as it tells."""
+    found: dict = {}
+    headers = auth_headers(api_key)
+    try:
+        found["server_header"] = requests.get(f"{url}/v1/models", headers=headers, timeout=10).headers.get("Server")
+    except requests.RequestException:
+        pass
+    for path, key in VERSION_ENDPOINTS:
+        try:
+            response = requests.get(f"{url}{path}", headers=headers, timeout=5)
+            version = response.json().get(key) if response.status_code == 200 else None
+        except (requests.RequestException, ValueError, AttributeError):
+            continue
+        if isinstance(version, str) and version:
+            return found | {"version": version, "version_from": path}
+    return found
 
 
 class ServerBackend(Backend):
@@ -129,8 +156,12 @@ class ServerBackend(Backend):
         name = config.options.get("model_name") or (models[0]["id"] if models else "unknown")
         entry = next((m for m in models if m.get("id") == name), {})
         for candidate in (entry.get("root"), name):
-            if candidate and (Path(candidate) / "config.json").is_file():
-                return identify(candidate)
+            # A server on this machine names its model by path (vLLM a directory, llama-server a file).
+            if candidate and ((Path(candidate) / "config.json").is_file() or Path(candidate).is_file()):
+                try:
+                    return identify(candidate)
+                except ModelError:
+                    continue
         return ModelInfo(path=public_url(url), name=name, format=cls.model_formats[0], architecture="?",
                          n_params=0, dtype="?", n_layers=0, n_heads=0, n_kv_heads=0, head_dim=0, n_embd=0,
                          n_ff=0, n_vocab=0, n_ctx_train=int(entry.get("max_model_len") or 0), file_bytes=0,
@@ -177,13 +208,18 @@ class ServerBackend(Backend):
                                         dict(self.extra_body), self.dialect)
         self.prompts = PromptMaker(self.config.seed, model.n_vocab or None)
         details["served_model"] = name
-        return EngineInfo(engine=self.engine, version=self.server_version(), settings=settings, details=details)
+        version = self.server_version()
+        if version is None:  # a server given by URL: ask it
+            identity = server_identity(self.url, self.config.api_key)
+            version = identity.pop("version", None)
+            details |= identity
+        return EngineInfo(engine=self.engine, version=version, settings=settings, details=details)
 
     def scrape(self) -> prometheus.Series | None:
         if not self.metric_histograms and not self.metric_counters:
             return None
         try:
-            response = requests.get(f"{self.url}/metrics", headers=_headers(self.config.api_key), timeout=30)
+            response = requests.get(f"{self.url}/metrics", headers=auth_headers(self.config.api_key), timeout=30)
         except requests.RequestException:
             return None
         return prometheus.parse(response.text) if response.status_code == 200 else None
@@ -226,6 +262,14 @@ class ServerBackend(Backend):
         """A cold test must not hit the prefix cache, a warm one must (where the server counts hits)."""
         hits = sample.engine.get("prefix_cache_hits")
         scenario = getattr(test, "scenario", None)
+        if scenario is None:  # pp/tg: only the depth may come from the cache (one token more: chance)
+            found = [r.cached_tokens for r in sample.requests if r.cached_tokens is not None]
+            held = max(found) if found else (hits / test.batch if hits is not None else 0)
+            if held > test.depth + 1:
+                raise PdxError(f"{test.name}: the server's prefix cache already held {held:.0f} tokens of a prompt "
+                               f"(depth {test.depth}): it has seen these prompts before",
+                               "give another --seed, or restart the server")
+            return
         if hits is None or scenario not in ("cache-cold", "cache-warm"):
             return
         if scenario == "cache-cold" and hits > 0:

@@ -56,6 +56,23 @@ class OpenAICompletions:
         return tokens, False
 
 
+class TextCompletions(OpenAICompletions):
+    """``/v1/completions`` of any OpenAI-compatible server, token ids or not (``pdx bench --backend openai``).
+
+    As :class:`OpenAICompletions`, and one more server habit: llama-server (and others that stream
+    text) send the finish in a closing chunk without text or ids after the last token; that chunk
+    carries no token, unless none came before it (a token held back to the end).
+    """
+
+    def read(self, event: dict, record: RequestRecord) -> tuple[int, bool]:
+        choices = event.get("choices") or ()
+        closing = [c for c in choices if c.get("finish_reason") and not c.get("text") and "token_ids" not in c]
+        if closing and len(closing) == len(choices) and record.events:
+            record.finish_reason = closing[0]["finish_reason"]
+            event = {k: v for k, v in event.items() if k != "choices"}
+        return super().read(event, record)
+
+
 class LlamaServerCompletion:
     """llama-server's own ``POST /completion``: the only one of its endpoints that streams token ids
     (its /v1/completions sends text only, and holds back or merges tokens that are partial UTF-8)."""

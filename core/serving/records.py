@@ -42,6 +42,14 @@ class RequestRecord:
         return sum(n for _, n in self.events)
 
     @property
+    def cached_tokens(self) -> int | None:
+        """Prompt tokens the server took from its prefix cache, where its usage says
+        (OpenAI's ``prompt_tokens_details``, llama-server's ``cache_n``)."""
+        details = self.usage.get("prompt_tokens_details")
+        value = self.usage.get("cached_tokens", details.get("cached_tokens") if isinstance(details, dict) else None)
+        return value if isinstance(value, int) else None
+
+    @property
     def ttft_ns(self) -> int | None:
         return self.first_ns
 
