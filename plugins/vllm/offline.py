@@ -105,23 +105,28 @@ class VllmOffline(Backend):
             record.send_ns = time.perf_counter_ns() - origin
             engine.add_request(request_id, {"prompt_token_ids": request.prompt}, params)
             records[request_id] = record
-        while engine.has_unfinished_requests():
-            outputs = engine.step()
-            now = time.perf_counter_ns() - origin
-            for output in outputs:
-                record = records.get(output.request_id)
-                if record is None:
-                    continue
-                completion = output.outputs[0]
-                if completion.token_ids:
-                    if record.first_ns is None:
-                        record.first_ns = now - record.send_ns
-                    record.events.append((now - record.send_ns, len(completion.token_ids)))
-                if output.finished:
-                    record.end_ns = now - record.send_ns
-                    record.finish_reason = completion.finish_reason
-                    metrics = getattr(output, "metrics", None)
-                    record.engine = {k: getattr(metrics, k) for k in _ENGINE_TIMES if hasattr(metrics, k)}
+        try:
+            while engine.has_unfinished_requests():
+                outputs = engine.step()
+                now = time.perf_counter_ns() - origin
+                for output in outputs:
+                    record = records.get(output.request_id)
+                    if record is None:
+                        continue
+                    completion = output.outputs[0]
+                    if completion.token_ids:
+                        if record.first_ns is None:
+                            record.first_ns = now - record.send_ns
+                        record.events.append((now - record.send_ns, len(completion.token_ids)))
+                    if output.finished:
+                        record.end_ns = now - record.send_ns
+                        record.finish_reason = completion.finish_reason
+                        metrics = getattr(output, "metrics", None)
+                        record.engine = {k: getattr(metrics, k) for k in _ENGINE_TIMES if hasattr(metrics, k)}
+        except BaseException:
+            # Ctrl-C or a failure mid-step: these requests must not run on inside the next sample.
+            engine.abort_request(list(records))
+            raise
         for record in records.values():
             if record.n_gen != record.max_tokens:
                 record.fail(f"vLLM returned {record.n_gen} of {record.max_tokens} tokens")

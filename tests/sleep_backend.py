@@ -1,0 +1,84 @@
+"""A backend whose engine is ``time.sleep``: a known cost per token, a work counter,
+and switches that break one rule of the backend contract each.
+
+A test double of a *backend*, not of an engine: the contract suite's own tests
+need backends that break its rules on purpose, to show each check fails when
+it should (and passes on the correct one). Every real backend runs the same
+suite against its real engine (tests/test_contract_*.py).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.errors import PdxError
+from pdx.models import ModelInfo, identify
+from pdx.workload import TestSpec
+
+TOKEN_S = 0.0002  # what one token costs the "engine"
+
+
+class SleepBackend(Backend):
+    name = "sleep"
+    engine = "time.sleep"
+    summary = "sleeps per token (pdx.testing's own tests)"
+    model_formats = ("gguf",)
+    options = {"mode": "which rule to break (tests/sleep_backend.py)"}
+
+    def __init__(self, config: BackendConfig) -> None:
+        super().__init__(config)
+        self.mode = config.options.get("mode", "")
+        self.tokens = 0  # the work counter: tokens "processed"
+        self.model: ModelInfo | None = None
+
+    @classmethod
+    def availability(cls, options=None) -> Availability:
+        return Availability(True, version=f"{time.get_clock_info('perf_counter').implementation}")
+
+    def load(self, model: ModelInfo) -> EngineInfo:
+        if self.mode == "traceback":
+            with open(model.path, "rb") as fh:
+                if len(fh.read()) < model.file_bytes:
+                    raise ValueError("short read")
+        else:
+            identify(model.path)  # a ModelError (a PdxError) for a file that is not whole
+        self.model = model
+        return EngineInfo(engine=self.engine, version="1", settings={"threads": self.config.threads})
+
+    def _work(self, tokens: int) -> None:
+        self.tokens += tokens
+        time.sleep(tokens * TOKEN_S)
+
+    def _once(self, test: TestSpec) -> Sample:
+        depth = 0 if self.mode == "ignore-depth" else test.depth
+        start = time.perf_counter_ns()
+        if depth and self.mode != "time-depth":
+            self._work(depth * test.batch)
+            start = time.perf_counter_ns()
+        elif depth:
+            self._work(depth * test.batch)
+        self._work((test.n_prompt + test.n_gen) * test.batch)
+        ns = time.perf_counter_ns() - start
+        n_gen = test.n_gen * test.batch + (1 if self.mode == "extra-token" else 0)
+        return Sample(ns=ns * 1000 if self.mode == "microseconds" else ns, n_prompt=test.n_prompt * test.batch,
+                      n_gen=n_gen)
+
+    def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
+        if self.model is None:
+            raise PdxError("sleep: load() must come before run()")
+        warmup = 0 if self.mode == "skip-warmup" else warmup
+        try:
+            for i in range(warmup + repetitions):
+                sample = self._once(test)
+                if i >= warmup or self.mode == "yield-warmup":
+                    yield sample
+                if self.mode == "yield-warmup" and i + 1 == repetitions:
+                    return
+        except KeyboardInterrupt:
+            if self.mode != "swallow-ctrl-c":
+                raise
+
+    def test_info(self) -> dict:
+        return {"nan": float("nan")} if self.mode == "nan" else {}
