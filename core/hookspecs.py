@@ -1,10 +1,27 @@
-"""The hooks a pdx plugin implements.
+"""The hooks a pdx plugin implements: the plugin contract.
 
-A plugin is any module or object registered under the ``pdx`` entry-point
-group; it implements some of these hooks with ``@pdx.hookimpl``. Adding a
-hook or a keyword argument to one never breaks an existing plugin: pluggy
-passes each implementation only the arguments it names, and registration
-goes through callbacks (``register``) that can grow keyword arguments.
+A plugin is a module (or object) named by an entry point in the ``pdx``
+group of its distribution's metadata::
+
+    [project.entry-points.pdx]
+    myengine = "pdx_myengine"
+
+It implements some of the hooks below as module-level functions, marked with
+``@pdx.hookimpl`` (undecorated functions named ``pdx_*`` count too, so a
+misspelled hook is reported rather than ignored). A backend class it
+registers follows :class:`pdx.backend.Backend`. The guide for plugin authors
+is ``docs/plugins.rst``; ``tests/test_plugin_guide.py`` keeps it and this
+module in step.
+
+Versioning. Adding a hook, or a keyword argument to one, never breaks a
+plugin: pluggy passes each implementation only the arguments it names, a
+plugin that does not implement a hook is never called for it, and the
+``register`` callback accepts keyword arguments it does not know. A hook or
+an argument that is renamed or removed stays in this module for one more
+release, marked ``@hookspec(warn_on_impl=PdxDeprecationWarning(...))`` or
+``warn_on_impl_args={"old": PdxDeprecationWarning(...)}``: a plugin that still
+uses it loads and works, and the warning is shown by ``pdx plugins`` and
+``pdx backends`` and reported by ``pdx.testing``. Then it goes.
 """
 
 from __future__ import annotations
@@ -22,12 +39,33 @@ hookspec = pluggy.HookspecMarker("pdx")
 hookimpl = pluggy.HookimplMarker("pdx")
 
 
+class PdxDeprecationWarning(DeprecationWarning):
+    """A hook or hook argument a plugin uses is going away; the message says since when and what replaces it."""
+
+
 @hookspec
 def pdx_register_backends(register: Callable[[type["Backend"]], None]) -> None:
     """Register backend classes.
 
-    :param register: call ``register(BackendClass)`` once per backend; the
-        class's ``name`` is what users pass to ``--backend``.
+    Called once per process, the first time pdx needs the list of backends
+    (``pdx backends``, ``pdx bench``, :func:`pdx.plugin_manager.backends`);
+    the result is cached. Import your engine inside the backend's methods,
+    never here: this hook runs for every ``pdx`` command.
+
+    :param register: call ``register(BackendClass)`` once per backend. The
+        class must subclass :class:`pdx.backend.Backend`, set ``name`` and
+        ``engine``, and implement ``availability``, ``load`` and ``run``;
+        anything else is refused and reported against your plugin. A name
+        already taken by another plugin is left out, with a warning.
+    :return: nothing; only the ``register`` calls count.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_backends(register):
+            from pdx_example.backend import ExampleLlamaServer
+
+            register(ExampleLlamaServer)
 
     .. versionadded:: 0.1
     """
@@ -37,7 +75,22 @@ def pdx_register_backends(register: Callable[[type["Backend"]], None]) -> None:
 def pdx_register_commands(cli: "click.Group") -> None:
     """Add commands (or command groups) to the ``pdx`` command line.
 
+    Called once when the ``pdx`` command line is assembled, before
+    arguments are parsed, so it runs for every ``pdx`` invocation: keep it
+    cheap and import heavy modules inside the command. A command raises
+    :class:`pdx.errors.PdxError` for anything the user can fix; ``pdx``
+    prints it as one line.
+
     :param cli: the top-level ``pdx`` click group; call ``cli.add_command``.
+    :return: nothing.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_commands(cli):
+            from pdx_example.commands import example
+
+            cli.add_command(example)
 
     .. versionadded:: 0.1
     """
@@ -45,13 +98,22 @@ def pdx_register_commands(cli: "click.Group") -> None:
 
 @hookspec
 def pdx_bench_options() -> list["click.Option"]:
-    """Return extra ``pdx bench`` options that set engine options.
+    """Return extra ``pdx bench`` and ``pdx serve-bench`` options that set engine options.
 
-    Each option's parameter name becomes the engine-option key (as with
-    ``-o KEY=VALUE``) when the user passes it; ``--llama-bench PATH`` is
-    ``-o llama_bench=PATH``.
+    Called once when the command line is assembled. When the user passes
+    one of these options, its parameter name becomes the engine-option key,
+    exactly as ``-o KEY=VALUE`` would set it (``--llama-bench PATH`` is
+    ``-o llama_bench=PATH``); list the key in your backend's ``options``.
 
-    :return: click options; their defaults must be ``None``.
+    :return: click options; their defaults must be ``None`` (an option the
+        user did not pass sets nothing).
+
+    Example::
+
+        @hookimpl
+        def pdx_bench_options():
+            return [click.Option(["--example-server", "server"], metavar="PATH", default=None,
+                                 help="llama-server binary for example-llama-server (-o server=PATH).")]
 
     .. versionadded:: 0.1
     """

@@ -1,0 +1,30 @@
+"""pdx-example: a pdx plugin that adds the ``example-llama-server`` backend, the
+``pdx example-server`` command and the ``--example-server`` bench option.
+
+Every hook imports what it registers inside itself: this module is imported by
+every ``pdx`` command, so it must stay cheap.
+"""
+
+import click
+
+from pdx import hookimpl
+
+
+@hookimpl
+def pdx_register_backends(register):
+    from pdx_example.backend import ExampleLlamaServer
+
+    register(ExampleLlamaServer)
+
+
+@hookimpl
+def pdx_register_commands(cli):
+    from pdx_example.commands import example
+
+    cli.add_command(example)
+
+
+@hookimpl
+def pdx_bench_options():
+    return [click.Option(["--example-server", "server"], metavar="PATH", default=None,
+                         help="llama-server binary for example-llama-server (-o server=PATH).")]

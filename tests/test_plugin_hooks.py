@@ -1,0 +1,147 @@
+"""Every hook, through the example plugin of docs/plugins.rst loaded in this process (its
+installed form runs in tests/test_plugin_venv.py), and how hooks change without breaking
+plugins: new hooks and arguments are ignored by old plugins, deprecated ones warn and work.
+tests/test_plugin_guide.py checks that every hook has a test_hook_* here."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from importlib.metadata import EntryPoint, distribution
+from pathlib import Path
+
+import pytest
+
+from pdx import hookspecs, plugin_manager
+from pdx.hookspecs import PdxDeprecationWarning, hookspec
+
+from conftest import run_pdx_here
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "example-plugin"
+
+
+@pytest.fixture(autouse=True)
+def example_plugin(monkeypatch):
+    """The example plugin's module, found through an entry point as if it were installed."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    monkeypatch.delenv("PDX_EXAMPLE_SERVER", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no llama-server here, whatever the machine has
+    real = plugin_manager.entry_points
+    monkeypatch.setattr(plugin_manager, "entry_points",
+                        lambda group: list(real(group=group)) + [EntryPoint("example", "pdx_example", "pdx")])
+    plugin_manager.reset()
+    yield
+    plugin_manager.reset()
+    for name in [m for m in sys.modules if m.startswith("pdx_example")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_hook_pdx_register_backends_adds_a_backend_to_pdx_backends():
+    rows = {r["name"]: r for r in json.loads(run_pdx_here("backends", "--json").stdout)}
+    example = rows["example-llama-server"]
+    assert example["engine"] == "llama.cpp" and not example["available"]
+    assert example["reason"] == "no llama-server found" and "PDX_EXAMPLE_SERVER" in example["install"]
+    assert "server" in example["options"] and "url" in example["options"]
+    record = plugin_manager.plugin_state().record("example")
+    assert record.loaded and record.backends == ["example-llama-server"]
+
+
+def test_hook_pdx_register_commands_adds_a_command():
+    result = run_pdx_here("example-server", "--server", "/nonexistent/llama-server")
+    assert result.returncode == 2
+    assert result.stderr == "pdx: error: /nonexistent/llama-server does not run (`--version` failed); put " \
+                            "llama-server on PATH, set PDX_EXAMPLE_SERVER, or pass --example-server PATH\n"
+    assert "example-server" in run_pdx_here("--help").stdout
+
+
+def test_hook_pdx_bench_options_become_engine_options(tiny_gguf):
+    assert "--example-server PATH" in run_pdx_here("bench", "--help").stdout
+    assert "--example-server PATH" in run_pdx_here("serve-bench", "--help").stdout
+    result = run_pdx_here("bench", "--backend", "example-llama-server", "--example-server", "/nonexistent/x",
+                          "-m", str(tiny_gguf))
+    # The option reached the backend as -o server=...: availability looked at that binary.
+    assert result.returncode == 2 and "/nonexistent/x does not run" in result.stderr
+
+
+def _specs(**extra) -> types.ModuleType:
+    """pdx's hookspecs as a later release might have them: plus ``extra``."""
+    module = types.ModuleType("later_hookspecs")
+    for name in ("pdx_register_backends", "pdx_register_commands", "pdx_bench_options"):
+        setattr(module, name, getattr(hookspecs, name))
+    for name, spec in extra.items():
+        setattr(module, name, spec)
+    return module
+
+
+def _example_entry_point() -> EntryPoint:
+    return EntryPoint("example", "pdx_example", "pdx")
+
+
+def test_a_new_hook_and_a_new_argument_break_no_plugin():
+    def pdx_register_backends(register, config):
+        """A later release passes a config too."""
+
+    def pdx_register_probes(register):
+        """A hook the example plugin has never heard of."""
+
+    later = _specs(pdx_register_backends=hookspec(pdx_register_backends), pdx_register_probes=hookspec(pdx_register_probes))
+    state = plugin_manager.load_plugins(later, [_example_entry_point()])
+    (record,) = state.records
+    assert record.loaded and record.warnings == []
+    found = []
+    state.manager.hook.pdx_register_backends(register=found.append, config={"new": True})
+    assert [b.name for b in found] == ["example-llama-server"]
+    assert state.manager.hook.pdx_register_probes(register=found.append) == []
+
+
+def test_a_deprecated_hook_or_argument_warns_and_still_works(monkeypatch):
+    def pdx_register_commands(cli):
+        """Deprecated: implementing it warns."""
+
+    def pdx_bench_options(legacy):
+        """Its argument is deprecated."""
+
+    old_hook = PdxDeprecationWarning("pdx_register_commands is deprecated since 0.9: implement pdx_add_commands")
+    old_arg = PdxDeprecationWarning("the legacy argument of pdx_bench_options is deprecated since 0.9")
+    later = _specs(pdx_register_commands=hookspec(warn_on_impl=old_hook)(pdx_register_commands),
+                   pdx_bench_options=hookspec(warn_on_impl_args={"legacy": old_arg})(pdx_bench_options))
+    module = types.ModuleType("pdx_test_legacy")
+    module.pdx_bench_options = lambda legacy: []
+    monkeypatch.setitem(sys.modules, "pdx_test_legacy", module)
+    state = plugin_manager.load_plugins(later, [_example_entry_point(), EntryPoint("legacy", "pdx_test_legacy", "pdx")])
+    example, legacy = state.records
+    assert example.loaded and example.warnings == [f"PdxDeprecationWarning: {old_hook}"]
+    assert legacy.loaded and legacy.warnings == [f"PdxDeprecationWarning: {old_arg}"]
+    assert [] in state.manager.hook.pdx_bench_options(legacy=None)  # still called, for this release
+
+    # The user sees it in `pdx plugins` and `pdx backends`; pdx.testing reports it (tests/test_testing_kit.py).
+    monkeypatch.setattr(plugin_manager, "hookspecs", later)
+    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [_example_entry_point()])
+    plugin_manager.reset()
+    assert f"warning: PdxDeprecationWarning: {old_hook}" in run_pdx_here("plugins").stdout
+    assert f"plugin example: PdxDeprecationWarning: {old_hook}" in run_pdx_here("backends").stderr
+
+
+def test_a_deprecation_warning_is_reported_by_the_contract_suite(monkeypatch, tmp_path):
+    from pdx.testing import ContractWarning, Harness, Params, Target, checks
+
+    from sleep_backend import SleepBackend
+
+    def pdx_register_backends(register):
+        """Deprecated."""
+
+    warning = PdxDeprecationWarning("pdx_register_backends is deprecated since 0.9")
+    later = _specs(pdx_register_backends=hookspec(warn_on_impl=warning)(pdx_register_backends))
+    module = types.ModuleType("pdx_test_sleep")
+    module.pdx_register_backends = lambda register: register(SleepBackend)
+    monkeypatch.setitem(sys.modules, "pdx_test_sleep", module)
+    entry = EntryPoint("sleepy", "pdx_test_sleep", "pdx")
+    vars(entry).update(dist=distribution("pdx"))  # as importlib.metadata sets it for an installed plugin
+    monkeypatch.setattr(plugin_manager, "hookspecs", later)
+    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [entry])
+    plugin_manager.reset()
+    harness = Harness(Target("sleep"), Params(), tmp_path)
+    with pytest.warns(ContractWarning, match="plugin sleepy: PdxDeprecationWarning: pdx_register_backends is deprecated"):
+        checks.check_manifest(harness)
+    harness.close()
