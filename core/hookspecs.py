@@ -123,11 +123,19 @@ def pdx_bench_options() -> list["click.Option"]:
 def pdx_report_templates() -> list[str]:
     """Return folders of Jinja templates that override pdx's report templates.
 
-    A template found in one of these folders replaces pdx's template of the
-    same name (``run.html``, a partial such as ``_footer.html``, or
-    ``pdx.css``); a user's ``--templates`` folder still comes first.
+    Called each time a report or site is rendered (``pdx report``, ``pdx
+    publish``, ``pdx compare --html``). A template found in one of these
+    folders replaces pdx's template of the same name (``run.html``, a partial
+    such as ``_footer.html``, or ``pdx.css``); a user's ``--templates``
+    folder still comes first. Templates are Jinja2 with autoescaping on.
 
     :return: folder paths.
+
+    Example::
+
+        @hookimpl
+        def pdx_report_templates():
+            return [str(Path(__file__).parent / "templates")]
 
     .. versionadded:: 0.1
     """

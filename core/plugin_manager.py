@@ -167,9 +167,9 @@ def call_each(hook: str, state: PluginState | None = None, fresh: Callable[[], d
     skipped, and the others go on."""
     state = state or plugin_state()
     pm = state.manager
-    for record in state.records:
-        plugin = pm.get_plugin(record.name) if record.loaded else None
-        if plugin is None or hook not in record.hooks:
+    for name, plugin in pm.list_name_plugin():
+        record = state.record(name) or _registered(state, name, plugin)
+        if not record.loaded or hook not in record.hooks:
             continue
         others = [p for p in pm.get_plugins() if p is not plugin]
         given = kwargs | (fresh() if fresh else {})
@@ -182,6 +182,14 @@ def call_each(hook: str, state: PluginState | None = None, fresh: Callable[[], d
             continue
         record.warnings += [w for w in _caught(caught) if w not in record.warnings]
         yield record, result, given
+
+
+def _registered(state: PluginState, name: str, plugin: object) -> PluginRecord:
+    """A record for a plugin registered in code (``get_plugin_manager().register(obj)``), not by entry point."""
+    record = PluginRecord(name=name, value=type(plugin).__name__, distribution=None, version=None, status="loaded",
+                          hooks=sorted(c.name for c in state.manager.get_hookcallers(plugin) or []))
+    state.records.append(record)
+    return record
 
 
 def drop(record: PluginRecord, error: str, state: PluginState | None = None) -> None:

@@ -22,7 +22,7 @@ TEMPLATES = Path(__file__).with_name("templates")
 
 
 def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
-    from pdx.plugin_manager import get_plugin_manager
+    from pdx.plugin_manager import call_each
 
     dirs = []
     user = user_dir or os.environ.get("PDX_TEMPLATES")
@@ -31,7 +31,7 @@ def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
         if not path.is_dir():
             raise PdxError(f"template folder {path} does not exist", "give --templates an existing folder")
         dirs.append(path)
-    for returned in get_plugin_manager().hook.pdx_report_templates():
+    for _, returned, _ in call_each("pdx_report_templates"):  # a plugin that raises is reported, not fatal
         dirs.extend(Path(d) for d in returned or [])
     dirs.append(TEMPLATES)
     return dirs

@@ -22,7 +22,7 @@ def test_a_closing_chunk_without_text_carries_no_token(fake_server):
     assert record.ok, record.error
     assert record.n_gen == 10 and len(record.events) == 10 and record.finish_reason == "length"
     plain = _one(fake_server, "closing", OpenAICompletions())  # one token per chunk: one too many
-    assert not plain.ok and "carried 11 tokens but the server counted 10" in plain.error
+    assert not plain.ok and "the stream ended after 11 of 10 tokens" in plain.error
 
 
 def test_merged_text_chunks_are_settled_against_usage_or_fail_without_it(fake_server):

@@ -70,8 +70,9 @@ def test_every_hook_is_tested():
 
 
 def test_the_guides_other_code_is_the_example_plugins_too():
-    rest = GUIDE_TEXT.split("\nHooks\n-----\n")[1].split("\npdx_bench_options\n")[1]
-    blocks = [b for b in code_blocks(rest, "python") if not b.startswith("pdx_")]
+    parts = sections(GUIDE_TEXT, "-")
+    blocks = [b for title in ("Building on the openai backend", "Testing a backend")
+              for b in code_blocks(parts[title], "python")]
     assert len(blocks) >= 2
     for block in blocks:
         assert block in EXAMPLE_SOURCE, f"not in docs/example-plugin:\n{block}"

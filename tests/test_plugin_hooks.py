@@ -19,6 +19,7 @@ from pdx.hookspecs import PdxDeprecationWarning, hookspec
 from conftest import run_pdx_here
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "example-plugin"
+HOOKS = [name for name in vars(hookspecs) if name.startswith("pdx_")]
 
 
 @pytest.fixture(autouse=True)
@@ -64,10 +65,20 @@ def test_hook_pdx_bench_options_become_engine_options(tiny_gguf):
     assert result.returncode == 2 and "/nonexistent/x does not run" in result.stderr
 
 
+def test_hook_pdx_report_templates_overrides_a_template_by_name(tmp_path):
+    from pdx.reports import templating
+
+    footer = templating.environment().get_template("_footer.html")
+    assert "with the pdx-example plugin" in footer.render(site={"version": "0.1", "n_runs": 2}, page={"json": None})
+    (tmp_path / "_footer.html").write_text("<footer>the user's own</footer>")
+    mine = templating.environment(tmp_path).get_template("_footer.html")
+    assert mine.render() == "<footer>the user's own</footer>"  # --templates still comes first
+
+
 def _specs(**extra) -> types.ModuleType:
     """pdx's hookspecs as a later release might have them: plus ``extra``."""
     module = types.ModuleType("later_hookspecs")
-    for name in ("pdx_register_backends", "pdx_register_commands", "pdx_bench_options"):
+    for name in HOOKS:
         setattr(module, name, getattr(hookspecs, name))
     for name, spec in extra.items():
         setattr(module, name, spec)

@@ -1,9 +1,12 @@
 """pdx-example: a pdx plugin that adds the ``example-llama-server`` backend, the
-``pdx example-server`` command and the ``--example-server`` bench option.
+``pdx example-server`` command, the ``--example-server`` bench option and a
+footer for pdx's reports.
 
 Every hook imports what it registers inside itself: this module is imported by
 every ``pdx`` command, so it must stay cheap.
 """
+
+from pathlib import Path
 
 import click
 
@@ -28,3 +31,8 @@ def pdx_register_commands(cli):
 def pdx_bench_options():
     return [click.Option(["--example-server", "server"], metavar="PATH", default=None,
                          help="llama-server binary for example-llama-server (-o server=PATH).")]
+
+
+@hookimpl
+def pdx_report_templates():
+    return [str(Path(__file__).parent / "templates")]
