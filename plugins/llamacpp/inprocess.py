@@ -11,9 +11,11 @@ phases of a pp+tg test apart.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import ctypes
 import random
+import sys
 import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Iterator, Mapping
@@ -38,6 +40,19 @@ def _import_llama_cpp():
     import llama_cpp
 
     return llama_cpp
+
+
+def _close_bindings_devnull() -> None:
+    """llama-cpp-python opens /dev/null twice at import and never closes it, which Python reports as
+    two ResourceWarnings as every pdx command that imported it exits; close them first."""
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        file = getattr(utils, name, None)
+        if file is not None and not file.closed:
+            file.close()
+
+
+atexit.register(_close_bindings_devnull)
 
 
 def _quiet_logs(lc) -> None:
