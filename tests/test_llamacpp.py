@@ -130,6 +130,9 @@ def test_ctrl_c_keeps_completed_tests_and_marks_the_run(tmp_path, backend):
         [sys.executable, "-m", "pdx", "bench", "--registry", path, "--backend", backend,
          "-p", "512", "-n", "128", "-pg", "512,128", "-r", "3"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+        # As a terminal's Ctrl-C finds it: a job started in the background (nohup, `cmd &` in a script)
+        # inherits SIGINT ignored, and Python then never turns SIGINT into KeyboardInterrupt.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 300
     while _stored_tests(path) < 1:
