@@ -3,6 +3,7 @@ test server (no engine needed), plus the managed-server lifecycle with real
 processes."""
 
 import json
+import signal
 import sys
 
 import pytest
@@ -80,18 +81,25 @@ def test_secrets_are_redacted_from_command_lines_and_urls():
     assert public_url("http://user:pw@host:8000/v1") == "http://host:8000/v1"
 
 
-def test_managed_server_lifecycle(tmp_path):
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_managed_server_lifecycle(tmp_path, sigint):
+    """Started and stopped cleanly by SIGINT (the server's own graceful exit, code 0), also from a pdx
+    that runs as a background job, where SIGINT comes ignored and its children would inherit that."""
     port = free_port()
     server = ManagedServer("fake", [sys.executable, str(FAKE_SERVER), "--port", str(port)], port,
                            tmp_path / "fake.log", startup_timeout_s=30)
-    server.start()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN if sigint == "ignored" else signal.default_int_handler)
+    try:
+        server.start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         assert server.alive()
         with pytest.raises(PdxError, match=f"port {port} on 127.0.0.1 is already in use"):
             ManagedServer("again", ["true"], port, tmp_path / "again.log").start()
     finally:
-        server.stop(grace_s=5)
-    assert not server.alive() and (tmp_path / "fake.log").exists()
+        code = server.stop(grace_s=5)
+    assert code == 0 and not server.alive() and (tmp_path / "fake.log").exists()
 
 
 def test_managed_server_that_exits_or_never_answers(tmp_path):

@@ -56,6 +56,16 @@ def last_line(log: Path, skip: tuple[str, ...] = ()) -> str:
     return "the log is empty"
 
 
+def _sigint_ignored() -> bool:
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def _sigint_default() -> None:
+    """In the child, before exec: pdx stops a server with SIGINT, and a pdx started as a background
+    job (`pdx ... &` in a script, a CI runner) has SIGINT ignored, which its children would inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class ManagedServer:
     def __init__(self, name: str, command: Sequence[str], port: int, log: Path, env: dict | None = None,
                  startup_timeout_s: float = 900.0, secrets: Sequence[str] = ()) -> None:
@@ -74,7 +84,8 @@ class ManagedServer:
         with self.log.open("wb") as out:
             try:
                 self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, env=self.env, start_new_session=True)
+                                             stdin=subprocess.DEVNULL, env=self.env, start_new_session=True,
+                                             preexec_fn=_sigint_default if _sigint_ignored() else None)
             except OSError as exc:
                 raise PdxError(f"cannot start {self.name}: {exc.strerror or exc}") from None
         self.wait_healthy()
