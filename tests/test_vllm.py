@@ -198,3 +198,23 @@ def test_server_gone_mid_run_keeps_completed_work(registry_url, keyed_server):
     with sqlite3.connect(registry_url.removeprefix("sqlite:///")) as conn:
         stored = conn.execute("select count(*) from requests where status = 'ok'").fetchone()[0]
     assert stored >= len(done)
+
+
+def test_offline_backend_leaves_the_environment_as_it_found_it(tiny_hf):
+    """vLLM takes its settings from the environment; what the in-process backend sets there is its own,
+    so a `vllm serve` started later by the same process is not handed an in-process engine core."""
+    from pdx.backend import BackendConfig
+    from pdx.models import identify
+    from pdx.plugin_manager import get_backend
+
+    # vLLM's import sets variables of its own (LD_PRELOAD, LOCAL_WORLD_SIZE...); these are pdx's.
+    keys = ("VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_LOGGING_LEVEL", "VLLM_LOGGING_STREAM", "VLLM_CPU_KVCACHE_SPACE",
+            "HF_HUB_OFFLINE")
+    before = {k: os.environ.get(k) for k in keys}
+    backend = get_backend("vllm")(BackendConfig(threads=1, options={"engine_args": json.dumps(ENGINE_ARGS)}))
+    try:
+        backend.load(identify(tiny_hf))
+        assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0" and os.environ["VLLM_LOGGING_LEVEL"]
+    finally:
+        backend.close()
+    assert {k: os.environ.get(k) for k in keys} == before

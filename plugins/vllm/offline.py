@@ -56,16 +56,17 @@ class VllmOffline(Backend):
         if not isinstance(self.engine_args, dict):
             raise PdxError("-o engine_args: give a JSON object of vllm.LLM keyword arguments")
         self.llm = None
+        self._env_set: dict[str, str] = {}
         self.prompts = PromptMaker(config.seed)
         self._ids = itertools.count()
 
     def load(self, model: ModelInfo) -> EngineInfo:
-        # In-process engine core: each step() is one scheduler step, timed here.
-        os.environ.update({k: v for k, v in engine_env().items() if k not in os.environ})
-        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-        # vLLM logs to stdout by default; pdx's stdout is its table or JSON.
-        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+        # vLLM reads its settings from the environment. In-process engine core: each step() is one
+        # scheduler step, timed here; and its log off stdout, which is pdx's table or JSON.
+        defaults = engine_env() | {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_LOGGING_STREAM": "ext://sys.stderr",
+                                   "VLLM_LOGGING_LEVEL": "WARNING"}
+        self._env_set = {k: v for k, v in defaults.items() if k not in os.environ}
+        os.environ.update(self._env_set)
         from vllm import LLM
 
         kwargs = {"enable_prefix_caching": True, "seed": self.config.seed} | self.engine_args
@@ -160,3 +161,9 @@ class VllmOffline(Backend):
             if engine_core is not None and hasattr(engine_core, "shutdown"):
                 engine_core.shutdown()
             self.llm = None
+        # What load() set is this engine's, not the process's: a vllm serve started later in the same
+        # process (a test session, a plugin) must not inherit an in-process engine core or a muted log.
+        for key, value in self._env_set.items():
+            if os.environ.get(key) == value:
+                del os.environ[key]
+        self._env_set = {}
