@@ -30,3 +30,7 @@ class TestVllmOffline(BackendContract):
 class TestVllmServer(BackendContract):
     backend = "vllm-server"
     options = {"server_args": SERVER_ARGS}
+    # Wider than the suite's streaming model: on 2 cores shared by vLLM's engine core (which polls), its API
+    # server and this client, the API server can fall behind a fast engine and send a whole tg in one
+    # chunk, which pdx rightly refuses to time; at ~20 ms a token it keeps up even with a third process busy.
+    model_dims = {"n_embd": 1024, "n_layers": 8, "n_heads": 16, "n_kv_heads": 16, "n_ff": 2816, "n_vocab": 32000}
