@@ -36,26 +36,15 @@ def default_model_path(shape: str, dtype: str, seed: int = 0) -> Path:
     return cache_dir("models") / f"synth-{shape}-{dtype.lower()}{suffix}.gguf"
 
 
+_NAMES = {"embed": "token_embd", "attn_norm": "attn_norm", "q": "attn_q", "k": "attn_k", "v": "attn_v",
+          "o": "attn_output", "ffn_norm": "ffn_norm", "gate": "ffn_gate", "up": "ffn_up", "down": "ffn_down",
+          "norm": "output_norm", "output": "output"}
+
+
 def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
     """(name, numpy shape) in llama.cpp's naming; numpy shape is (rows, cols)."""
-    d, kv, ff = shape.n_embd, shape.n_kv_heads * shape.head_dim, shape.n_ff
-    tensors = [("token_embd.weight", (shape.n_vocab, d))]
-    for i in range(shape.n_layers):
-        tensors += [
-            (f"blk.{i}.attn_norm.weight", (d,)),
-            (f"blk.{i}.attn_q.weight", (d, d)),
-            (f"blk.{i}.attn_k.weight", (kv, d)),
-            (f"blk.{i}.attn_v.weight", (kv, d)),
-            (f"blk.{i}.attn_output.weight", (d, d)),
-            (f"blk.{i}.ffn_norm.weight", (d,)),
-            (f"blk.{i}.ffn_gate.weight", (ff, d)),
-            (f"blk.{i}.ffn_up.weight", (ff, d)),
-            (f"blk.{i}.ffn_down.weight", (d, ff)),
-        ]
-    tensors.append(("output_norm.weight", (d,)))
-    if not shape.tie_embeddings:
-        tensors.append(("output.weight", (shape.n_vocab, d)))
-    return tensors
+    return [(f"blk.{layer}.{_NAMES[role]}.weight" if layer is not None else f"{_NAMES[role]}.weight", dims)
+            for role, layer, dims in shape.tensors()]
 
 
 def _random_blocks(rng: np.random.Generator, ggml_type: str, count: int) -> np.ndarray:

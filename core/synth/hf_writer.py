@@ -48,27 +48,16 @@ def default_hf_path(shape: str, dtype: str, seed: int = 0) -> Path:
     return cache_dir("models") / f"synth-{shape}-{hf_dtype(dtype)}{suffix}-hf"
 
 
+_NAMES = {"embed": "model.embed_tokens", "attn_norm": "input_layernorm", "q": "self_attn.q_proj",
+          "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
+          "ffn_norm": "post_attention_layernorm", "gate": "mlp.gate_proj", "up": "mlp.up_proj",
+          "down": "mlp.down_proj", "norm": "model.norm", "output": "lm_head"}
+
+
 def hf_tensor_shapes(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
     """(HF name, torch shape (out, in)) of every tensor, in file order."""
-    d, q, kv, ff = shape.n_embd, shape.n_heads * shape.head_dim, shape.n_kv_heads * shape.head_dim, shape.n_ff
-    tensors = [("model.embed_tokens.weight", (shape.n_vocab, d))]
-    for i in range(shape.n_layers):
-        layer = f"model.layers.{i}"
-        tensors += [
-            (f"{layer}.input_layernorm.weight", (d,)),
-            (f"{layer}.self_attn.q_proj.weight", (q, d)),
-            (f"{layer}.self_attn.k_proj.weight", (kv, d)),
-            (f"{layer}.self_attn.v_proj.weight", (kv, d)),
-            (f"{layer}.self_attn.o_proj.weight", (d, q)),
-            (f"{layer}.post_attention_layernorm.weight", (d,)),
-            (f"{layer}.mlp.gate_proj.weight", (ff, d)),
-            (f"{layer}.mlp.up_proj.weight", (ff, d)),
-            (f"{layer}.mlp.down_proj.weight", (d, ff)),
-        ]
-    tensors.append(("model.norm.weight", (d,)))
-    if not shape.tie_embeddings:
-        tensors.append(("lm_head.weight", (shape.n_vocab, d)))
-    return tensors
+    return [(f"model.layers.{layer}.{_NAMES[role]}.weight" if layer is not None else f"{_NAMES[role]}.weight", dims)
+            for role, layer, dims in shape.tensors()]
 
 
 def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...]) -> np.ndarray:

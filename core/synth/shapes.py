@@ -3,6 +3,7 @@ and the real dimensions of popular models so their true size can be measured."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, replace
 
 from pdx.errors import ModelError
@@ -40,10 +41,17 @@ class Shape:
 
     @property
     def n_params(self) -> int:
-        d, kv = self.n_embd, self.n_kv_heads * self.head_dim
-        per_layer = 2 * d * d + 2 * d * kv + 3 * d * self.n_ff + 2 * d
-        embeddings = self.n_vocab * d * (1 if self.tie_embeddings else 2)
-        return self.n_layers * per_layer + embeddings + d
+        return sum(math.prod(dims) for _, _, dims in self.tensors())
+
+    def tensors(self) -> list[tuple[str, int | None, tuple[int, ...]]]:
+        """Every weight of the llama architecture in file order: (role, layer or None, (rows, cols)).
+        Each file format names the roles its own way (gguf_writer, hf_writer)."""
+        d, kv, ff, vocab = self.n_embd, self.n_kv_heads * self.head_dim, self.n_ff, self.n_vocab
+        per_layer = (("attn_norm", (d,)), ("q", (d, d)), ("k", (kv, d)), ("v", (kv, d)), ("o", (d, d)),
+                     ("ffn_norm", (d,)), ("gate", (ff, d)), ("up", (ff, d)), ("down", (d, ff)))
+        layers = [(role, i, dims) for i in range(self.n_layers) for role, dims in per_layer]
+        output = [] if self.tie_embeddings else [("output", None, (vocab, d))]
+        return [("embed", None, (vocab, d)), *layers, ("norm", None, (d,)), *output]
 
     def with_dims(self, **dims: int) -> "Shape":
         changed = {k: v for k, v in dims.items() if v is not None}
