@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pdx.reports.rows import DECODE, PREFILL
+from pdx.reports.rows import PHASE_OF_KIND
 
 # asv's marks read "the new run is ... than the baseline".
 VERDICTS = {"-": "better", "+": "worse", "!": "worse", "~": "not significant", " ": "not significant",
             "x": "not compared"}
-_KIND_PHASE = {"pp": PREFILL, "tg": DECODE, "pg": "prefill+decode"}
 
 
 @dataclass(frozen=True)
@@ -34,15 +33,16 @@ class Line:
         return dict(self.__dict__)
 
 
-def compare(base: dict, new: dict, factor: float | None = None) -> list[Line]:
-    """Every test of either run, matched by name (depth and batch included)."""
+def compare(base: dict, new: dict, factor: float | None = None, comparisons: list | None = None) -> list[Line]:
+    """Every test of either run, matched by name (depth and batch included); ``comparisons``:
+    pdx.compare's, where the caller has them already."""
     from pdx.compare import DEFAULT_FACTOR, compare_runs
 
     kinds = {t["name"]: t["kind"] for run in (base, new) for t in run["tests"]}
     lines = []
-    for c in compare_runs(base, new, factor or DEFAULT_FACTOR):
+    for c in comparisons if comparisons is not None else compare_runs(base, new, factor or DEFAULT_FACTOR):
         change = c.new_rate / c.base_rate - 1 if c.base_rate and c.new_rate else None
-        lines.append(Line(c.name, _KIND_PHASE.get(kinds.get(c.name), ""), c.mark, VERDICTS.get(c.mark, "not compared"),
+        lines.append(Line(c.name, PHASE_OF_KIND.get(kinds.get(c.name), ""), c.mark, VERDICTS.get(c.mark, "not compared"),
                           c.base_rate, c.new_rate, change, c.p_value, c.note))
     return lines
 

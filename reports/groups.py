@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pdx.reports.labels import hardware_label, slug
-from pdx.reports.rows import DECODE, PREFILL, Row, run_rows
+from pdx.reports.rows import DECODE, PHASE_OF_KIND, PREFILL, Row, run_rows
 
 
 def hardware_key(run: dict) -> str:
@@ -51,8 +51,8 @@ def headline_tests(runs: list[dict]) -> dict[str, str]:
     counts: dict[str, Counter] = {PREFILL: Counter(), DECODE: Counter()}
     for run in runs:
         for test in run["tests"]:
-            phase = {"pp": PREFILL, "tg": DECODE}.get(test["kind"])
-            if phase and test["depth"] == 0 and test["batch"] == 1 and test["status"] == "ok":
+            phase = PHASE_OF_KIND.get(test["kind"])
+            if phase in counts and test["depth"] == 0 and test["batch"] == 1 and test["status"] == "ok":
                 counts[phase][test["name"]] += 1
     return {phase: c.most_common(1)[0][0] for phase, c in counts.items() if c}
 

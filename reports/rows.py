@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 PREFILL, DECODE, BLENDED = "prefill", "decode", "prefill+decode"
 PHASES = (PREFILL, DECODE, BLENDED)
-_PHASE_OF_KIND = {"pp": PREFILL, "tg": DECODE, "pg": BLENDED}
+PHASE_OF_KIND = {"pp": PREFILL, "tg": DECODE, "pg": BLENDED}
 _SPLIT_STATS = ((PREFILL, "prompt_rate"), (DECODE, "gen_rate"))
 
 
@@ -67,7 +67,7 @@ def ceiling_of(test: dict, phase: str) -> Ceiling | None:
     """
     record = test.get("ceilings") or {}
     phases = record.get("phases") or {}
-    own = _PHASE_OF_KIND.get(test.get("kind"))
+    own = PHASE_OF_KIND.get(test.get("kind"))
     entry = record if phase == own else phases.get(phase) or {}
     bounds = phases.get(phase) if phase == own and len(phases) == 1 else entry
     if not entry.get("ceiling"):
@@ -90,10 +90,10 @@ def _row(run_id: str, test: dict, phase: str, summary: dict | None, part: bool =
 
 def rows_of_test(run_id: str, test: dict) -> list[Row]:
     """pp, tg and pp+tg tests; other kinds (serving scenarios) are drawn from their requests instead."""
-    if test.get("kind") not in _PHASE_OF_KIND:
+    if test.get("kind") not in PHASE_OF_KIND:
         return []
     stats = test.get("stats") or {}
-    rows = [_row(run_id, test, _PHASE_OF_KIND[test["kind"]], stats.get("rate"))]
+    rows = [_row(run_id, test, PHASE_OF_KIND[test["kind"]], stats.get("rate"))]
     for phase, key in _SPLIT_STATS:
         if key in stats:
             rows.append(_row(run_id, test, phase, stats[key], part=True))

@@ -131,7 +131,7 @@ class SiteBuilder:
         lines = comparison.compare(base, new)
         data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
                 "differences": comparison.differences(base, new), "runs": [_run_summary(r) for r in runs]}
-        title = f"{labels.hardware_label(new)} · {new['model']['name']} · {new['backend']}"
+        title = labels.system_label(new, with_model=True)
         self.page(f"compare/{groups.config_slug(new)}.html", "compare.html", title, data, base=base, new=new,
                   lines=lines, differences=data["differences"], runs=runs, charts=[])
 
@@ -142,8 +142,7 @@ class SiteBuilder:
                     for g in groups.group_by(self.runs, groups.hardware_key).values()]
         models = [_entry(g, groups.model_slug, lambda r: r["model"]["name"], "models")
                   for g in groups.group_by(self.runs, groups.model_key).values()]
-        compared = [{"title": f"{labels.hardware_label(g.latest)} · {g.latest['model']['name']} · "
-                              f"{g.latest['backend']}", "page": f"compare/{groups.config_slug(g.latest)}.html",
+        compared = [{"title": labels.system_label(g.latest, with_model=True), "page": f"compare/{groups.config_slug(g.latest)}.html",
                      "runs": len(g.runs), "latest": g.latest["created_at"]}
                     for k, g in self.configs.items() if k in self.compared]
         data = {"title": self.title, "pdx_version": self.info["version"], "data_time": self.info["data_time"],

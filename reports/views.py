@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
-from pdx.stats import rates
+from pdx.compare import sample_rates
 
 
 def _bar(row: Row, scale: float) -> dict:
@@ -39,10 +39,9 @@ def sample_lines(run: dict) -> list[dict]:
     out = []
     for test in run["tests"]:
         samples = test.get("samples") or []
-        tokens = (test["n_prompt"] + test["n_gen"]) * (test.get("batch") or 1)
         times = [s["ns"] for s in samples]
         out.append({"test": test["name"], "n": len(samples),
-                    "rates": " · ".join(fmt_rate(r) for r in rates(tokens, times)),
+                    "rates": " · ".join(fmt_rate(r) for r in sample_rates(test)),
                     "ms": " · ".join(f"{ns / 1e6:.2f}" for ns in times)})
     return out
 

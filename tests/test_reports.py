@@ -127,6 +127,14 @@ def test_where_parsing():
             parse_where(bad)
 
 
+def test_where_option_help_names_every_key():
+    from pdx.cli.base import where_option
+    from pdx.registry.where import WHERE_KEYS
+
+    help_text = where_option(lambda: None).__click_params__[0].help
+    assert help_text.split("keys: ")[1].split(" (")[0] == ", ".join(WHERE_KEYS)
+
+
 def test_site_layout_links_and_data(filled, tmp_path):
     registry, ids = filled
     root = tmp_path / "site"

@@ -25,6 +25,11 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 engine_option = click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
                              help="Engine option (see `pdx backends`); repeatable.")
 tag_option = click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
+# The keys are pdx.registry.where's WHERE_KEYS, written out: importing the registry here would load
+# SQLAlchemy for every command.
+where_option = click.option(
+    "--where", "where", multiple=True, metavar="KEY=VALUE[,...]",
+    help="Only runs matching every pair; keys: backend, model, hardware, tag, status, origin (repeatable).")
 
 
 def echo_json(data: object) -> None:

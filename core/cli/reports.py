@@ -6,11 +6,8 @@ from pathlib import Path
 
 import click
 
-from pdx.cli.base import echo_json, json_option, registry_option
+from pdx.cli.base import echo_json, json_option, registry_option, where_option
 
-where_option = click.option(
-    "--where", "where", multiple=True, metavar="KEY=VALUE[,...]",
-    help="Only runs matching every pair; keys: backend, model, hardware, tag, status, origin (repeatable).")
 templates_option = click.option(
     "--templates", type=click.Path(file_okay=False), envvar="PDX_TEMPLATES",
     help="A folder of Jinja templates that override pdx's own [env PDX_TEMPLATES].")
@@ -91,7 +88,7 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
             click.echo(f"{what}: {a} -> {b}")
         print_check(result)
     if html:
-        write_file(Path(html), render_comparison(base_run, new_run, comparison.compare(base_run, new_run, factor),
+        write_file(Path(html), render_comparison(base_run, new_run, comparison.compare(base_run, new_run, comparisons=result.comparisons),
                                                  templates=templates))
         click.echo(f"wrote {html}", err=as_json)
 

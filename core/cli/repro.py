@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from pdx.cli.base import echo_json, json_option, registry_option
+from pdx.cli.base import echo_json, json_option, registry_option, tag_option
 
 
 @click.command()
 @click.argument("run_id")
 @click.option("--allow-drift", is_flag=True, help="Run even if the model file or engine changed; record what drifted.")
 @click.option("-m", "--model", metavar="PATH", help="Where the run's model is now (its hash must still match).")
-@click.option("--tag", "tags", multiple=True, help="Label the new run; repeatable.")
+@tag_option
 @registry_option
 @json_option
 @click.pass_context

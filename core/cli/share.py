@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pdx.cli.base import echo_json, json_option, registry_option
+from pdx.cli.base import echo_json, json_option, registry_option, tag_option, where_option
 
-_WHERE_HELP = "Only runs with KEY=VALUE[,KEY=VALUE] (backend, model, hardware, tag, status, origin); repeatable."
 
 
 def _report(verb: str, transfer, as_json: bool) -> None:
@@ -21,7 +20,7 @@ def _report(verb: str, transfer, as_json: bool) -> None:
 
 @click.command("export")
 @click.argument("run_ids", nargs=-1)
-@click.option("--where", "where", multiple=True, metavar="KEY=VALUE", help=_WHERE_HELP)
+@where_option
 @click.option("-o", "--output", required=True, metavar="FILE", help="Bundle to write (runs.pdx.json; '-' for stdout).")
 @click.option("--redact", is_flag=True, help="Replace host names and file paths (a file keeps its name).")
 @registry_option
@@ -44,7 +43,7 @@ def export_(run_ids, where, output, redact, registry) -> None:
                                  "vllm-bench-serve", "mlx-lm-benchmark"]),
               help="What FILE is; auto detects it.")
 @click.option("-m", "--model", metavar="PATH", help="The model the tool ran, to attach its real identity.")
-@click.option("--tag", "tags", multiple=True, help="Label the imported runs; repeatable.")
+@tag_option
 @registry_option
 @json_option
 def import_(file, fmt, model, tags, registry, as_json) -> None:
@@ -77,7 +76,7 @@ def _copy_command(direction: str, summary: str) -> click.Command:
     @registry_group.command(direction, help=summary)
     @click.argument("url")
     @click.argument("run_ids", nargs=-1)
-    @click.option("--where", "where", multiple=True, metavar="KEY=VALUE", help=_WHERE_HELP)
+    @where_option
     @registry_option
     @json_option
     def command(url, run_ids, where, registry, as_json) -> None:
