@@ -25,7 +25,7 @@ from pdx.models import ModelInfo, identify
 from pdx.paths import data_dir
 from pdx.serving import prometheus
 from pdx.serving.managed import ManagedServer, free_port
-from pdx.serving.openai import CompletionsClient, OpenAICompletions
+from pdx.serving.openai import CompletionsClient, OpenAICompletions, auth_headers
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed
 from pdx.serving.runs import matrix_sample, scenario_sample
@@ -58,10 +58,6 @@ def _number(options: Mapping[str, str], key: str, default: float) -> float:
     if value <= 0:
         raise PdxError(f"-o {key}={options[key]}: must be above 0")
     return value
-
-
-def auth_headers(api_key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
 def served_models(url: str, api_key: str | None) -> list[dict]:

@@ -33,6 +33,10 @@ def _message(body: str) -> str:
     return str(error)[:200]
 
 
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
 class OpenAICompletions:
     """``POST /v1/completions`` (vLLM and most servers): one event per chunk, usage, ``[DONE]``."""
 
@@ -92,8 +96,6 @@ class LlamaServerCompletion:
         record.usage = {"prompt_tokens": event.get("tokens_evaluated"), "completion_tokens": event.get("tokens_predicted"),
                         "cached_tokens": (event.get("timings") or {}).get("cache_n")}
         record.finish_reason = event.get("stop_type") or "stop"
-        if isinstance(event.get("timings"), dict):
-            record.engine["timings"] = event["timings"]
         return tokens, True
 
 
@@ -173,8 +175,7 @@ class CompletionsClient:
         self.timeout_s = timeout_s
         self.extra_body = dict(extra_body or {})
         self.headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "User-Agent": "pdx"}
-        if api_key:
-            self.headers["Authorization"] = f"Bearer {api_key}"
+        self.headers |= auth_headers(api_key)
 
     def body(self, prompt: list[int], max_tokens: int) -> bytes:
         payload = self.dialect.body(self.model, prompt, max_tokens) | self.extra_body

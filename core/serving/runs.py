@@ -20,10 +20,11 @@ from pdx.serving.spec import ServeSpec
 from pdx.workload import TestSpec
 
 
-def _check(result: LoadResult, name: str) -> None:
-    summary = failure_summary(result.records)
+def check_records(records: list, name: str) -> None:
+    """A sample with a failed request is no sample: raise, handing the records on to be stored."""
+    summary = failure_summary(records)
     if summary:
-        raise RequestsFailed(f"{name}: {summary}", result.records)
+        raise RequestsFailed(f"{name}: {summary}", records)
 
 
 def matrix_requests(test: TestSpec, prompts: PromptMaker, prefix: list[int]) -> list[Planned]:
@@ -35,9 +36,9 @@ def matrix_requests(test: TestSpec, prompts: PromptMaker, prefix: list[int]) -> 
 
 def matrix_sample(client: CompletionsClient, test: TestSpec, prompts: PromptMaker, prefix: list[int]) -> Sample:
     if prefix:  # fill the cache with the depth, untimed
-        _check(run_load(client, iter([Planned(prefix, 1, "depth")])), test.name)
+        check_records(run_load(client, iter([Planned(prefix, 1, "depth")])).records, test.name)
     result = run_load(client, iter(matrix_requests(test, prompts, prefix)), max_concurrency=test.batch)
-    _check(result, test.name)
+    check_records(result.records, test.name)
     return sample_from_records(test, result.records)
 
 

@@ -13,7 +13,7 @@ from typing import Iterator, Mapping
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
-from pdx.plugins.llamacpp.build import tool_version
+from pdx.plugins.llamacpp.build import tool_version, version_label
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_bench
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
 from pdx.workload import TestSpec
@@ -50,10 +50,10 @@ class LlamaBench(Backend):
         if binary is None:
             return Availability(False, "no llama-bench binary found (PATH, PDX_LLAMA_BENCH or a pdx build)",
                                 INSTALL_HINT)
-        commit, number = tool_version(binary)
-        if commit is None:
+        label = version_label(binary)
+        if label is None:
             return Availability(False, f"{binary} does not run (`--version` failed)", INSTALL_HINT)
-        return Availability(True, version=f"b{number} ({commit})")
+        return Availability(True, version=label)
 
     def __init__(self, config: BackendConfig) -> None:
         super().__init__(config)

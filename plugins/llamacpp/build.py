@@ -112,6 +112,12 @@ def tool_version(binary: Path) -> tuple[str | None, int | None]:
     return (match[2], int(match[1])) if match else (None, None)
 
 
+def version_label(binary: Path) -> str | None:
+    """What ``--version`` says, as pdx shows it: ``b<build> (<commit>)``; None when it says nothing."""
+    commit, number = tool_version(binary)
+    return f"b{number} ({commit})" if commit else None
+
+
 def _run(cmd: list[str], log: Path, env: dict | None = None, cwd: Path | None = None) -> None:
     with log.open("a") as fh:
         fh.write(f"\n$ {' '.join(cmd)}\n")

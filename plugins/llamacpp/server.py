@@ -11,11 +11,12 @@ tokens stand for prefix-cache hits.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pdx.backend import Availability
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
-from pdx.plugins.llamacpp.build import tool_version
+from pdx.plugins.llamacpp.build import version_label
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_server
 from pdx.serving.backend import ServerBackend
 from pdx.serving.managed import HOST
@@ -29,6 +30,7 @@ class LlamaServer(ServerBackend):
     model_formats = ("gguf",)
     server_name = "llama-server"
     dialect = LlamaServerCompletion()
+    binary: Path | None = None  # the llama-server pdx started (server_command)
     metric_counters = {
         "prompt_tokens": "llamacpp:prompt_tokens_total",
         "generation_tokens": "llamacpp:tokens_predicted_total",
@@ -47,8 +49,7 @@ class LlamaServer(ServerBackend):
         if binary is None:
             return Availability(False, "no llama-server binary found (PATH, PDX_LLAMA_SERVER or a pdx build)",
                                 INSTALL_HINT)
-        commit, number = tool_version(binary)
-        return Availability(True, version=f"b{number} ({commit})" if commit else None)
+        return Availability(True, version=version_label(binary))
 
     def server_command(self, model: ModelInfo, port: int) -> list[str]:
         binary = find_llama_server()
@@ -66,8 +67,4 @@ class LlamaServer(ServerBackend):
         return env
 
     def server_version(self) -> str | None:
-        binary = getattr(self, "binary", None)
-        if binary is None:
-            return None
-        commit, number = tool_version(binary)
-        return f"b{number} ({commit})" if commit else None
+        return version_label(self.binary) if self.binary else None

@@ -24,7 +24,7 @@ from pdx.plugins.vllm.locate import availability, engine_env, vllm_version
 from pdx.serving.load import Planned
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestRecord
-from pdx.serving.runs import matrix_requests, sample_from_records
+from pdx.serving.runs import check_records, matrix_requests, sample_from_records
 from pdx.workload import TestSpec
 
 _ENGINE_TIMES = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts", "first_token_latency")
@@ -140,15 +140,15 @@ class VllmOffline(Backend):
             prefix = self.prompts.tokens(test.depth) if test.depth else []
             try:
                 if prefix:  # the depth, decoded untimed and kept by the prefix cache
-                    self.generate([Planned(prefix, 1, "depth")])
+                    check_records(self.generate([Planned(prefix, 1, "depth")]), test.name)
                 before = self._prefix_counters()
                 records = self.generate(matrix_requests(test, self.prompts, prefix))
                 after = self._prefix_counters()
+            except PdxError:  # a failed request: its own message, its records stored
+                raise
             except Exception as exc:
                 raise PdxError(f"{test.name}: vLLM failed: {_reason(exc)}") from None
-            failed = [r for r in records if not r.ok]
-            if failed:
-                raise PdxError(f"{test.name}: {failed[0].error}")
+            check_records(records, test.name)
             sample = sample_from_records(test, records)
             if before and after:
                 sample.engine = {"prefix_cache_queries": after[0] - before[0], "prefix_cache_hits": after[1] - before[1]}
