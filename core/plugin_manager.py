@@ -137,8 +137,7 @@ def load_plugins(specs: ModuleType | None = None, found: Iterable[EntryPoint] | 
             record.status, record.disabled_by = "disabled", "PDX_DISABLE_PLUGINS"
         elif allow is not None and ep.name not in allow:
             record.status, record.disabled_by = "disabled", "PDX_LOAD_PLUGINS"
-        elif any(r.name == ep.name and r.loaded for r in records[:-1]):
-            other = next(r for r in records[:-1] if r.name == ep.name)
+        elif other := next((r for r in records[:-1] if r.name == ep.name and r.loaded), None):
             record.fail(f"another distribution ({other.distribution}) already provides a plugin named {ep.name}")
         else:
             _load(pm, ep, record)

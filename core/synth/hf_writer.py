@@ -25,7 +25,7 @@ from pdx.paths import cache_dir
 from pdx.synth.mlx_quant import MLX_QUANT_TYPES, quantization_config, quantized_plan
 from pdx.synth.safetensors_writer import TensorPlan, write_safetensors
 from pdx.synth.shapes import Shape
-from pdx.synth.weights import random_bf16_bits, random_f16
+from pdx.synth.weights import random_f16
 
 # name -> (safetensors dtype, config torch_dtype)
 HF_TYPES = {"float32": ("F32", "float32"), "float16": ("F16", "float16"), "bfloat16": ("BF16", "bfloat16")}
@@ -64,11 +64,9 @@ def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...]) -> n
     count = int(np.prod(dims))
     if len(dims) == 1:  # norm weights: ones, so activations keep their scale
         values = np.ones(count, dtype=np.float16)
-    elif st_dtype == "BF16":
-        return random_bf16_bits(rng, count)
     else:
         values = random_f16(rng, count)
-    if st_dtype == "BF16":
+    if st_dtype == "BF16":  # bfloat16 is float32's upper half
         return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
     return values if st_dtype == "F16" else values.astype(np.float32)
 

@@ -16,8 +16,3 @@ def random_f16(rng: np.random.Generator, count: int) -> np.ndarray:
     bits = (bits & 0x83FF) | (exponent << 10).astype(np.uint16)
     return bits.view(np.float16)
 
-
-def random_bf16_bits(rng: np.random.Generator, count: int) -> np.ndarray:
-    """The same values as :func:`random_f16`, as bfloat16 bit patterns (uint16)."""
-    as_f32 = random_f16(rng, count).astype(np.float32)
-    return (as_f32.view(np.uint32) >> 16).astype(np.uint16)
