@@ -34,7 +34,7 @@ def select(registry: Registry, refs: list[str] | tuple[str, ...] = (), where: di
     """Run ids named (by id or prefix) or matching every ``where`` filter, oldest first; all runs if neither."""
     if refs:
         return [registry.resolve(ref) for ref in refs]
-    return [run["id"] for run in reversed(registry.runs(**(where or {})))]
+    return list(reversed(registry.run_ids(**(where or {}))))
 
 
 def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> dict:

@@ -25,7 +25,7 @@ from pdx.registry.schema import Environment, Hardware, Model, Run, RunTag, TestR
 CHUNK = 500  # ids per IN clause: under every database's parameter limit
 
 
-def _chunks(ids: Sequence) -> Iterable[Sequence]:
+def chunks(ids: Sequence) -> Iterable[Sequence]:
     for first in range(0, len(ids), CHUNK):
         yield ids[first:first + CHUNK]
 
@@ -33,7 +33,7 @@ def _chunks(ids: Sequence) -> Iterable[Sequence]:
 def _rows(session: Session, table, key, ids: Sequence, order=()) -> list[SimpleNamespace]:
     connection = session.connection()  # plain Core rows: no ORM bookkeeping per row
     out = []
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         query = select(table).where(key.in_(chunk)).order_by(*order)
         out.extend(SimpleNamespace(**row._mapping) for row in connection.execute(query))
     return out

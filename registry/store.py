@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -170,8 +170,22 @@ class Registry:
             raise PdxError(f"run id {ref!r} is ambiguous", "give more characters of the id")
         return ids[0]
 
-    def runs(
-        self,
+    def runs(self, samples: bool = False, **filters: str | int | None) -> list[dict]:
+        """Runs, newest first, with each test's statistics (and its raw samples if asked); ``filters``:
+        those of :meth:`run_ids`."""
+        with self._session() as session:
+            return [
+                with_stats(run_record(run), keep_samples=samples)
+                for run in bulk.load_runs(session, self._query(**filters))
+            ]
+
+    def run_ids(self, **filters: str | int | None) -> list[str]:
+        """The ids of :meth:`runs`, newest first, without loading the runs."""
+        with self._session() as session:
+            return list(session.scalars(self._query(**filters).with_only_columns(Run.id)))
+
+    @staticmethod
+    def _query(
         backend: str | None = None,
         model: str | None = None,
         tag: str | None = None,
@@ -179,9 +193,7 @@ class Registry:
         limit: int | None = None,
         origin: str | None = None,
         hardware: str | None = None,
-        samples: bool = False,
-    ) -> list[dict]:
-        """Runs, newest first, with each test's statistics (and its raw samples if asked)."""
+    ) -> Select:
         query = select(Run).order_by(Run.created_at.desc())
         if backend:
             query = query.where(Run.backend == backend)
@@ -197,12 +209,7 @@ class Registry:
             query = query.where(Run.status == status)
         if origin:
             query = query.where(Run.origin == origin)
-        if limit:
-            query = query.limit(limit)
-        with self._session() as session:
-            return [
-                with_stats(run_record(run), keep_samples=samples) for run in bulk.load_runs(session, query)
-            ]
+        return query.limit(limit) if limit else query
 
     def get_run(self, ref: str) -> dict:
         run_id = self.resolve(ref)
@@ -225,8 +232,8 @@ class Registry:
         ids = list(ids)
         found: set[str] = set()
         with self._session() as session:
-            for first in range(0, len(ids), 500):  # stay under every database's parameter limit
-                found |= set(session.scalars(select(Run.id).where(Run.id.in_(ids[first:first + 500]))))
+            for chunk in bulk.chunks(ids):
+                found |= set(session.scalars(select(Run.id).where(Run.id.in_(chunk))))
         return found
 
     def add_records(self, records: Sequence[dict]) -> tuple[list[str], list[str]]:

@@ -20,7 +20,7 @@ def select_runs(registry, refs: Sequence[str] = (), where: dict[str, str] | None
         ids = list(dict.fromkeys(registry.resolve(ref) for ref in refs))  # unknown ids fail here, by name
         runs = registry.get_runs(ids)
         if where:
-            keep = {r["id"] for r in registry.runs(**where)}
+            keep = set(registry.run_ids(**where))
             runs = [r for r in runs if r["id"] in keep]
     else:
         runs = registry.runs(**where, samples=True)

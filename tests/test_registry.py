@@ -115,6 +115,7 @@ def test_reading_many_runs_gives_what_reading_one_gives(registry_url, tiny_gguf)
     assert listed == [registry.get_run(r["id"]) for r in listed]
     assert [r["id"] for r in registry.runs(tag="a", samples=True)] == [listed[1]["id"]]
     assert registry.runs(limit=1)[0]["id"] == listed[0]["id"]
+    assert registry.run_ids() == [r["id"] for r in listed] and registry.run_ids(tag="a") == [listed[1]["id"]]
 
 
 def test_run_ids_resolve_by_unique_prefix(registry_url, tiny_gguf):

@@ -34,15 +34,17 @@ def adaptive_settings(repetitions, target_ci: str | None) -> tuple[int, float | 
     return repetitions, target
 
 
-def parse_options(values: tuple[str, ...], **flags: str | None) -> dict[str, str]:
-    """``-o KEY=VALUE`` pairs, plus flags that are options by another name (``--url``)."""
+def parse_options(values: tuple[str, ...], plugin_options: dict | None = None, **flags: str | None) -> dict[str, str]:
+    """``-o KEY=VALUE`` pairs, plus flags that are options by another name (``--url``), then the
+    plugins' bench options (given ones only; they win over -o)."""
     options = {}
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="-o/--option")
         options[key.strip()] = value.strip()
-    return options | {k: v for k, v in flags.items() if v}
+    given = {k: str(v) for k, v in (plugin_options or {}).items() if v is not None}
+    return options | {k: v for k, v in flags.items() if v} | given
 
 
 def server_variants(server_args: tuple[str, ...]) -> list[dict] | None:
@@ -97,7 +99,7 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
 
     first, target = adaptive_settings(repetitions, target_ci)
     workload = build_workload(n_prompt, n_gen, prompt_gen, n_depth, batch, first, warmup, seed, target, max_repetitions)
-    engine_options = parse_options(options, url=url) | {k: str(v) for k, v in plugin_options.items() if v is not None}
+    engine_options = parse_options(options, plugin_options, url=url)
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
                            argv=api.command_line(), hardware=hardware, reprobe=reprobe, api_key=api_key)
     thread_list = parse_int_list(threads, "-t", minimum=1) if threads else None

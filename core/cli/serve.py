@@ -57,8 +57,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         scenario, input_len, output_len, parse_int_list(concurrency, "-c", minimum=1) if concurrency else None,
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
         warmup_requests, parse_slo(slo), parse_percentiles(percentiles), repetitions, seed)
-    base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, url=url) | {k: str(v) for k, v in plugin_options.items() if v is not None}, tags=list(tags),
-                           argv=api.command_line(), api_key=api_key)
+    base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
+                           tags=list(tags), argv=api.command_line(), api_key=api_key)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]
     runs = execute(api.plan(base, backend_list, variants=server_variants(server_args)), registry, as_json)
     if as_json:
