@@ -66,12 +66,17 @@ def schema_errors(document: object) -> str | None:
     return f"{where}: {error.message[:200]}"
 
 
+def fail(source: str | Path, reason: str, hint: str | None = None) -> ImportFileError:
+    """Why a file cannot be imported, in the one wording every reader of files uses."""
+    return ImportFileError(f"cannot import {source}: {reason}", hint)
+
+
 def validate_records(records: Sequence[dict], source: str) -> None:
     """Check records made by an importer against the schema's run definition."""
     entries = [{"sha256": digest(r), "record": r} for r in records]
     problem = schema_errors(make_bundle_document(entries, redacted=False))
     if problem:
-        raise ImportFileError(f"cannot import {source}: it yields an invalid run ({problem})")
+        raise fail(source, f"it yields an invalid run ({problem})")
 
 
 def make_bundle_document(entries: list[dict], redacted: bool) -> dict:
@@ -100,22 +105,21 @@ def read_text(path: str | Path) -> str:
     try:
         size = path.stat().st_size
         if size > max_bytes():
-            raise ImportFileError(f"cannot import {path}: {size} bytes is over the limit of {max_bytes()}",
-                               "set PDX_IMPORT_MAX_BYTES to allow more")
+            raise fail(path, f"{size} bytes is over the limit of {max_bytes()}",
+                       "set PDX_IMPORT_MAX_BYTES to allow more")
         with path.open("rb") as fh:
             return fh.read(max_bytes() + 1).decode("utf-8")
     except OSError as exc:
-        raise ImportFileError(f"cannot import {path}: {exc.strerror or exc}") from None
+        raise fail(path, str(exc.strerror or exc)) from None
     except UnicodeDecodeError as exc:
-        raise ImportFileError(f"cannot import {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise fail(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def parse_json(text: str, source: str):
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ImportFileError(f"cannot import {source}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} "
-                           f"column {exc.colno}") from None
+        raise fail(source, f"not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}") from None
 
 
 def is_bundle(document: object) -> bool:
@@ -126,13 +130,13 @@ def read_bundle(document: dict, source: str) -> list[dict]:
     """The records of a parsed bundle, after checking its version, schema and digests."""
     version = document.get("schema_version")
     if isinstance(version, int) and version > SCHEMA_VERSION:
-        raise ImportFileError(f"cannot import {source}: bundle schema version {version} is newer than this pdx "
-                           f"reads ({SCHEMA_VERSION})", "upgrade pdx")
+        raise fail(source, f"bundle schema version {version} is newer than this pdx reads ({SCHEMA_VERSION})",
+                   "upgrade pdx")
     problem = schema_errors(document)
     if problem:
-        raise ImportFileError(f"cannot import {source}: not a valid pdx bundle ({problem})")
+        raise fail(source, f"not a valid pdx bundle ({problem})")
     for i, entry in enumerate(document["runs"]):
         if digest(entry["record"]) != entry["sha256"]:
-            raise ImportFileError(f"cannot import {source}: run {i} ({entry['record']['id']}) does not match its "
-                               "sha256: the file was altered or damaged")
+            raise fail(source, f"run {i} ({entry['record']['id']}) does not match its sha256: "
+                       "the file was altered or damaged")
     return [entry["record"] for entry in document["runs"]]

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from pdx.registry import bundle
+from pdx.registry.bundle import fail
 from pdx.registry.importers import llama_bench, mlx_benchmark, vllm_bench
-from pdx.registry.importers.common import fail
 
 FORMATS = ("auto", "bundle", "llama-bench-json", "llama-bench-jsonl", "llama-bench-sql", "vllm-bench-serve",
            "mlx-lm-benchmark")

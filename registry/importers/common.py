@@ -10,12 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pdx
-from pdx.errors import ImportFileError
 from pdx.registry.bundle import content_id
-
-
-def fail(source: str | Path, reason: str) -> ImportFileError:
-    return ImportFileError(f"cannot import {source}: {reason}")
 
 
 def _hash(data: object) -> str:

@@ -15,8 +15,9 @@ import json
 import sqlite3
 from pathlib import Path
 
-from pdx.registry.importers.common import (described_hardware, described_model, fail, file_facts, imported_run,
-                                           make_test, sample)
+from pdx.registry.bundle import fail
+from pdx.registry.importers.common import (described_hardware, described_model, file_facts, imported_run, make_test,
+                                           sample)
 from pdx.workload import TestSpec
 
 ORIGIN = "llama-bench"

@@ -17,7 +17,8 @@ import statistics
 from datetime import datetime
 from pathlib import Path
 
-from pdx.registry.importers.common import described_hardware, described_model, fail, file_facts, imported_run
+from pdx.registry.bundle import fail
+from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run
 from pdx.registry.importers.common import make_test, sample
 from pdx.workload import TestSpec
 
