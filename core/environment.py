@@ -25,14 +25,16 @@ _VARIABLES = (
 )
 
 
+def installed_version(name: str) -> str | None:
+    """An installed distribution's version, from its metadata (nothing imported); None if absent."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def _versions() -> dict[str, str]:
-    found = {}
-    for name in _PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return found
+    return {name: v for name in _PACKAGES if (v := installed_version(name))}
 
 
 # Flags whose values are secrets: never stored, shown or logged.

@@ -12,7 +12,7 @@ hit counter where it has one); ``pp+tg`` times both in one request.
 from __future__ import annotations
 
 from pdx.backend import Sample
-from pdx.serving.load import LoadResult, Planned, closed_loop, for_duration, open_loop, run_load
+from pdx.serving.load import Planned, closed_loop, for_duration, open_loop, run_load
 from pdx.serving.openai import CompletionsClient
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed, failure_summary

@@ -17,10 +17,10 @@ import ctypes
 import random
 import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from typing import Iterator, Mapping
 
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.environment import installed_version
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, bindings_lib_dir
@@ -108,10 +108,7 @@ class LlamaPython(Backend):
         if not self.model:
             raise ModelError(f"llama.cpp could not load {model.path}: {_last_log()}")
         self.n_vocab = lc.llama_vocab_n_tokens(lc.llama_model_get_vocab(self.model))
-        try:
-            bindings = version("llama_cpp_python")
-        except PackageNotFoundError:
-            bindings = lc.__version__
+        bindings = installed_version("llama_cpp_python") or lc.__version__
         return EngineInfo(
             engine=self.engine,
             version=f"b{build.build_number}" if build and build.build_number is not None else None,

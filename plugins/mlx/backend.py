@@ -7,6 +7,7 @@ import sys
 from typing import Iterator, Mapping
 
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.environment import installed_version
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.mlx import settings as mlx_settings
@@ -66,7 +67,7 @@ class Mlx(Backend):
         self.wired_limit = wired_limit
         vocab = model.n_vocab or int(getattr(getattr(self.model, "args", None), "vocab_size", 0))
         self.measure = Measure(mx, self.model, vocab, self.settings.prefill_step_size, self.config.seed)
-        versions = {p: mlx_settings.package_version(p) for p in ("mlx", "mlx-lm", "mlx-metal", "mlx-cpu")}
+        versions = {p: installed_version(p) for p in ("mlx", "mlx-lm", "mlx-metal", "mlx-cpu")}
         return EngineInfo(
             engine=self.engine,
             version=versions["mlx"],

@@ -10,9 +10,9 @@ from __future__ import annotations
 import platform
 import sys
 from dataclasses import asdict, dataclass
-from importlib.metadata import PackageNotFoundError, version
 
 from pdx.backend import Availability, BackendConfig, int_option
+from pdx.environment import installed_version
 from pdx.errors import PdxError
 
 OPTIONS = {
@@ -68,14 +68,7 @@ def availability(options: dict | None) -> Availability:
         chosen_device(options or {}, mx)
     except PdxError as exc:
         return Availability(False, str(exc))
-    return Availability(True, version=f"mlx {package_version('mlx')}, mlx-lm {package_version('mlx-lm')}")
-
-
-def package_version(name: str) -> str | None:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None
+    return Availability(True, version=f"mlx {installed_version('mlx')}, mlx-lm {installed_version('mlx-lm')}")
 
 
 def parse_settings(config: BackendConfig, mx) -> MlxSettings:

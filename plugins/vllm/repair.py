@@ -21,17 +21,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import sysconfig
-from importlib import metadata
 from pathlib import Path
 
+from pdx.environment import installed_version
+
 BROKEN = ("torchvision", "torchaudio", "torchcodec", "triton")
-
-
-def installed_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _alias_dist_info(version: str, site: Path) -> Path:
