@@ -60,8 +60,9 @@ def _number(options: Mapping[str, str], key: str, default: float) -> float:
     return value
 
 
-def served_models(url: str, api_key: str | None) -> list[dict]:
-    """``GET /v1/models``; one-line errors for an unreachable server or a refused key."""
+def served_models(url: str, api_key: str | None, seen: dict | None = None) -> list[dict]:
+    """``GET /v1/models``; one-line errors for an unreachable server or a refused key. ``seen``, if
+    given, receives the server's name for itself (its ``Server`` header) as ``server_header``."""
     shown = public_url(url)
     try:
         response = requests.get(f"{url.rstrip('/')}/v1/models", headers=auth_headers(api_key), timeout=30)
@@ -73,6 +74,8 @@ def served_models(url: str, api_key: str | None) -> list[dict]:
                        "give its API key with --api-key or PDX_API_KEY")
     if response.status_code != 200:
         raise PdxError(f"{shown}/v1/models answered HTTP {response.status_code}", "is this an OpenAI-compatible server?")
+    if seen is not None:
+        seen["server_header"] = response.headers.get("Server")
     try:
         return response.json().get("data") or []
     except ValueError:
@@ -87,14 +90,10 @@ VERSION_ENDPOINTS = (("/version", "version"),  # vLLM
                      ("/get_server_info", "version"))  # SGLang
 
 
-def server_identity(url: str, api_key: str | None) -> dict:
-    """The server's own name for itself (``Server`` header) and version, as far as it tells."""
-    found: dict = {}
+def server_identity(url: str, api_key: str | None, server_header: str | None) -> dict:
+    """The server's own name for itself (its ``Server`` header) and version, as far as it tells."""
+    found: dict = {"server_header": server_header}
     headers = auth_headers(api_key)
-    try:
-        found["server_header"] = requests.get(f"{url}/v1/models", headers=headers, timeout=10).headers.get("Server")
-    except requests.RequestException:
-        pass
     for path, key in VERSION_ENDPOINTS:
         try:
             response = requests.get(f"{url}{path}", headers=headers, timeout=5)
@@ -198,7 +197,8 @@ class ServerBackend(Backend):
             added = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v and "KEY" not in k}
             settings |= {"managed": True, "server_args": shlex.join(self.server_args), "env": added}
             details |= {"server_log": str(log), "server_command": shlex.join(command)}
-        models = served_models(self.url, self.config.api_key)
+        seen: dict = {}
+        models = served_models(self.url, self.config.api_key, seen)
         name = self.config.options.get("model_name") or (models[0]["id"] if models else model.name)
         self.client = CompletionsClient(self.url, name, self.config.api_key, self.request_timeout,
                                         dict(self.extra_body), self.dialect)
@@ -206,7 +206,7 @@ class ServerBackend(Backend):
         details["served_model"] = name
         version = self.server_version()
         if version is None:  # a server given by URL: ask it
-            identity = server_identity(self.url, self.config.api_key)
+            identity = server_identity(self.url, self.config.api_key, seen["server_header"])
             version = identity.pop("version", None)
             details |= identity
         return EngineInfo(engine=self.engine, version=version, settings=settings, details=details)

@@ -39,7 +39,8 @@ _MAX_BODY = 65536  # of a non-streamed (error) body kept for the message
 
 
 class Handler(Protocol):
-    def on_response(self, status: int, headers: dict[str, str]) -> None: ...
+    def on_response(self, status: int, headers: dict[str, str], streamed: bool) -> None:
+        """The status line and headers; ``streamed``: a 200 answered with an SSE event stream."""
 
     def on_event(self, data: str, t_ns: int) -> bool:
         """One SSE event's data, stamped with its arrival; True ends the stream."""
@@ -195,7 +196,7 @@ class Stream:
             self.left = int(headers["content-length"])
         self.sse = self.status == 200 and headers.get("content-type", "").startswith("text/event-stream")
         self.buffer = rest
-        self.handler.on_response(self.status, headers)
+        self.handler.on_response(self.status, headers, self.sse)
         if self.left == 0:
             self._close(t_ns, None)
         return not self.closed

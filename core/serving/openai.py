@@ -107,9 +107,8 @@ class _Exchange:
         self.done = False  # the stream's end was seen ([DONE], or the dialect's last event)
         self.streamed = False
 
-    def on_response(self, status: int, headers: dict[str, str]) -> None:
-        self.record.http_status = status
-        self.streamed = status == 200 and headers.get("content-type", "").startswith("text/event-stream")
+    def on_response(self, status: int, headers: dict[str, str], streamed: bool) -> None:
+        self.record.http_status, self.streamed = status, streamed
 
     def on_event(self, data: str, t_ns: int) -> bool:
         record = self.record
