@@ -114,3 +114,14 @@ def test_managed_server_that_exits_or_never_answers(tmp_path):
     with pytest.raises(PdxError, match="sleeper did not become healthy within 1 s"):
         silent.start()
     assert not silent.alive()
+
+
+@pytest.mark.parametrize("backend, variable", [("llamacpp-server", "LLAMA_API_KEY"), ("vllm-server", "VLLM_API_KEY")])
+def test_a_started_servers_api_key_goes_by_its_environment_only(monkeypatch, backend, variable):
+    from pdx.backend import BackendConfig
+    from pdx.plugin_manager import get_backend
+
+    cls = get_backend(backend)
+    monkeypatch.setenv(variable, "left-over-key")  # pdx's own environment never hands a key on unasked
+    assert variable not in cls(BackendConfig()).server_env()
+    assert cls(BackendConfig(api_key="k-4417")).server_env()[variable] == "k-4417"

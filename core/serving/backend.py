@@ -117,6 +117,8 @@ class ServerBackend(Backend):
     extra_body: ClassVar[Mapping] = {}
     #: the completions protocol the server speaks
     dialect: ClassVar = OpenAICompletions()
+    #: the environment variable a started server reads its API key from (None: it takes none)
+    api_key_variable: ClassVar[str | None] = None
 
     # -- what a subclass provides --------------------------------------------
 
@@ -124,7 +126,14 @@ class ServerBackend(Backend):
         raise NotImplementedError
 
     def server_env(self) -> dict | None:
-        return None
+        """The started server's environment (None: pdx's own); the API key goes here, by
+        ``api_key_variable``, so it shows on no command line."""
+        if self.api_key_variable is None:
+            return None
+        env = {k: v for k, v in os.environ.items() if k != self.api_key_variable}
+        if self.config.api_key:
+            env[self.api_key_variable] = self.config.api_key
+        return env
 
     def server_version(self) -> str | None:
         return None

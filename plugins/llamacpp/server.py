@@ -10,7 +10,6 @@ tokens stand for prefix-cache hits.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pdx.backend import Availability
@@ -31,6 +30,7 @@ class LlamaServer(ServerBackend):
     server_name = "llama-server"
     dialect = LlamaServerCompletion()
     binary: Path | None = None  # the llama-server pdx started (server_command)
+    api_key_variable = "LLAMA_API_KEY"
     metric_counters = {
         "prompt_tokens": "llamacpp:prompt_tokens_total",
         "generation_tokens": "llamacpp:tokens_predicted_total",
@@ -58,13 +58,6 @@ class LlamaServer(ServerBackend):
         self.binary = binary
         return [str(binary), "-m", model.path, "--host", HOST, "--port", str(port), "--metrics",
                 "-t", str(self.config.threads or 1)]
-
-    def server_env(self) -> dict:
-        env = dict(os.environ)
-        env.pop("LLAMA_API_KEY", None)
-        if self.config.api_key:  # by environment, so it shows in no command line
-            env["LLAMA_API_KEY"] = self.config.api_key
-        return env
 
     def server_version(self) -> str | None:
         return version_label(self.binary) if self.binary else None

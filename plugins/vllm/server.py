@@ -17,6 +17,7 @@ class VllmServer(ServerBackend):
     default_dtype = "float16"  # bfloat16 crashes the CPU build's worker on this project's machines
     server_name = "vllm serve"
     extra_body = {"return_token_ids": True}
+    api_key_variable = "VLLM_API_KEY"
     metric_histograms = {
         "ttft": "vllm:time_to_first_token_seconds",
         "itl": "vllm:inter_token_latency_seconds",
@@ -41,12 +42,7 @@ class VllmServer(ServerBackend):
         return [*vllm_command(), "serve", model.path, "--host", HOST, "--port", str(port)]
 
     def server_env(self) -> dict:
-        env = engine_env()
-        if self.config.api_key:  # by environment, so it shows in no command line or argument log
-            env["VLLM_API_KEY"] = self.config.api_key
-        else:
-            env.pop("VLLM_API_KEY", None)
-        return env
+        return engine_env(super().server_env())
 
     def server_version(self) -> str | None:
         return vllm_version()
