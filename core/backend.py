@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterator, Mapping
+from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Mapping
 
 from pdx.errors import PdxError
 
@@ -105,6 +105,17 @@ class BackendConfig:
     options: Mapping[str, str] = field(default_factory=dict)
     seed: int = 42
     api_key: str | None = field(default=None, repr=False)  # sent to servers, never stored or shown
+
+
+def option_pairs(items: Iterable[str]) -> dict[str, str]:
+    """``KEY=VALUE`` strings as a dict; ValueError naming the first that is not one."""
+    options = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{item!r} is not KEY=VALUE")
+        options[key.strip()] = value.strip()
+    return options
 
 
 def int_option(options: Mapping[str, str], key: str, default: int, minimum: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pdx.backend import option_pairs
 from pdx.errors import PdxError
 from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
 from pdx.workload import parse_int_list
@@ -37,12 +38,10 @@ def adaptive_settings(repetitions, target_ci: str | None) -> tuple[int, float | 
 def parse_options(values: tuple[str, ...], plugin_options: dict | None = None, **flags: str | None) -> dict[str, str]:
     """``-o KEY=VALUE`` pairs, plus flags that are options by another name (``--url``), then the
     plugins' bench options (given ones only; they win over -o)."""
-    options = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="-o/--option")
-        options[key.strip()] = value.strip()
+    try:
+        options = option_pairs(values)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="-o/--option") from None
     given = {k: str(v) for k, v in (plugin_options or {}).items() if v is not None}
     return options | {k: v for k, v in flags.items() if v} | given
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from pdx.backend import option_pairs
 from pdx.testing.contract import BackendContract
 from pdx.testing.target import Target
 
@@ -19,10 +20,8 @@ class TestBackendContract(BackendContract):
         name = config.getoption("--pdx-backend")
         if not name:
             pytest.skip("name a backend: --pdx-backend NAME (and --pdx-model PATH, --pdx-option KEY=VALUE)")
-        options = {}
-        for item in config.getoption("--pdx-option"):
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise pytest.UsageError(f"--pdx-option {item!r} is not KEY=VALUE")
-            options[key.strip()] = value.strip()
+        try:
+            options = option_pairs(config.getoption("--pdx-option"))
+        except ValueError as exc:
+            raise pytest.UsageError(f"--pdx-option {exc}") from None
         return Target(name, config.getoption("--pdx-model"), options)
