@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import click
 
     from pdx.backend import Backend
+    from pdx.reports.chartset import ChartMaker
 
 hookspec = pluggy.HookspecMarker("pdx")
 hookimpl = pluggy.HookimplMarker("pdx")
@@ -138,4 +139,31 @@ def pdx_report_templates() -> list[str]:
             return [str(Path(__file__).parent / "templates")]
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def pdx_register_charts(register: Callable[["ChartMaker"], None]) -> None:
+    """Register chart makers for report and site pages.
+
+    A chart maker is a function ``make(view)`` given a
+    :class:`pdx.reports.chartset.ChartView` (``runs``: the page's runs as
+    ``pdx show --json`` prints them; ``namer``: the page's label for a run;
+    ``headline``: phase -> headline test; ``per_test``) and returning a
+    :class:`pdx.reports.chartset.ChartSpec` (``name``, ``title``, ``note``,
+    ``vega_lite``; a dict with those keys will do) or ``None`` when the runs
+    hold nothing for it to draw. pdx renders the Vega-Lite spec to inline SVG.
+
+    :param register: call ``register(make)`` once per chart maker.
+    :return: nothing; only the ``register`` calls count.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_charts(register):
+            from pdx_example.charts import decode_samples
+
+            register(decode_samples)
+
+    .. versionadded:: 0.2
     """

@@ -157,6 +157,7 @@ def reset() -> None:
     """Forget the cached manager (tests, and after installing a plugin)."""
     plugin_state.cache_clear()
     backends.cache_clear()
+    registered.cache_clear()
 
 
 def call_each(hook: str, state: PluginState | None = None, fresh: Callable[[], dict] | None = None,
@@ -199,6 +200,7 @@ def drop(record: PluginRecord, error: str, state: PluginState | None = None) -> 
         pm.unregister(plugin)
     record.fail(error)
     backends.cache_clear()  # what it registered before failing goes too
+    registered.cache_clear()
 
 
 def _check_backend(backend: object) -> type[Backend]:
@@ -220,7 +222,8 @@ def backends() -> dict[str, type[Backend]]:
     state = plugin_state()
     for record in state.records:
         record.backends = []
-    for record, _, given in call_each("pdx_register_backends", state, fresh=lambda: {"register": _Collector()}):
+    for record, _, given in call_each("pdx_register_backends", state,
+                                      fresh=lambda: {"register": _Collector(_check_backend)}):
         for backend in given["register"]:
             if backend.name in found:
                 clash = f"backend {backend.name} is already registered by plugin {owner[backend.name]}; " \
@@ -233,12 +236,29 @@ def backends() -> dict[str, type[Backend]]:
 
 
 class _Collector(list):
-    """The ``register`` callback given to one plugin: checks each class as it comes."""
+    """The ``register`` callback given to one plugin: checks each thing as it comes."""
+
+    def __init__(self, check: Callable[[Any], Any]):
+        super().__init__()
+        self.check = check
 
     # Keyword arguments a later pdx may add are accepted here, so a plugin written for it
     # still loads on this one.
-    def __call__(self, backend: type[Backend], **future: Any) -> None:
-        self.append(_check_backend(backend))
+    def __call__(self, thing: Any, **future: Any) -> None:
+        self.append(self.check(thing))
+
+
+@functools.lru_cache(maxsize=None)
+def registered(hook: str, check: Callable[[Any], Any]) -> tuple[tuple[PluginRecord, Any], ...]:
+    """What plugins register through a ``pdx_register_*(register)`` hook, as (plugin, thing) pairs:
+    pdx's own plugins first, then the others in load order, so a third party adds to the built-ins
+    rather than reordering them. ``check`` vets each thing as it is registered (raising PdxError);
+    a plugin that registers something wrong is reported and all it registered is left out."""
+    found: list[tuple[PluginRecord, Any]] = []
+    state = plugin_state()
+    for record, _, given in call_each(hook, state, fresh=lambda: {"register": _Collector(check)}):
+        found += [(record, thing) for thing in given["register"]]
+    return tuple(sorted(found, key=lambda pair: pair[0].distribution != "pdx"))
 
 
 def get_backend(name: str) -> type[Backend]:

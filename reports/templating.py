@@ -3,7 +3,9 @@
 Templates are looked up in order: the user's folder (``--templates`` or
 ``PDX_TEMPLATES``), folders that plugins return from ``pdx_report_templates``,
 then pdx's own ``reports/templates``. A file of the same name earlier in that
-order wins, so a team can restyle one partial and keep the rest.
+order wins, so a team can restyle one partial and keep the rest. An override
+can also extend the template it replaces: ``{% extends "default:run.html" %}``
+names pdx's own, whatever else overrides it.
 Autoescaping is on for every template; only rendered chart SVG is marked safe.
 Filters format numbers; globals hand templates the views of a run.
 """
@@ -19,6 +21,7 @@ from pdx.errors import PdxError
 from pdx.reports import labels, leaderboard, views
 
 TEMPLATES = Path(__file__).with_name("templates")
+DEFAULT_PREFIX = "default"  # "default:NAME" is pdx's own template NAME, for an override that extends it
 
 
 def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
@@ -38,7 +41,9 @@ def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
 
 
 def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment:
-    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in template_dirs(user_dir)])
+    own = jinja2.FileSystemLoader(str(TEMPLATES))
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in template_dirs(user_dir)]
+                                 + [jinja2.PrefixLoader({DEFAULT_PREFIX: own}, delimiter=":")])
     # auto_reload off: templates do not change during a build, and checking costs a stat per include.
     env = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, auto_reload=False)

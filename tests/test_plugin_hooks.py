@@ -75,6 +75,72 @@ def test_hook_pdx_report_templates_overrides_a_template_by_name(tmp_path):
     assert mine.render() == "<footer>the user's own</footer>"  # --templates still comes first
 
 
+def test_hook_pdx_register_charts_adds_a_chart_to_reports_and_sites(tmp_path):
+    import random
+
+    from pdx.registry import Registry
+    from pdx.reports.report import render_report
+    from pdx.reports.site import publish
+
+    from runfactory import START, add_run, hardware, model
+
+    registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
+    add_run(registry, hardware("NVIDIA RTX 4090", 0), model("llama-8b", 1), "llamacpp-bench", START,
+            random.Random(0))
+    runs = registry.runs(samples=True)
+    html = render_report(runs)
+    assert "Every decode sample" in html and "Measured vs ceiling, per phase" in html
+    assert html.index("Measured vs ceiling") < html.index("Every decode sample")  # pdx's own charts first
+    publish(runs, tmp_path / "site")
+    page = next((tmp_path / "site" / "hardware").glob("*.html")).read_text()
+    assert "Every decode sample" in page and "<svg" in page
+
+
+def test_a_broken_chart_maker_costs_its_chart_not_the_page(capsys):
+    import random
+
+    from pdx import hookimpl
+    from pdx.registry import Registry
+    from pdx.reports.report import render_report
+
+    from runfactory import START, add_run, hardware, model
+
+    class Broken:
+        @hookimpl
+        def pdx_register_charts(self, register):
+            register(lambda view: 1 / 0)
+            register(lambda view: {"name": "Not A Slug!", "title": "x", "note": "", "vega_lite": {}})
+
+    plugin_manager.get_plugin_manager().register(Broken(), name="broken-charts")
+    registry = Registry("sqlite://")
+    add_run(registry, hardware("NVIDIA RTX 4090", 0), model("llama-8b", 1), "llamacpp-bench", START,
+            random.Random(0))
+    html = render_report(registry.runs(samples=True))
+    assert "Measured vs ceiling" in html and "Every decode sample" in html
+    err = capsys.readouterr().err
+    assert "plugin broken-charts: a chart maker failed (ZeroDivisionError" in err
+    assert "'Not A Slug!' is not a slug" in err
+
+
+def test_an_override_extends_the_template_it_replaces(tmp_path):
+    import random
+
+    from pdx.registry import Registry
+    from pdx.reports.report import render_report
+
+    from runfactory import START, add_run, hardware, model
+
+    (tmp_path / "report.html").write_text('{% extends "default:report.html" %}{% block main %}'
+                                          '<p class="ours">our note</p>{{ super() }}{% endblock %}')
+    registry = Registry("sqlite://")
+    add_run(registry, hardware("NVIDIA RTX 4090", 0), model("llama-8b", 1), "llamacpp-bench", START,
+            random.Random(0))
+    runs = registry.runs(samples=True)
+    plain, extended = render_report(runs), render_report(runs, templates=tmp_path)
+    assert '<p class="ours">our note</p>' in extended and "Measured vs ceiling" in extended
+    assert extended.replace('<p class="ours">our note</p>', "") == plain  # everything else is pdx's own page
+
+
 def _specs(**extra) -> types.ModuleType:
     """pdx's hookspecs as a later release might have them: plus ``extra``."""
     module = types.ModuleType("later_hookspecs")

@@ -84,7 +84,8 @@ def test_pdx_plugins_shows_distributions_versions_hooks_and_backends(fresh):
     assert rows["example"] | {"value": None} == {
         "name": "example", "value": None, "distribution": "pdx-example", "version": "0.1.0", "status": "loaded",
         "error": None, "disabled_by": None, "hooks": ["pdx_bench_options", "pdx_register_backends",
-                                                      "pdx_register_commands", "pdx_report_templates"],
+                                                      "pdx_register_charts", "pdx_register_commands",
+                                                      "pdx_report_templates"],
         "backends": ["example-llama-server"], "warnings": []}
     assert rows["broken-import"]["status"] == "failed" and rows["broken-import"]["distribution"] == "pdx-broken-import"
     assert rows["misspelled"]["status"] == "failed" and rows["misspelled"]["version"] == "0.0.1"
@@ -101,6 +102,14 @@ def test_the_plugins_backend_runs_a_benchmark_beside_the_broken_plugins(guide):
     result = _result(guide, "pdx bench --backend example-llama-server -m")
     assert "pp64" in result.stdout and "tg16" in result.stdout and "complete" in result.stdout
     assert "plugin broken-import not loaded" not in result.stdout
+
+
+def test_the_plugins_chart_is_on_the_published_site(guide, fresh):
+    _, checkout, _ = fresh
+    assert _result(guide, "pdx publish site").returncode == 0
+    pages = [p.read_text() for p in (checkout / "site" / "hardware").glob("*.html")]
+    assert any("Every decode sample" in page and "<svg" in page for page in pages)
+    assert all("Rate vs context depth" not in page for page in pages)  # one depth: pdx draws no depth chart
 
 
 def test_allow_and_block_lists(guide):
