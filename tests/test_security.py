@@ -131,3 +131,50 @@ def test_credentials_never_reach_registry_bundle_report_or_site(fake_server, tmp
     result = run_pdx("publish", str(site), "--registry", registry_url)
     assert result.returncode == 0, result.stderr
     assert_no_secret(_files_text(site), "the site")
+
+
+# -- export --redact ------------------------------------------------------------------------------
+
+HOST = "gpubox"
+LEAKS = ["gpubox", "GPUBOX", "lab.example.org", "10.1.2.3", "fe80::1", "2001:db8::5", "ann", "bob", "fileserver",
+         "corp.acme", "GPU01", "carol", "dave", "erin"]
+HOSTILE_RECORD = {
+    "environment": {"hostname": f"{HOST}.lab.example.org", "command": "pdx bench -m /home/ann/m.gguf"},
+    "command": (r"pdx bench --url http://GPU01.corp.acme.com:8000/v1;cat /Users/bob/x|grep ~/s/y `ls /home/carol/z`"
+                r" {/home/dave/r} >/home/erin/o -m=C:\Users\ann\m.gguf \\fileserver\share\m.gguf"),
+    "nested": {"deep": [{"error": f"connect to 10.1.2.3:8000 failed; [fe80::1%eth0] 2001:db8::5 {HOST.upper()}"
+                                  f".lab.example.org {HOST} gpu01 at 09:13:05"}]},
+    "engine": {"details": {"server_command": f"vllm serve /home/ann/m --api-key {API_KEY}"}},
+    "model": {"name": "llama-3.1-8b", "path": "/home/ann/models/m.gguf"},
+    "tests": [{"name": "tg128@d4096"}, {"name": "pp512/b8"}],
+    "source": "https://www.apple.com/newsroom/2023/01/m2/",
+}
+
+
+def test_redact_removes_every_host_address_and_user_path_in_the_whole_record():
+    from pdx.registry.redact import redact_record
+
+    redacted = redact_record(json.loads(json.dumps(HOSTILE_RECORD)))
+    text = json.dumps(redacted)
+    for leak in LEAKS + [API_KEY]:
+        assert leak not in text, leak
+    assert redacted["model"] == {"name": "llama-3.1-8b", "path": "<redacted>/m.gguf"}
+    assert [t["name"] for t in redacted["tests"]] == ["tg128@d4096", "pp512/b8"]  # not paths, not hosts
+    assert redacted["source"] == HOSTILE_RECORD["source"]  # a public source pdx's catalog cites
+    assert "09:13:05" in text and redacted["environment"]["hostname"] == "<redacted-host>"
+
+
+# The user's part in capitals, so it cannot hide inside the lower-case rest ("cmd", "<redacted>").
+_user = st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=3, max_size=10)
+_file = st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=10)
+
+
+@given(_user, _file, st.sampled_from([" ", ";", "|", "`", "{", ">", "=", "'", "("]),
+       st.sampled_from(["/home/{u}/{f}.gguf", "/Users/{u}/{f}.gguf", "~/{u}/{f}.gguf", "C:\\Users\\{u}\\{f}.gguf",
+                        "\\\\{u}\\share\\{f}.gguf"]))
+def test_a_user_path_after_any_separator_keeps_only_its_file_name(user, name, sep, form):
+    from pdx.registry.redact import redact_text
+
+    path = form.format(u=user, f=name)
+    redacted = redact_text(f"cmd{sep}{path} next")
+    assert user not in redacted.replace(f"{name}.gguf", "") and f"<redacted>/{name}.gguf" in redacted
