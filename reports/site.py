@@ -171,8 +171,12 @@ def publish(runs: list[dict], root: str | os.PathLike, title: str = "pdx results
             templates: str | os.PathLike | None = None) -> PublishResult:
     started = time.perf_counter()
     writer = SiteWriter(root)
-    builder = SiteBuilder(runs, writer, title, templates)
-    builder.build()
+    try:
+        builder = SiteBuilder(runs, writer, title, templates)
+        builder.build()
+    except BaseException:
+        writer.abandon()
+        raise
     about = {"title": title, "pdx_version": builder.info["version"], "data_time": builder.info["data_time"],
              "runs": len(runs)}
     removed = writer.finish(about)
