@@ -55,7 +55,7 @@ def write_file(path: Path, text: str) -> None:
     if path.is_dir():
         raise PdxError(f"cannot write {path}: it is a folder", "give a file name such as report.html")
     try:
-        _atomic_write(path, text.encode())
+        _atomic_write(path, text.encode(errors="replace"))
     except OSError as exc:
         raise _failure(path, exc) from None
 
@@ -105,7 +105,7 @@ class SiteWriter:
             except (OSError, ValueError):
                 files = None
             if isinstance(files, dict):
-                return {f: d for f, d in files.items() if isinstance(f, str) and isinstance(d, str)}
+                return {f: d for f, d in files.items() if isinstance(d, str) and _inside(f)}
         if any(p.name != MANIFEST and not p.name.startswith(".pdx-") for p in self.real.iterdir()) or path.exists():
             raise PdxError(f"cannot publish into {self.root}: it holds files and no site pdx made there",
                            "give an empty or new folder (a site from an older pdx: publish it anew)")
@@ -114,7 +114,8 @@ class SiteWriter:
     def _target(self, relative: str) -> Path:
         rel = PurePosixPath(relative)
         if rel.is_absolute() or ".." in rel.parts or not rel.parts:  # paths are built from slugs; a guard
-            raise ValueError(f"site path {relative!r} leaves the site folder")
+            raise PdxError(f"cannot publish {relative!r}: the path leaves the site folder",
+                           "a run id or name that is a path: fix or remove that run")
         return self.real.joinpath(*rel.parts)
 
     def _linked(self, path: Path) -> Path | None:
@@ -142,7 +143,8 @@ class SiteWriter:
             return None
 
     def write(self, relative: str, content: str | bytes) -> None:
-        data = content.encode() if isinstance(content, str) else content
+        # A lone surrogate (from a name) cannot be UTF-8: it becomes "?" rather than stop the build.
+        data = content.encode(errors="replace") if isinstance(content, str) else content
         path = self._target(relative)
         if relative in self.written:  # two pages with one name: a slug bug, never silently overwritten
             raise RuntimeError(f"site file {relative} written twice in one build")
@@ -194,11 +196,10 @@ class SiteWriter:
             self.release()
 
     def abandon(self) -> None:
-        """A build that stopped half-way: record every file of pdx's there is, so the next publish
-        may replace them, and let the folder go."""
+        """A build that stopped half-way: record the files of both builds, so the next publish may
+        replace them (each still only while it holds the bytes recorded), and let the folder go."""
         try:
-            kept = {r: d for r, d in self.previous.items() if r not in self.written and self._ours(r, self._target(r))}
-            self._write_manifest({"complete": False}, {**kept, **self.written})
+            self._write_manifest({"complete": False}, {**self.previous, **self.written})
         except (OSError, PdxError):
             pass
         finally:
@@ -219,6 +220,14 @@ class SiteWriter:
             self.changed.append(MANIFEST)
         except OSError as exc:
             raise _failure(path, exc) from None
+
+
+def _inside(relative) -> bool:
+    """Whether a manifest's entry names a file inside the site (one planted there may name any path)."""
+    if not isinstance(relative, str) or not relative or "\\" in relative or "\x00" in relative:
+        return False
+    rel = PurePosixPath(relative)
+    return not rel.is_absolute() and ".." not in rel.parts and rel.parts[0] != "."
 
 
 def _refuse_special(path: Path) -> None:

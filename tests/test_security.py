@@ -7,7 +7,10 @@ server that cannot leak what it never receives); the registry file itself, bundl
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -178,3 +181,237 @@ def test_a_user_path_after_any_separator_keeps_only_its_file_name(user, name, se
     path = form.format(u=user, f=name)
     redacted = redact_text(f"cmd{sep}{path} next")
     assert user not in redacted.replace(f"{name}.gguf", "") and f"<redacted>/{name}.gguf" in redacted
+
+
+@pytest.fixture
+def registry(registry_url):
+    from pdx.registry import Registry
+
+    return Registry(registry_url)
+
+
+# -- hostile names render inert ---------------------------------------------------------------------
+
+PAYLOADS = ["<script>alert(1)</script>", '"><img src=x onerror=alert(2)>', "javascript:alert(3)", "vllm one=2",
+            "</svg><svg onload=alert(4)>", "{{ 7*7 }}", "nul\x00and\x1bescape"]
+XSS = " ".join(PAYLOADS)
+
+
+class _Markup(HTMLParser):
+    """Every element and attribute of a page, inline SVG included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def assert_inert(html: str, page) -> None:
+    parser = _Markup()
+    parser.feed(html)
+    scripts = [attrs for tag, attrs in parser.tags if tag == "script"]
+    assert len(scripts) <= 1 and all(set(a) <= {"src"} for a in scripts), page  # only pdx's sort script
+    for tag, attrs in parser.tags:
+        assert tag not in ("img", "iframe", "object", "embed", "foreignobject"), (page, tag)
+        for name, value in attrs.items():
+            assert not name.startswith("on"), (page, tag, name)
+            assert not (value or "").replace(" ", "").lower().startswith("javascript:"), (page, tag, name)
+    assert "\x00" not in html and "\x1b" not in html, page
+
+
+def _hostile_runs(registry) -> list[dict]:
+    """Runs whose every free-text field carries the payloads (set after storing: the registry's own
+    checks may refuse some of them, and a site must survive a record that got in another way)."""
+    import random
+
+    from runfactory import START, add_run, hardware, model
+
+    ids = [add_run(registry, hardware("Apple M2 Max", 1), model("tiny", 3), "llamacpp-bench",
+                   START.replace(minute=m), random.Random(m)) for m in (0, 1)]
+    runs = registry.runs(samples=True)
+    assert {r["id"] for r in runs} == set(ids)
+    for run in runs:
+        run["model"]["name"] = f"model {XSS}"
+        run["hardware"]["name"] = f"chip {XSS}"
+        run["hardware"]["cpu"]["name"] = f"cpu {XSS}"
+        run["backend"] = f"vllm one=2 {XSS}"
+        run["tags"] = [XSS, f"k={XSS}"]
+        run["options"] = {"note": XSS, f"k {XSS}": "v"}
+        run["command"] = f"pdx bench {XSS}"
+        run["error"] = f"tg128: {XSS}"
+        run["status"] = "partial"
+        run["tests"][0]["error"] = XSS
+    return runs
+
+
+def test_payloads_in_every_free_text_field_render_inert(registry, tmp_path):
+    from pdx.reports.report import write_report
+    from pdx.reports.site import publish
+
+    runs = _hostile_runs(registry)
+    report = tmp_path / "report.html"
+    write_report(runs, report)
+    root = tmp_path / "site"
+    publish(runs, root)
+    pages = [report, *sorted(root.rglob("*.html"))]
+    assert len(pages) >= 6
+    for page in pages:
+        assert_inert(page.read_text(), page)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report.read_text()
+    svgs = list((root / "assets" / "charts").glob("*.svg"))
+    assert svgs and any("vllm one=2" in svg.read_text() for svg in svgs)  # the name is drawn, as text
+    for svg in svgs:
+        assert_inert(svg.read_text(), svg)
+    for data in root.rglob("*.json"):
+        json.loads(data.read_text())
+
+
+def test_the_svg_check_reads_markup_not_text():
+    from pdx.reports.render import unsafe_markup
+
+    ok = '<svg xmlns="http://www.w3.org/2000/svg"><text>vllm one=2 javascript:alert(1) &lt;script&gt;</text></svg>'
+    assert unsafe_markup(ok) is None
+    for bad in ('<svg><script>alert(1)</script></svg>', '<svg><rect onclick="x()"/></svg>',
+                '<svg xmlns="http://www.w3.org/2000/svg"><foreignObject/></svg>',
+                '<svg xmlns:xlink="http://www.w3.org/1999/xlink"><a xlink:href=" java\tscript:alert(1)"/></svg>',
+                '<svg><a href="JAVASCRIPT:x"/></svg>', '<svg><animate attributeName="href" to="x"/></svg>',
+                '<svg><text>unclosed</svg>', '<html/>'):
+        assert unsafe_markup(bad), bad
+
+
+def test_non_finite_figures_make_valid_site_json(registry, tmp_path):
+    from pdx.reports.site import publish
+
+    runs = _hostile_runs(registry)
+    runs[0]["tests"][0]["engine"] = {"nan": float("nan"), "inf": float("inf"), "neg": float("-inf")}
+    runs[0]["threads"] = float("nan")
+    root = tmp_path / "site"
+    publish(runs, root)
+    page = json.loads((root / "runs" / f"{runs[0]['id']}.json").read_text())
+    assert page["run"]["tests"][0]["engine"] == {"nan": None, "inf": None, "neg": None}
+    for data in root.rglob("*.json"):
+        json.loads(data.read_text(), parse_constant=lambda word: pytest.fail(f"{word} in {data}"))
+
+
+# -- publish stays inside its own files -----------------------------------------------------------
+
+@pytest.fixture
+def stored(registry):
+    import random
+
+    from runfactory import START, add_run, hardware, model
+
+    for m in range(3):
+        add_run(registry, hardware("AMD EPYC 9654", 1), model(f"m{m}", m), "llamacpp-bench", START.replace(minute=m),
+                random.Random(m), tests=[], repetitions=1)
+    return registry
+
+
+def _tree(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink()}
+
+
+def test_publish_refuses_root_home_and_folders_it_did_not_make(stored, registry_url, tmp_path):
+    from conftest import assert_one_line_error
+    from pdx.errors import PdxError
+    from pdx.reports.writer import SiteWriter
+
+    for special in ("/", str(Path.home())):
+        with pytest.raises(PdxError, match="cannot publish into"):
+            SiteWriter(special)
+    home = tmp_path / "home"
+    home.mkdir()
+    assert_one_line_error(run_pdx("publish", str(home), "--registry", registry_url, env={"HOME": str(home)}),
+                          "the home folder")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine")
+    before = _tree(theirs)
+    assert_one_line_error(run_pdx("publish", str(theirs), "--registry", registry_url), "no site pdx made there")
+    assert _tree(theirs) == before
+
+
+def test_a_planted_manifest_deletes_and_overwrites_nothing(stored, tmp_path):
+    from pdx.errors import PdxError
+    from pdx.reports.site import publish
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    root = tmp_path / "site"
+    root.mkdir()
+    for name in ("notes.txt", "index.html", "runs/old.html"):
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(f"the user's {name}")
+    planted = {"files": {"notes.txt": "0" * 64, "runs/old.html": "1" * 64, "../outside.txt": "2" * 64,
+                         "/etc/hostname": "3" * 64}}
+    (root / "pdx-site.json").write_text(json.dumps(planted))
+    mine = {k: v for k, v in _tree(root).items() if k != "pdx-site.json"}
+    with pytest.raises(PdxError, match="index.html is there and pdx did not write it"):
+        publish(stored.runs(samples=True), root)
+    (root / "index.html").unlink()
+    del mine["index.html"]
+    publish(stored.runs(samples=True), root)  # the rest is the user's: left alone
+    assert {k: v for k, v in _tree(root).items() if k in mine} == mine and outside.read_text() == "keep"
+    (root / "pdx-site.json").write_text(json.dumps({"files": ["notes.txt", "runs/old.html"]}))  # format 1
+    with pytest.raises(PdxError):
+        publish(stored.runs(samples=True)[:1], root)
+    assert {k: v for k, v in _tree(root).items() if k in mine} == mine
+
+
+def test_symlinks_inside_the_folder_are_never_followed(stored, tmp_path):
+    from pdx.errors import PdxError
+    from pdx.reports.site import publish
+
+    runs = stored.runs(samples=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.html").write_text("keep")
+    root = tmp_path / "site"
+    publish(runs, root)
+    (root / "runs" / f"{runs[0]['id']}.html").unlink()
+    (root / "runs" / f"{runs[0]['id']}.html").symlink_to(outside / "victim.html")  # a page, now a link out
+    (root / "hardware").rename(tmp_path / "moved")
+    (root / "hardware").symlink_to(outside, target_is_directory=True)  # a folder, now a link out
+    with pytest.raises(PdxError, match="symbolic link"):
+        publish(runs, root)
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.html"]
+    (root / "hardware").unlink()
+    (tmp_path / "moved").rename(root / "hardware")
+    with pytest.raises(PdxError, match="symbolic link"):  # the page that is a link now
+        publish(runs, root)
+    publish(runs[1:], root)  # the linked page is stale now: its link is not pdx's to remove, nor its target
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.html"]
+    assert (outside / "victim.html").read_text() == "keep"
+    assert (root / "runs" / f"{runs[0]['id']}.html").is_symlink()
+
+
+def test_two_concurrent_publishes_leave_a_complete_site(tmp_path):
+    import subprocess
+    import sys
+
+    from pdx.registry import Registry
+    from runfactory import fill
+
+    registry_url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    fill(Registry(registry_url), 6, n_hardware=2, n_models=2)
+    root = tmp_path / "site"
+    procs = [subprocess.Popen([sys.executable, "-m", "pdx", "publish", str(root), "--registry", registry_url],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    assert any(code == 0 for code, _ in results), results
+    for code, err in results:
+        if code != 0:
+            lines = [line for line in err.splitlines() if line.strip()]
+            assert len(lines) == 1 and "another pdx publish" in lines[0], err
+    manifest = json.loads((root / "pdx-site.json").read_text())
+    for relative, digest in manifest["files"].items():
+        assert hashlib.sha256((root / relative).read_bytes()).hexdigest() == digest, relative
+    for page in root.rglob("*.html"):
+        for link in re.findall(r'href="([^"]+)"', page.read_text()):
+            if "://" not in link and not link.startswith("#"):
+                assert (page.parent / link.split("#")[0]).exists(), (page, link)
