@@ -232,7 +232,10 @@ def _inside(relative) -> bool:
 
 def _refuse_special(path: Path) -> None:
     """``/`` and the home folder hold a user's own files: never a site's folder."""
-    home = Path.home().resolve() if Path.home().exists() else Path.home()
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, OSError):  # no home folder known
+        home = Path(path.anchor)
     if path == Path(path.anchor) or path == home or path in home.parents:
         raise PdxError(f"cannot publish into {path}: it is {'the home folder' if path == home else 'a system folder'}",
                        "give a folder of its own, such as ./site")
@@ -252,4 +255,7 @@ def _lock(folder: Path) -> int | None:
         os.close(fd)
         raise PdxError(f"cannot publish into {folder}: another pdx publish is writing there",
                        "wait for it to finish, then publish again") from None
+    except OSError:  # a file system without locks (some network mounts): publish unlocked
+        os.close(fd)
+        return None
     return fd

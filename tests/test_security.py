@@ -82,7 +82,7 @@ def test_scrub_args_and_values():
 
 
 _secret = st.text(st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters="'\"\\,;&|)]}@/?#"),
-                  min_size=6, max_size=24).filter(lambda s: not s.startswith("-") and MARK not in s)
+                  min_size=6, max_size=24).filter(lambda s: not s.startswith("-") and MARK not in s and not s.isupper())
 _words = st.lists(st.sampled_from(["-c", "4", "--port", "8000", "pp512", "x=1", "model.gguf"]), max_size=4)
 
 
@@ -415,3 +415,59 @@ def test_two_concurrent_publishes_leave_a_complete_site(tmp_path):
         for link in re.findall(r'href="([^"]+)"', page.read_text()):
             if "://" not in link and not link.startswith("#"):
                 assert (page.parent / link.split("#")[0]).exists(), (page, link)
+
+
+# -- a server pdx starts: its flags are stored without their secrets, and its log is scrubbed ---------
+
+# The server pdx "starts": tests/fake_openai_server.py, behind a few lines that print the flags they
+# were given (as a real server logs its command line) and drop them.
+_WRAPPER = ("import runpy, sys; print('started with', sys.argv[1:], flush=True); "
+            "sys.argv = [sys.argv[0], '--port', sys.argv[1]]; runpy.run_path({!r}, run_name='__main__')")
+
+
+def test_server_args_secrets_never_reach_the_record_or_the_log(tiny_gguf, registry_url, monkeypatch):
+    import sys
+
+    from conftest import FAKE_SERVER
+    from pdx import api, plugin_manager
+    from pdx.serving.generic import OpenAIBackend
+    from pdx.serving.backend import SERVER_OPTIONS
+    from pdx.workload import build_workload
+
+    class StartedServer(OpenAIBackend):
+        name = "started-fake"
+        options = SERVER_OPTIONS
+
+        @classmethod
+        def server_availability(cls):
+            from pdx.backend import Availability
+
+            return Availability(True, version="1")
+
+        def server_command(self, model, port):
+            return [sys.executable, "-c", _WRAPPER.format(str(FAKE_SERVER)), str(port)]
+
+    real = plugin_manager.backends
+    monkeypatch.setattr(plugin_manager, "backends", lambda: {**real(), StartedServer.name: StartedServer})
+    server_args = f"--api-key {API_KEY} --hf-token={TOKEN} -c 4"
+    config = api.BenchConfig(backend=StartedServer.name, model=str(tiny_gguf), api_key=API_KEY,
+                             workload=build_workload("8", "4", repetitions=1, warmup=0),
+                             options={"server_args": server_args, "model_name": "fake"},
+                             argv=["pdx", "bench", "--server-args", server_args, "--api-key", API_KEY])
+    run = api.run_benchmark(config, api.open_registry(registry_url))
+    assert run["status"] == "complete", run["error"]
+    settings, details = run["engine"]["settings"], run["engine"]["details"]
+    assert settings["server_args"] == f"--api-key {MARK} --hf-token={MARK} -c 4"
+    assert details["server_command"].endswith(f"--api-key {MARK} --hf-token={MARK} -c 4")
+    assert_no_secret(json.dumps(run), "the stored run")
+    log = Path(details["server_log"]).read_text()
+    assert "started with" in log and "-c" in log
+    assert_no_secret(log, "the server's log")
+
+
+def test_an_error_naming_a_url_shows_no_password(registry_url):
+    from conftest import assert_one_line_error
+
+    line = assert_one_line_error(run_pdx("bench", "--backend", "openai", "--url", f"http://u:{PASSWORD}@127.0.0.1:1",
+                                         "--api-key", API_KEY, "--registry", registry_url), "cannot reach a server")
+    assert_no_secret(line, "the error")
