@@ -139,9 +139,12 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
 
 
 def _scrubbed(outcome: TestOutcome) -> TestOutcome:
-    """An outcome whose error message carries no secret (a URL's password)."""
+    """An outcome whose error messages (its own and its requests') carry no secret (a URL's password)."""
     if outcome.error:
         outcome.error = scrub_text(outcome.error)
+    for request in [*outcome.requests, *(r for s in outcome.samples for r in s.requests)]:
+        if getattr(request, "error", None):
+            request.error = scrub_text(request.error)
     return outcome
 
 

@@ -471,3 +471,16 @@ def test_an_error_naming_a_url_shows_no_password(registry_url):
     line = assert_one_line_error(run_pdx("bench", "--backend", "openai", "--url", f"http://u:{PASSWORD}@127.0.0.1:1",
                                          "--api-key", API_KEY, "--registry", registry_url), "cannot reach a server")
     assert_no_secret(line, "the error")
+
+
+def test_pdx_report_renders_a_backend_named_like_an_attribute(registry, registry_url, tmp_path):
+    import random
+
+    from runfactory import START, add_run, hardware, model
+
+    add_run(registry, hardware("Apple M2 Max", 1), model("tiny", 3), "vllm one=2", START, random.Random(0))
+    out = tmp_path / "r.html"
+    result = run_pdx("report", "-o", str(out), "--registry", registry_url)
+    assert result.returncode == 0, result.stderr
+    assert "vllm one=2" in out.read_text()
+    assert_inert(out.read_text(), out)
