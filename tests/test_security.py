@@ -1,14 +1,18 @@
 """Security: secrets never recorded, hostile names rendered inert, publish kept inside its folder.
 
-Runs with secrets go through the real CLI against tests/fake_openai_server.py (a
-server that cannot leak what it never receives); the registry file itself, bundles
-(redacted or not), the report and every site file are searched for the secrets.
+Runs with secrets go through the real CLI and pdx's real server backend against
+tests/fake_openai_server.py (the local OpenAI-style server the serving tests use;
+a real server is not needed to see what pdx records); the registry file itself,
+bundles (redacted or not), the report, every site file and the server's log are
+searched for the secrets. Hostile names are set on stored runs after the registry
+read them, so pages are tested against records the registry's own checks might refuse.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,7 +21,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import run_pdx
+from conftest import FAKE_SERVER, assert_one_line_error, run_pdx
+from runfactory import START, add_run, fill, hardware, model
 from pdx.secrets import MARK, is_secret_name, scrub, scrub_args, scrub_text, secret_values
 
 PASSWORD = "Pa55-w0rd-XYZZY"
@@ -224,10 +229,6 @@ def assert_inert(html: str, page) -> None:
 def _hostile_runs(registry) -> list[dict]:
     """Runs whose every free-text field carries the payloads (set after storing: the registry's own
     checks may refuse some of them, and a site must survive a record that got in another way)."""
-    import random
-
-    from runfactory import START, add_run, hardware, model
-
     ids = [add_run(registry, hardware("Apple M2 Max", 1), model("tiny", 3), "llamacpp-bench",
                    START.replace(minute=m), random.Random(m)) for m in (0, 1)]
     runs = registry.runs(samples=True)
@@ -299,10 +300,6 @@ def test_non_finite_figures_make_valid_site_json(registry, tmp_path):
 
 @pytest.fixture
 def stored(registry):
-    import random
-
-    from runfactory import START, add_run, hardware, model
-
     for m in range(3):
         add_run(registry, hardware("AMD EPYC 9654", 1), model(f"m{m}", m), "llamacpp-bench", START.replace(minute=m),
                 random.Random(m), tests=[], repetitions=1)
@@ -314,7 +311,6 @@ def _tree(folder: Path) -> dict:
 
 
 def test_publish_refuses_root_home_and_folders_it_did_not_make(stored, registry_url, tmp_path):
-    from conftest import assert_one_line_error
     from pdx.errors import PdxError
     from pdx.reports.writer import SiteWriter
 
@@ -392,7 +388,6 @@ def test_two_concurrent_publishes_leave_a_complete_site(tmp_path):
     import sys
 
     from pdx.registry import Registry
-    from runfactory import fill
 
     registry_url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     fill(Registry(registry_url), 6, n_hardware=2, n_models=2)
@@ -428,7 +423,6 @@ _WRAPPER = ("import runpy, sys; print('started with', sys.argv[1:], flush=True);
 def test_server_args_secrets_never_reach_the_record_or_the_log(tiny_gguf, registry_url, monkeypatch):
     import sys
 
-    from conftest import FAKE_SERVER
     from pdx import api, plugin_manager
     from pdx.serving.generic import OpenAIBackend
     from pdx.serving.backend import SERVER_OPTIONS
@@ -466,7 +460,6 @@ def test_server_args_secrets_never_reach_the_record_or_the_log(tiny_gguf, regist
 
 
 def test_an_error_naming_a_url_shows_no_password(registry_url):
-    from conftest import assert_one_line_error
 
     line = assert_one_line_error(run_pdx("bench", "--backend", "openai", "--url", f"http://u:{PASSWORD}@127.0.0.1:1",
                                          "--api-key", API_KEY, "--registry", registry_url), "cannot reach a server")
@@ -474,10 +467,6 @@ def test_an_error_naming_a_url_shows_no_password(registry_url):
 
 
 def test_pdx_report_renders_a_backend_named_like_an_attribute(registry, registry_url, tmp_path):
-    import random
-
-    from runfactory import START, add_run, hardware, model
-
     add_run(registry, hardware("Apple M2 Max", 1), model("tiny", 3), "vllm one=2", START, random.Random(0))
     out = tmp_path / "r.html"
     result = run_pdx("report", "-o", str(out), "--registry", registry_url)
