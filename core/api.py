@@ -13,6 +13,7 @@ from typing import Callable
 
 import pdx
 from pdx import ceilings, environment, hardware, model_arg, plugin_manager
+from pdx.secrets import scrub, scrub_text
 from pdx.adaptive import StopRule
 from pdx.backend import BackendConfig, EngineInfo
 from pdx.errors import PdxError
@@ -88,6 +89,8 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
     machine = hardware.detect()
     with backend_cls(backend_config) as backend:
         engine = backend.load(model)
+        # What is stored carries no secret; the backend keeps what it was given.
+        recorded = replace(engine, settings=scrub(engine.settings), details=scrub(engine.details))
         provenance = config.verify(model, engine) if config.verify else {}
         figures, basis = _hardware_figures(config, model, machine, threads, engine)
         model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
@@ -99,14 +102,14 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
             RunStart(
                 id=uuid.uuid4().hex,
                 backend=name,
-                engine=engine,
+                engine=recorded,
                 model=model,
                 hardware=machine,
                 environment=manifest,
                 environment_id=environment.environment_id(manifest),
                 workload=workload.to_dict(),
                 threads=threads,
-                options=dict(config.options),
+                options=scrub(dict(config.options)),
                 command=manifest["command"],
                 pdx_version=pdx.__version__,
                 tags=config.tags,
@@ -118,20 +121,31 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         try:
             outcomes = run_tests(
                 backend, workload.tests, workload.repetitions, workload.warmup,
-                save=lambda outcome: registry.save_test(run_id, judge(outcome)), progress=progress, rule=rule,
+                save=lambda outcome: registry.save_test(run_id, _scrubbed(judge(outcome))), progress=progress,
+                rule=rule,
             )
         except KeyboardInterrupt:
             registry.finish_run(run_id, "interrupted", "interrupted by the user")
             raise
         except BaseException as exc:
-            registry.finish_run(run_id, "failed", f"{type(exc).__name__}: {exc}")
+            registry.finish_run(run_id, "failed", scrub_text(f"{type(exc).__name__}: {exc}"))
             raise
         ok = sum(o.status == "ok" for o in outcomes)
         failed = sum(o.status == "failed" for o in outcomes)
         status = "failed" if not ok else "partial" if failed else "complete"  # skipped tests are not failures
         errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
-        registry.finish_run(run_id, status, errors or None)
+        registry.finish_run(run_id, status, scrub_text(errors) or None)
     return registry.get_run(run_id)
+
+
+def _scrubbed(outcome: TestOutcome) -> TestOutcome:
+    """An outcome whose error messages (its own and its requests') carry no secret (a URL's password)."""
+    if outcome.error:
+        outcome.error = scrub_text(outcome.error)
+    for request in [*outcome.requests, *(r for s in outcome.samples for r in s.requests)]:
+        if getattr(request, "error", None):
+            request.error = scrub_text(request.error)
+    return outcome
 
 
 def _hardware_figures(config: BenchConfig, model: ModelInfo, machine: dict, threads: int, engine: EngineInfo):

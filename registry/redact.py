@@ -1,37 +1,110 @@
-"""Redaction for bundles shared outside a team: host names and file paths.
+"""Redaction for bundles shared outside a team: secrets, host names, addresses and file paths.
 
 Every string in a record is rewritten, wherever it sits (command lines,
-engine details, llama-bench's own records...), so a field added later is
-covered too: an absolute path keeps only its file name
-(``/home/ann/models/m.gguf`` becomes ``<redacted>/m.gguf``) and the host
-name becomes ``<redacted-host>`` (in the manifest, and wherever else it
-appears if it is 3 characters or more). Numbers and keys are left alone.
+engine details, error messages, llama-bench's own records...), so a field
+added later is covered too:
+
+- secrets go as everywhere pdx records text (:mod:`pdx.secrets`);
+- a URL keeps its scheme, port and path but not its host, unless the host is
+  one of the public sources pdx's own hardware catalog cites;
+- the machine's host name (any case, with any domain after it), every host
+  named by a URL elsewhere in the record, and every IPv4 and IPv6 address
+  become ``<redacted-host>``;
+- an absolute path (POSIX, ``~/``, Windows ``C:\\``, UNC ``\\\\host\\share``) keeps only
+  its file name: ``/home/ann/models/m.gguf`` becomes ``<redacted>/m.gguf``.
+
+Numbers and keys are left alone.
 """
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import re
+from pathlib import Path
+
+import pdx
+from pdx.secrets import scrub_text
 
 PATH_MARK = "<redacted>"
 HOST_MARK = "<redacted-host>"
-# An absolute POSIX or Windows path, at the start of a string or after a
-# separator (space, =, quote, comma, colon): "/b8" inside "pp512/b8" is not one.
-_PATH = re.compile(r"""(?:(?<=^)|(?<=[\s=:'",(\[]))(?:/|[A-Za-z]:\\)[^\s'",)\]]*""")
+CATALOG = Path(pdx.__file__).parent / "hardware" / "catalog.json"  # read as text: no hardware import
+
+_URL = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<host>\[[^\]\s]*\]|[^\s/?#:'\"\[\]<>`|;,)}]*)"
+                  r"(?P<rest>[^\s'\"<>`|;,)}]*)")
+# Where a path may start: the start of the text, or after a separator (space, quote, = : , ( [
+# ; | ` { > <); "/b8" inside "pp512/b8" is not one.
+_BEFORE = r"""(?:(?<=^)|(?<=[\s=:'",(\[;|`{<>]))"""
+_PATH_BODY = r"""[^\s'",)\]}`;|<>]*"""
+_PATH = re.compile(_BEFORE + r"(?:\\\\[^\s\\'\"]+|~[\w.-]*(?=/|$)|/|[A-Za-z]:[\\/])" + _PATH_BODY)
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
+_IPV6 = re.compile(r"(?<![\w:.%])\[?(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f.]*(?:%[\w.-]+)?\]?(?![\w:])")
+# user@host.domain (an e-mail address, an ssh target); "tg128@d4096" has no domain and is a test name.
+_USER_AT_HOST = re.compile(r"(?<![\w.+-])[\w.+-]+@(?=[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?![\w@]))")
+
+
+@functools.cache
+def public_hosts() -> frozenset[str]:
+    """The hosts of the sources pdx's hardware catalog cites: public pages, kept in a redacted record."""
+    try:
+        text = CATALOG.read_text()
+    except OSError:
+        return frozenset()
+    return frozenset(h.lower() for h in re.findall(r"https?://([^/\"\s:]+)", text))
+
+
+def _is_public(host: str) -> bool:
+    return host.lower() in public_hosts()
+
+
+def _url(match: re.Match) -> str:
+    scheme, host, rest = match["scheme"], match["host"], match["rest"]
+    if scheme.lower() == "file://":
+        return scheme + _PATH.sub(_path, rest if rest.startswith("/") else "/" + rest)
+    if not host or _is_public(host):
+        return match[0]
+    return scheme + HOST_MARK + rest
 
 
 def _path(match: re.Match) -> str:
     text = match.group(0).rstrip("/\\")
     name = re.split(r"[/\\]", text)[-1]
+    if name.startswith("~") or (len(name) == 2 and name[1] == ":"):
+        name = ""
     return f"{PATH_MARK}/{name}" if name else PATH_MARK
 
 
-def redact_text(text: str, hosts: set[str]) -> str:
-    for host in hosts:
-        text = text.replace(host, HOST_MARK)
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text.strip("[]").split("%")[0])
+    except ValueError:
+        return False
+    return True
+
+
+def _address(match: re.Match) -> str:
+    return HOST_MARK if _is_address(match[0]) else match[0]
+
+
+def _plain(text: str, hosts: re.Pattern | None) -> str:
+    """Text outside URLs: host names, addresses, then paths."""
+    text = _USER_AT_HOST.sub(f"{PATH_MARK}@", text)
+    if hosts is not None:
+        text = hosts.sub(HOST_MARK, text)
+    text = _IPV6.sub(_address, _IPV4.sub(_address, text))
     return _PATH.sub(_path, text)
 
 
-def _walk(value, hosts: set[str]):
+def redact_text(text: str, hosts: re.Pattern | None = None) -> str:
+    text = scrub_text(text)
+    out, last = [], 0
+    for match in _URL.finditer(text):
+        out += [_plain(text[last:match.start()], hosts), _url(match)]
+        last = match.end()
+    return "".join(out) + _plain(text[last:], hosts)
+
+
+def _walk(value, hosts: re.Pattern | None):
     if isinstance(value, str):
         return redact_text(value, hosts)
     if isinstance(value, list):
@@ -41,12 +114,46 @@ def _walk(value, hosts: set[str]):
     return value
 
 
-def redact_record(record: dict) -> dict:
-    """A copy of a run record without host names or file paths (ids and hashes are kept)."""
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+
+
+def host_names(record: dict) -> set[str]:
+    """The names to remove wherever they appear: the machine's own (and its first label), and
+    every host a URL in the record names that is not a public source."""
+    names = set()
     host = (record.get("environment") or {}).get("hostname")
+    if isinstance(host, str):
+        names |= {host, host.split(".")[0]}
+    for text in _strings(record):
+        for match in _URL.finditer(text):
+            found = match["host"].strip("[]")
+            if found and not _is_public(found):
+                names.add(found)
+                if not _is_address(found):
+                    names.add(found.split(".")[0])
     # A very short name ("vm") would match inside ordinary words: only the field itself goes then.
-    hosts = {host} if isinstance(host, str) and len(host) >= 3 else set()
-    redacted = _walk(record, hosts)
-    if host:
+    return {n for n in names if len(n) >= 3}
+
+
+def _host_pattern(names: set[str]) -> re.Pattern | None:
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    # The name in any case, with the rest of a fully qualified name after it.
+    return re.compile(rf"(?i)(?<![\w-])(?:{alternatives})(?:\.[a-z0-9-]+)*(?![\w-])")
+
+
+def redact_record(record: dict) -> dict:
+    """A copy of a run record without secrets, host names, addresses or file paths (ids and hashes are kept)."""
+    redacted = _walk(record, _host_pattern(host_names(record)))
+    if (record.get("environment") or {}).get("hostname"):
         redacted["environment"]["hostname"] = HOST_MARK
     return redacted

@@ -10,6 +10,9 @@ titles carry that colour.
 
 from __future__ import annotations
 
+import math
+import re
+
 from pdx.reports.rows import BLENDED, DECODE, PHASES, PREFILL
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
@@ -35,8 +38,31 @@ CONFIG = {
 }
 
 
+# What SVG (XML 1.0) cannot carry: C0 controls but tab, newline and return, lone surrogates, and
+# U+FFFE/U+FFFF. vl-convert aborts the whole process (a Rust panic) on the controls.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def chart_text(text: str) -> str:
+    """A name as a chart can show it: any character SVG cannot hold becomes U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def _drawable(value):
+    """A spec's data with every string drawable and every non-finite number missing (null)."""
+    if isinstance(value, str):
+        return chart_text(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, list):
+        return [_drawable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _drawable(v) for k, v in value.items()}
+    return value
+
+
 def _spec(body: dict, description: str) -> dict:
-    return {"$schema": SCHEMA, "description": description, "config": CONFIG, **body}
+    return {"$schema": SCHEMA, "description": description, "config": CONFIG, **_drawable(body)}
 
 
 def _per_phase(data: list[dict], panel, phases=PHASES, vertical: bool = True) -> dict:

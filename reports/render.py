@@ -19,14 +19,45 @@ import subprocess
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from xml.etree import ElementTree
 
 from markupsafe import Markup, escape
 
 from pdx.errors import PdxError
 
-_FORBIDDEN = re.compile(r"<\s*(script|foreignObject|iframe)|\son[a-z]+\s*=|javascript:", re.IGNORECASE)
+# Elements that run code or embed another document, and attributes that hold a URL.
+_FORBIDDEN_ELEMENTS = {"script", "foreignobject", "iframe", "object", "embed", "handler", "listener", "animate",
+                       "set", "animatemotion", "animatetransform"}
+_URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "style", "values", "from", "to", "by"}
+_SCHEME = re.compile(r"(?i)(javascript|vbscript|data)\s*:")
 # Below this many charts a pool costs more (starting processes) than it saves.
 POOL_MIN = 8
+
+
+def unsafe_markup(svg: str) -> str | None:
+    """What makes ``svg`` unsafe to inline (None: nothing): read as XML, not searched as text, so a
+    name such as ``vllm one=2`` or ``javascript:`` shown as text is text."""
+    try:
+        root = ElementTree.fromstring(svg)
+    except ElementTree.ParseError as exc:
+        return f"not well-formed SVG ({exc})"
+    if _local(root.tag) != "svg":
+        return f"a <{_local(root.tag)}> element where an <svg> belongs"
+    for element in root.iter():
+        tag = _local(element.tag).lower()
+        if tag in _FORBIDDEN_ELEMENTS:
+            return f"a <{tag}> element"
+        for name, value in element.attrib.items():
+            name = _local(name).lower()
+            if name.startswith("on"):
+                return f"an event handler attribute ({name})"
+            if name in _URL_ATTRIBUTES and _SCHEME.search(re.sub(r"[\s\x00-\x1f]+", "", value)):
+                return f"a script or data URL in {name}"
+    return None
+
+
+def _local(name: str) -> str:
+    return name.rsplit("}", 1)[-1] if isinstance(name, str) else ""
 
 
 def spec_hash(spec: dict) -> str:
@@ -107,7 +138,7 @@ class ChartRenderer:
 
     def preload(self, key: str, svg: str) -> None:
         """An SVG rendered by an earlier build (a site keeps them), checked like a new one."""
-        if key in self._pending and not _FORBIDDEN.search(svg) and svg.startswith("<svg"):
+        if key in self._pending and svg.startswith("<svg") and unsafe_markup(svg) is None:
             self._svg[key] = Markup(svg)
             del self._pending[key]
 
@@ -145,8 +176,9 @@ class ChartRenderer:
 
     @staticmethod
     def _inline(raw: str, label: str) -> Markup:
-        if _FORBIDDEN.search(raw):  # vl-convert escapes text; this guards against that ever changing
-            raise RuntimeError(f"chart {label!r} rendered markup that cannot be inlined safely")
+        problem = unsafe_markup(raw)  # vl-convert escapes text; this guards against that ever changing
+        if problem:
+            raise RuntimeError(f"chart {label!r} rendered markup that cannot be inlined safely: {problem}")
         svg = re.sub(r'<svg\b([^>]*?) class="marks"', r"<svg\1", raw, count=1)
         return Markup(svg.replace("<svg ", f'<svg class="chart" role="img" aria-label="{escape(label)}" ', 1))
 

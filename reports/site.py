@@ -17,6 +17,7 @@ spec once (see :mod:`pdx.reports.render`).
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -37,7 +38,21 @@ CHART_CACHE = "assets/charts"
 
 def _json(data: dict) -> str:
     # Compact: json's C encoder only runs without indent, and a site writes thousands of these.
-    return json.dumps({"schema": SCHEMA, **data}, separators=(",", ":"), default=str) + "\n"
+    document = {"schema": SCHEMA, **data}
+    try:
+        return json.dumps(document, separators=(",", ":"), default=str, allow_nan=False) + "\n"
+    except ValueError:  # NaN or an infinity, which JSON has no word for: null, as a missing figure
+        return json.dumps(_finite(document), separators=(",", ":"), default=str, allow_nan=False) + "\n"
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
 
 
 @dataclass
@@ -171,8 +186,12 @@ def publish(runs: list[dict], root: str | os.PathLike, title: str = "pdx results
             templates: str | os.PathLike | None = None) -> PublishResult:
     started = time.perf_counter()
     writer = SiteWriter(root)
-    builder = SiteBuilder(runs, writer, title, templates)
-    builder.build()
+    try:
+        builder = SiteBuilder(runs, writer, title, templates)
+        builder.build()
+    except BaseException:
+        writer.abandon()
+        raise
     about = {"title": title, "pdx_version": builder.info["version"], "data_time": builder.info["data_time"],
              "runs": len(runs)}
     removed = writer.finish(about)

@@ -16,9 +16,11 @@ import os
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 from pdx.errors import PdxError
 from pdx.reports import labels, leaderboard, views
+from pdx.reports.charts import chart_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 DEFAULT_PREFIX = "default"  # "default:NAME" is pdx's own template NAME, for an override that extends it
@@ -40,13 +42,20 @@ def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
     return dirs
 
 
+def _printable(value):
+    """Text as a page may hold it: no control character a name brought in (NUL, ESC...)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return chart_text(value)
+    return value
+
+
 def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment:
     own = jinja2.FileSystemLoader(str(TEMPLATES))
     loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in template_dirs(user_dir)]
                                  + [jinja2.PrefixLoader({DEFAULT_PREFIX: own}, delimiter=":")])
     # auto_reload off: templates do not change during a build, and checking costs a stat per include.
     env = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, auto_reload=False)
+                             trim_blocks=True, lstrip_blocks=True, auto_reload=False, finalize=_printable)
     env.filters.update(
         rate=labels.fmt_rate,
         pct=labels.fmt_pct,

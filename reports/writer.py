@@ -1,15 +1,21 @@
 """Writing reports and sites: inside the target only, atomically, only what changed.
 
-A site folder keeps a list of the files pdx wrote (``pdx-site.json``).
-Publishing again rewrites a page only when its bytes differ, and removes the
-files of the last build that this one no longer makes; files pdx did not
-write are never touched. Every write goes through a temporary file in the
-same folder, so a reader never sees half a page and nothing lands outside
-the target.
+A site folder keeps a list of the files pdx wrote and the SHA-256 of each
+(``pdx-site.json``). Publishing again rewrites a page only when its bytes
+differ, and removes the files of the last build that this one no longer
+makes; a file is pdx's to replace or remove only while it still holds the
+bytes the manifest records, so a planted or edited manifest cannot make
+publish touch a file pdx never wrote. Every write goes through a temporary
+file in the same folder, so a reader never sees half a page; no write or
+removal goes through a symbolic link or lands outside the folder; a folder
+that is not empty and holds no manifest is not pdx's, and neither ``/`` nor
+the home folder is ever one. One publish at a time holds the folder (a lock
+on it), so two at once leave one complete site and one line of error.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -18,6 +24,11 @@ from pathlib import Path, PurePosixPath
 from pdx.errors import PdxError
 
 MANIFEST = "pdx-site.json"
+MANIFEST_FORMAT = 2  # files: {relative path: sha256}; format 1 listed names only
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _failure(path: Path, exc: OSError) -> PdxError:
@@ -44,13 +55,13 @@ def write_file(path: Path, text: str) -> None:
     if path.is_dir():
         raise PdxError(f"cannot write {path}: it is a folder", "give a file name such as report.html")
     try:
-        _atomic_write(path, text.encode())
+        _atomic_write(path, text.encode(errors="replace"))
     except OSError as exc:
         raise _failure(path, exc) from None
 
 
 class SiteWriter:
-    """Writes a site into ``root``; call :meth:`finish` once every file is written."""
+    """Writes a site into ``root``; call :meth:`finish` once every file is written (or :meth:`abandon`)."""
 
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = Path(root).expanduser().absolute()
@@ -59,72 +70,192 @@ class SiteWriter:
         if not self.root.parent.is_dir():
             raise PdxError(f"cannot publish into {self.root}: folder {self.root.parent} does not exist",
                            "create it first")
+        _refuse_special(self.root)
         try:
             self.root.mkdir(exist_ok=True)
-            probe = tempfile.NamedTemporaryFile(prefix=".pdx-", dir=self.root)
+            self.real = self.root.resolve()
+            _refuse_special(self.real)
+            self._lock = _lock(self.real)
+            probe = tempfile.NamedTemporaryFile(prefix=".pdx-", dir=self.real)
             probe.close()
         except OSError as exc:
             raise PdxError(f"cannot publish into {self.root}: {exc.strerror or exc}",
                            "choose a folder you can write to") from None
-        self.previous = self._read_manifest()
-        self.written: set[str] = set()
+        try:
+            self.previous = self._read_manifest()
+        except PdxError:
+            self.release()
+            raise
+        self.written: dict[str, str] = {}
         self.changed: list[str] = []
         self._dirs: set[Path] = set()
 
-    def _read_manifest(self) -> set[str]:
-        try:
-            data = json.loads((self.root / MANIFEST).read_text())
-            return {f for f in data.get("files", []) if isinstance(f, str)}
-        except (OSError, ValueError, AttributeError):
-            return set()
+    def release(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)  # closing the folder's descriptor drops its lock
+            self._lock = None
+
+    def _read_manifest(self) -> dict[str, str]:
+        """The files the last build wrote, by digest; a non-empty folder without one is not pdx's."""
+        path = self.real / MANIFEST
+        if not path.is_symlink() and path.is_file():
+            try:
+                data = json.loads(path.read_text())
+                files = data.get("files") if isinstance(data, dict) else None
+            except (OSError, ValueError):
+                files = None
+            if isinstance(files, dict):
+                return {f: d for f, d in files.items() if isinstance(d, str) and _inside(f)}
+        if any(p.name != MANIFEST and not p.name.startswith(".pdx-") for p in self.real.iterdir()) or path.exists():
+            raise PdxError(f"cannot publish into {self.root}: it holds files and no site pdx made there",
+                           "give an empty or new folder (a site from an older pdx: publish it anew)")
+        return {}
 
     def _target(self, relative: str) -> Path:
         rel = PurePosixPath(relative)
-        if rel.is_absolute() or ".." in rel.parts:  # paths are built from slugs; this is a guard
-            raise ValueError(f"site path {relative!r} leaves the site folder")
-        return self.root.joinpath(*rel.parts)
+        if rel.is_absolute() or ".." in rel.parts or not rel.parts:  # paths are built from slugs; a guard
+            raise PdxError(f"cannot publish {relative!r}: the path leaves the site folder",
+                           "a run id or name that is a path: fix or remove that run")
+        return self.real.joinpath(*rel.parts)
+
+    def _linked(self, path: Path) -> Path | None:
+        """The first symbolic link on the way from the site folder to ``path``, if any."""
+        for part in (*reversed(path.parents), path):
+            if part.is_relative_to(self.real) and part != self.real and part.is_symlink():
+                return part
+        return None
+
+    def _ours(self, relative: str, path: Path) -> bool:
+        """Whether the file at ``path`` is the one the last build wrote (its bytes, unchanged)."""
+        try:
+            return self._linked(path) is None and _digest(path.read_bytes()) == self.previous.get(relative)
+        except OSError:
+            return False
 
     def read_previous(self, relative: str) -> str | None:
-        """A file the last build wrote (a cached chart), if it is still there."""
-        if relative not in self.previous:
+        """A file the last build wrote (a cached chart), if it is still there as written."""
+        path = self._target(relative)
+        if relative not in self.previous or not self._ours(relative, path):
             return None
         try:
-            return self._target(relative).read_text()
+            return path.read_text()
         except (OSError, UnicodeDecodeError):
             return None
 
     def write(self, relative: str, content: str | bytes) -> None:
-        data = content.encode() if isinstance(content, str) else content
+        # A lone surrogate (from a name) cannot be UTF-8: it becomes "?" rather than stop the build.
+        data = content.encode(errors="replace") if isinstance(content, str) else content
         path = self._target(relative)
         if relative in self.written:  # two pages with one name: a slug bug, never silently overwritten
             raise RuntimeError(f"site file {relative} written twice in one build")
-        self.written.add(relative)
+        linked = self._linked(path)
+        if linked is not None:
+            raise PdxError(f"cannot publish into {self.root}: {linked} is a symbolic link",
+                           "publish never writes through one; remove it or give another folder")
+        digest = _digest(data)
         try:
             if path.parent not in self._dirs:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self._dirs.add(path.parent)
-            try:
-                if path.stat().st_size == len(data) and path.read_bytes() == data:
+            if os.path.lexists(path):
+                if path.is_dir() or (relative != MANIFEST and not self._ours(relative, path)):
+                    raise PdxError(f"cannot publish into {self.root}: {relative} is there and pdx did not write it",
+                                   "move it away, or give an empty or new folder")
+                self.written[relative] = digest
+                if self.previous.get(relative) == digest:
                     return  # unchanged: keep the file, and its time stamp
-            except FileNotFoundError:
-                # A new file: no reader can hold an older copy, so it is written in place.
-                path.write_bytes(data)
-            else:
                 _atomic_write(path, data)
+            else:
+                # A new file: no reader can hold an older copy, so it is written in place (never
+                # replacing what another writer just made there).
+                self.written[relative] = digest
+                with open(path, "xb") as fh:
+                    fh.write(data)
             self.changed.append(relative)
         except OSError as exc:
             raise _failure(path, exc) from None
 
+    def _remove(self, relative: str) -> bool:
+        path = self._target(relative)
+        if not self._ours(relative, path):
+            return False  # changed, replaced by a link or by someone else's file since: not pdx's to remove
+        path.unlink(missing_ok=True)
+        parent = path.parent
+        while parent != self.real and not parent.is_symlink() and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+        return True
+
     def finish(self, about: dict) -> list[str]:
         """Remove what the last build wrote and this one did not; record this build's files."""
-        stale = sorted(self.previous - self.written - {MANIFEST})
-        for relative in stale:
-            path = self._target(relative)
-            path.unlink(missing_ok=True)
-            parent = path.parent
-            while parent != self.root and parent.is_dir() and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
-        manifest = {**about, "files": sorted(self.written)}
-        self.write(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        return stale
+        try:
+            stale = [r for r in sorted(set(self.previous) - set(self.written) - {MANIFEST}) if self._remove(r)]
+            self._write_manifest(about, self.written)
+            return stale
+        finally:
+            self.release()
+
+    def abandon(self) -> None:
+        """A build that stopped half-way: record the files of both builds, so the next publish may
+        replace them (each still only while it holds the bytes recorded), and let the folder go."""
+        try:
+            self._write_manifest({"complete": False}, {**self.previous, **self.written})
+        except (OSError, PdxError):
+            pass
+        finally:
+            self.release()
+
+    def _write_manifest(self, about: dict, files: dict[str, str]) -> None:
+        files = {r: d for r, d in files.items() if r != MANIFEST}
+        manifest = {**about, "format": MANIFEST_FORMAT, "files": dict(sorted(files.items()))}
+        self.written.pop(MANIFEST, None)
+        path = self._target(MANIFEST)
+        if self._linked(path) is not None or path.is_dir():
+            raise PdxError(f"cannot publish into {self.root}: {MANIFEST} is not a plain file", "remove it")
+        data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+        try:
+            if path.is_file() and path.read_bytes() == data:
+                return
+            _atomic_write(path, data)
+            self.changed.append(MANIFEST)
+        except OSError as exc:
+            raise _failure(path, exc) from None
+
+
+def _inside(relative) -> bool:
+    """Whether a manifest's entry names a file inside the site (one planted there may name any path)."""
+    if not isinstance(relative, str) or not relative or "\\" in relative or "\x00" in relative:
+        return False
+    rel = PurePosixPath(relative)
+    return not rel.is_absolute() and ".." not in rel.parts and rel.parts[0] != "."
+
+
+def _refuse_special(path: Path) -> None:
+    """``/`` and the home folder hold a user's own files: never a site's folder."""
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, OSError):  # no home folder known
+        home = Path(path.anchor)
+    if path == Path(path.anchor) or path == home or path in home.parents:
+        raise PdxError(f"cannot publish into {path}: it is {'the home folder' if path == home else 'a system folder'}",
+                       "give a folder of its own, such as ./site")
+
+
+def _lock(folder: Path) -> int | None:
+    """Hold ``folder`` for this publish (a lock on the folder itself: no file is added); None where
+    the platform has no such locks."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise PdxError(f"cannot publish into {folder}: another pdx publish is writing there",
+                       "wait for it to finish, then publish again") from None
+    except OSError:  # a file system without locks (some network mounts): publish unlocked
+        os.close(fd)
+        return None
+    return fd

@@ -63,7 +63,8 @@ def _figures(hw: dict, mdl: ModelInfo, threads: int):
 
 
 def add_run(registry: Registry, hw: dict, mdl: ModelInfo, backend: str, when: datetime, rng: random.Random,
-            tests=TESTS, repetitions: int = 5, tags=(), threads: int = 8, speed: float = 1.0) -> str:
+            tests=TESTS, repetitions: int = 5, tags=(), threads: int = 8, speed: float = 1.0,
+            options: dict | None = None, command: str = "pdx bench") -> str:
     """One complete run; ``speed`` scales every rate of a machine without ceilings."""
     run_id = uuid.uuid4().hex
     judged, basis = _figures(hw, mdl, threads)
@@ -71,7 +72,7 @@ def add_run(registry: Registry, hw: dict, mdl: ModelInfo, backend: str, when: da
         id=run_id, backend=backend, engine=EngineInfo("llama.cpp", "b1", "0c1e570", {"threads": threads}),
         model=mdl, hardware=hw, environment=ENVIRONMENT, environment_id="env-bench",
         workload={"tests": [t.name for t in tests], "repetitions": repetitions, "warmup": 1, "seed": 42},
-        threads=threads, options={}, command="pdx bench", pdx_version="0.1.0", tags=list(tags), created_at=when,
+        threads=threads, options=options or {}, command=command, pdx_version="0.1.0", tags=list(tags), created_at=when,
         ceiling_basis=basis))
     share = rng.uniform(0.4, 0.8)
     for ordinal, test in enumerate(tests):

@@ -35,7 +35,9 @@ def build_cli() -> click.Group:
 
 
 def fail(message: str, code: int = 2) -> None:
-    click.echo(f"pdx: error: {message}", err=True)
+    from pdx.secrets import scrub_text  # a message that quotes a URL or a flag shows no secret
+
+    click.echo(f"pdx: error: {scrub_text(message)}", err=True)
     sys.exit(code)
 
 

@@ -15,7 +15,6 @@ import shlex
 import time
 from pathlib import Path
 from typing import ClassVar, Iterator, Mapping
-from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
@@ -23,6 +22,7 @@ from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
 from pdx.paths import data_dir
+from pdx.secrets import is_secret_name, scrub_text, secret_values
 from pdx.serving import prometheus
 from pdx.serving.managed import ManagedServer, free_port
 from pdx.serving.openai import CompletionsClient, OpenAICompletions, auth_headers
@@ -42,12 +42,8 @@ SERVER_OPTIONS = {
 
 
 def public_url(url: str) -> str:
-    """A URL without any user:password part, for storing and showing."""
-    parts = urlsplit(url)
-    if parts.password or parts.username:
-        host = parts.hostname + (f":{parts.port}" if parts.port else "")
-        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    return url
+    """A URL without any user:password part (or secret query value), for storing and showing."""
+    return scrub_text(url)
 
 
 def _number(options: Mapping[str, str], key: str, default: float) -> float:
@@ -199,11 +195,12 @@ class ServerBackend(Backend):
             command = self.server_command(model, port) + self.server_args
             env = self.server_env()
             self.server = ManagedServer(self.server_name, command, port, log, env,
-                                        self.startup_timeout, secrets=[self.config.api_key or ""])
+                                        self.startup_timeout,
+                                        secrets=[self.config.api_key or "", *secret_values(self.server_args)])
             self.server.start()
             self.url = self.server.url
             # What pdx set in the server's environment (never a secret): part of what was measured.
-            added = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v and "KEY" not in k}
+            added = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v and not is_secret_name(k)}
             settings |= {"managed": True, "server_args": shlex.join(self.server_args), "env": added}
             details |= {"server_log": str(log), "server_command": shlex.join(command)}
         seen: dict = {}
