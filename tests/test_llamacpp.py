@@ -217,3 +217,40 @@ def test_llama_server_through_the_serving_client(registry_url, tmp_path):
     (sweep,) = json.loads(result.stdout)
     assert [t["stats"]["completed"] for t in sweep["tests"]] == [8, 8]
     assert all(r["engine"]["timings"]["predicted_n"] == 16 for t in sweep["tests"] for r in t["requests"])
+
+
+def test_in_process_decodes_the_prompt_streams_ids(tiny_gguf):
+    """What llama_decode receives, token by token, is the prompt stream's: the ids every other backend
+    is fed for the same seed and test (tests/test_prompt_stream.py)."""
+    from pdx.backend import BackendConfig
+    from pdx.models import identify
+    from pdx.plugin_manager import get_backend
+    from pdx.plugins.llamacpp.inprocess import feed
+    from pdx.prompt_stream import PromptStream
+    from pdx.workload import TestSpec
+
+    model = identify(tiny_gguf)
+    backend = get_backend("llamacpp-python")(BackendConfig(threads=1, seed=11))
+    backend.load(model)
+    library, seen = backend.lc, []
+
+    class Capturing:
+        def __getattr__(self, name):
+            return getattr(library, name)
+
+        def llama_decode(self, ctx, batch):
+            seen.append([(batch.token[i], batch.pos[i], batch.seq_id[i][0], bool(batch.logits[i]))
+                         for i in range(batch.n_tokens)])
+            return library.llama_decode(ctx, batch)
+
+    backend.lc = Capturing()
+    test = TestSpec(8, 3, 16, batch=2)
+    try:
+        (sample,) = backend.run(test, 1, 1)
+    finally:
+        backend.close()
+    stream, expected = PromptStream(11, model.n_vocab), []
+    for _ in range(2):  # the warm-up, then the repetition: each in one batch per part, one per step
+        plan = feed(test, stream.next(test))
+        expected += [plan.depth, plan.prompt, *plan.steps]
+    assert seen == expected and (sample.n_prompt, sample.n_gen) == (16, 6)

@@ -231,3 +231,28 @@ def test_offline_backend_leaves_the_environment_as_it_found_it(tiny_hf):
     finally:
         backend.close()
     assert {k: os.environ.get(k) for k in keys} == before
+
+
+def test_offline_engine_is_given_the_prompt_streams_ids(tiny_hf):
+    """What vLLM's engine is given (add_request's token ids) is the prompt stream's: the ids every other
+    backend is fed for the same seed and test (tests/test_prompt_stream.py)."""
+    from pdx.backend import BackendConfig
+    from pdx.models import identify
+    from pdx.plugin_manager import get_backend
+    from pdx.prompt_stream import PromptStream
+    from pdx.workload import TestSpec
+
+    model = identify(tiny_hf)
+    backend = get_backend("vllm")(BackendConfig(threads=1, seed=11, options={"engine_args": json.dumps(ENGINE_ARGS)}))
+    backend.load(model)
+    engine, given = backend.llm.llm_engine, []
+    add = engine.add_request
+    engine.add_request = lambda request_id, prompt, *rest, **kw: (given.append(list(prompt["prompt_token_ids"])),
+                                                                   add(request_id, prompt, *rest, **kw))[1]
+    test = TestSpec(8, 0, 16, batch=2)
+    try:
+        list(backend.run(test, 1, 0))
+    finally:
+        backend.close()
+    prompts = PromptStream(11, model.n_vocab).next(test)
+    assert given == [prompts.depth, prompts.sent(0), prompts.sent(1)]
