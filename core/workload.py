@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from pdx.errors import WorkloadError
+from pdx.prompt_stream import VERSION as PROMPT_STREAM_VERSION
 
 _NAME = re.compile(
     r"^(?:pp(?P<pp>\d+))?(?:\+)?(?:tg(?P<tg>\d+))?(?:@d(?P<depth>\d+))?(?:/b(?P<batch>\d+))?$"
@@ -192,6 +193,9 @@ class Workload:
             "repetitions": self.repetitions,
             "warmup": self.warmup,
             "seed": self.seed,
+            # the version of the prompt stream the seed was drawn from (pdx.prompt_stream): the same seed
+            # and version give every engine the same token ids
+            "prompts": PROMPT_STREAM_VERSION,
         }
         if self.target_ci is not None:
             data |= {"target_ci": self.target_ci, "max_repetitions": self.max_repetitions}

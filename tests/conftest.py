@@ -135,6 +135,20 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *needles: str) ->
     return line
 
 
+def timed_or_burst(test: dict) -> bool:
+    """Whether a stored server test was timed (True), or refused only because the server streamed its
+    tokens in one burst (False): a server or client held up by other work on the machine can send or
+    read every token at once, and pdx rightly refuses to time that. Either way every request it stored
+    must be whole, exactly the tokens asked for."""
+    requests = test["requests"]
+    assert requests and all(r["status"] == "ok" and r["n_gen"] == r["max_tokens"] for r in requests), \
+        test["error"] or [r["error"] for r in requests]
+    if test["status"] == "ok":
+        return True
+    assert test["status"] == "failed" and "\n" not in test["error"], test["error"]
+    return False
+
+
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory) -> Path:
     from pdx.synth import get_shape, write_gguf

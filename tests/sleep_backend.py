@@ -1,5 +1,6 @@
 """A backend whose engine is ``time.sleep``: a known cost per token, a work counter,
-and switches that break one rule of the backend contract each.
+and switches that break one rule of the backend contract each (or, ``burst*``, act as a server
+that streams every token of a decode test at once, as a busy one can).
 
 A test double of a *backend*, not of an engine: the contract suite's own tests
 need backends that break its rules on purpose, to show each check fails when
@@ -15,6 +16,7 @@ from typing import Iterator
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import PdxError
 from pdx.models import ModelInfo, identify
+from pdx.serving.records import RequestRecord, RequestsFailed
 from pdx.workload import TestSpec
 
 TOKEN_S = 0.0002  # what one token costs the "engine"
@@ -31,6 +33,7 @@ class SleepBackend(Backend):
         super().__init__(config)
         self.mode = config.options.get("mode", "")
         self.tokens = 0  # the work counter: tokens "processed"
+        self.bursts = 0  # tests refused as streamed in one burst
         self.model: ModelInfo | None = None
 
     @classmethod
@@ -65,9 +68,19 @@ class SleepBackend(Backend):
         return Sample(ns=ns * 1000 if self.mode == "microseconds" else ns, n_prompt=test.n_prompt * test.batch,
                       n_gen=n_gen)
 
+    def _burst(self, test: TestSpec) -> None:
+        """As a server backend refuses a test whose tokens all arrived at once: the records travel with it."""
+        short = self.mode == "burst-short"
+        records = [RequestRecord(idx=i, n_prompt=test.n_prompt, max_tokens=test.n_gen + 1, first_ns=1000, end_ns=2000,
+                                 events=[(1000, test.n_gen + (0 if short else 1))]) for i in range(test.batch)]
+        raise RequestsFailed(f"{test.name}: every token arrived at once", records)
+
     def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
         if self.model is None:
             raise PdxError("sleep: load() must come before run()")
+        if test.n_gen and (self.mode in ("burst", "burst-short") or (self.mode == "burst-once" and not self.bursts)):
+            self.bursts += 1
+            self._burst(test)
         warmup = 0 if self.mode == "skip-warmup" else warmup
         try:
             for i in range(warmup + repetitions):

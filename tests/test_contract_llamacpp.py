@@ -5,13 +5,13 @@ server backend."""
 from __future__ import annotations
 
 import json
-import statistics
+import math
 
 import pytest
 
 from pdx.testing import BackendContract, count_calls
 
-from conftest import run_pdx
+from conftest import run_pdx, timed_or_burst
 from test_llamacpp import rate
 
 pytestmark = pytest.mark.llamacpp
@@ -98,23 +98,31 @@ class TestOpenAIOnLlamaServer(BackendContract):
 
 def test_openai_backend_measures_llama_server_beside_the_llamacpp_plugin(llama_server, registry_url):
     """The same llama-server measured through its own /completion (llamacpp-server) and through
-    /v1/completions (openai): the same work, so the figures agree, run by run, in one registry."""
+    /v1/completions (openai), in one registry: the same served file and build, and the same work,
+    request by request. How close their rates come is a benchmark (tests/benchmarks/server_paths.py)."""
     runs = {}
-    # Alternating, so drift hits both; a seed each, so no run meets prompts the server has cached.
-    for seed, backend in enumerate(("llamacpp-server", "openai", "llamacpp-server", "openai"), 1):
+    for seed, backend in enumerate(("llamacpp-server", "openai"), 1):  # a seed each: no cached prompts
         result = run_pdx("bench", "--backend", backend, "--url", llama_server.url, "-p", "64", "-n", "32",
-                         "-r", "3", "--seed", str(seed), "--registry", registry_url, "--json")
-        (run,) = json.loads(result.stdout)
-        assert result.returncode == 0, [t["error"] for t in run["tests"]]
-        runs.setdefault(backend, []).append(run)
+                         "-r", "2", "--seed", str(seed), "--registry", registry_url, "--json")
+        (runs[backend],) = json.loads(result.stdout)
+        assert result.returncode in (0, 1), result.stderr
     own, generic = runs["llamacpp-server"], runs["openai"]
-    assert own[0]["model"]["sha256"] == generic[0]["model"]["sha256"]  # the served file, identified by both
-    assert generic[0]["engine"]["version"] == own[0]["engine"]["version"]  # asked of the server: its build
-    for name in ("pp64", "tg32"):
-        mine = statistics.median(rate(r, name) for r in own)
-        theirs = statistics.median(rate(r, name) for r in generic)
-        print(f"{name}: llamacpp-server {mine:.1f} t/s, openai {theirs:.1f} t/s ({theirs / mine:.2f}x)")
-        assert 0.7 <= theirs / mine <= 1.4, f"{name}: openai / llamacpp-server = {theirs / mine:.2f}"
+    assert own["model"]["sha256"] == generic["model"]["sha256"]  # the served file, identified by both
+    assert generic["engine"]["version"] == own["engine"]["version"]  # asked of the server: its build
+    for run in (own, generic):
+        tests = {t["name"]: t for t in run["tests"]}
+        assert list(tests) == ["pp64", "tg32"]
+        assert tests["pp64"]["status"] == "ok" and 0 < rate(run, "pp64") < math.inf  # a TTFT cannot come in a burst
+        assert all((r["n_prompt"], r["max_tokens"]) == (64, 1) for r in tests["pp64"]["requests"])
+        assert all((r["n_prompt"], r["max_tokens"]) == (1, 33) for r in tests["tg32"]["requests"])
+        for test in tests.values():
+            if timed_or_burst(test):
+                assert len(test["samples"]) == 2 and 0 < rate(run, test["name"]) < math.inf
+    # llama-server's own counters saw the tokens pdx counted, sample by sample.
+    for test in own["tests"]:
+        for sample in test["samples"]:
+            assert sample["engine"]["prompt_tokens"] == sample["n_prompt"] or test["name"] == "tg32"
+            assert sample["engine"]["generation_tokens"] == (1 if test["name"] == "pp64" else 33)
 
 
 def test_a_server_that_has_seen_the_prompts_is_caught(llama_server, registry_url):

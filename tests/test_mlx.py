@@ -193,3 +193,40 @@ def test_mlx_lm_benchmark_output_imports_beside_pdx_run(registry_url, tiny_hf, t
     assert imported["model"]["sha256"] == measured["model"]["sha256"]
     assert [t["name"] for t in imported["tests"]] == [t["name"] for t in measured["tests"]] == ["pp64+tg16"]
     assert measured["tests"][0]["stats"]["prompt_rate"]["mean"] > 0
+
+
+def test_the_model_is_fed_the_prompt_streams_ids(tiny_hf):
+    """What the MLX model is called with, array by array, is the prompt stream's: the ids every other
+    backend is fed for the same seed and test (tests/test_prompt_stream.py)."""
+    from pdx.backend import BackendConfig
+    from pdx.models import identify
+    from pdx.plugin_manager import get_backend
+    from pdx.prompt_stream import PromptStream
+    from pdx.workload import TestSpec
+
+    model = identify(tiny_hf)
+    backend = get_backend("mlx")(BackendConfig(threads=1, seed=11))
+    backend.load(model)
+    measure, fed = backend.measure, []
+    real = measure.model
+
+    def capturing(tokens, cache=None):
+        fed.append(tokens.tolist())
+        return real(tokens, cache=cache)
+
+    measure.model = capturing
+    stream = PromptStream(11, model.n_vocab)
+    try:
+        for test in (TestSpec(8, 3, 16, batch=2), TestSpec(0, 3, 16, batch=2)):
+            fed.clear()
+            measure.once(test)
+            prompts = stream.next(test)
+            # The depth (one prefill_step_size chunk here); a prompt but its last token, then its last; or a
+            # tg's first token; then the decode steps, fed back their argmax (the model's own ids).
+            timed = [[p[:-1] for p in prompts.prompts], [p[-1:] for p in prompts.prompts]] if test.n_prompt else \
+                [[d[:1] for d in prompts.decode]]
+            assert fed[:1 + len(timed)] == [[prompts.depth] * 2] + timed, test.name
+            steps = fed[1 + len(timed):]
+            assert len(steps) == (3 if test.n_prompt else 2) and all(len(s) == 2 and len(s[0]) == 1 for s in steps)
+    finally:
+        backend.close()

@@ -25,15 +25,18 @@ def serve(fake_server, registry_url, *args, model="fake"):
 
 def test_sweep_through_the_cli_stores_every_request(fake_server, registry_url):
     run, result = serve(fake_server, registry_url, "--scenario", "sweep", "-c", "1,4", "-p", "8", "-n", "6",
-                        "--num-requests", "8", "--slo", "ttft=1s,tpot=100ms", "--percentiles", "50,99.9")
+                        "--num-requests", "8", "--slo", "ttft=60s,tpot=10s", "--percentiles", "50,99.9")
     assert result.returncode == 0 and run["status"] == "complete"
     assert [t["name"] for t in run["tests"]] == ["c1:p8+g6:n8", "c4:p8+g6:n8"]
     for test in run["tests"]:
         assert len(test["requests"]) == 8 and all(r["n_gen"] == 6 and r["status"] == "ok" for r in test["requests"])
         stats = test["stats"]
+        # An SLO no request of a 50 ms server misses, however busy the machine.
         assert stats["completed"] == 8 and stats["good_requests"] == 8 and "p99.9" in stats["ttft_ms"]
-        assert test["spec"]["slo"] == {"ttft": 1000.0, "tpot": 100.0}
-    assert run["tests"][1]["stats"]["request_throughput"] > run["tests"][0]["stats"]["request_throughput"]
+        assert test["spec"]["slo"] == {"ttft": 60000.0, "tpot": 10000.0}
+        # It ran at its concurrency (how throughput grows with it is a figure, not a test).
+        spans = [(r["send_ns"], r["send_ns"] + r["end_ns"]) for r in test["requests"]]
+        assert max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans) == test["spec"]["concurrency"]
     text = run_pdx("show", run["id"], "--registry", registry_url).stdout
     assert "TTFT p50" in text and "c4:p8+g6:n8" in text and "concurrency sweep" in text
 
@@ -53,9 +56,14 @@ def test_pp_tg_over_http_are_server_figures(fake_server, registry_url):
     assert result.returncode == 0, result.stderr
     (run,) = json.loads(result.stdout)
     tests = {t["name"]: t for t in run["tests"]}
-    # The test server sends the first token after 50 ms and the rest 10 ms apart.
-    assert tests["pp16"]["stats"]["rate"]["mean"] == pytest.approx(16 / 0.05, rel=0.3)
-    assert tests["tg4"]["stats"]["rate"]["mean"] == pytest.approx(100, rel=0.3)
+    # pp is the time to the first token, tg first token to last, each sample from its own request; the test
+    # server sends the first token 50 ms after the request at the soonest.
+    for name in ("pp16", "tg4"):
+        requests = {r["sample_idx"]: r for r in tests[name]["requests"]}
+        for k, sample in enumerate(tests[name]["samples"]):
+            events = requests[k]["events"]
+            assert requests[k]["first_ns"] >= 49e6 and sample["ns"] > 0  # 1 ms: the kernel stamps converted
+            assert sample["ns"] == (requests[k]["first_ns"] if name == "pp16" else events[-1][0] - events[0][0])
     assert len(tests["tg4/b2"]["requests"]) == 4 and tests["tg4/b2"]["samples"][0]["n_gen"] == 8
     assert tests["pp16"]["stats"]["serving"]["ttft_ms"]["n"] == 2
     assert run["engine"]["settings"] == {"mode": "server", "url": fake_server}

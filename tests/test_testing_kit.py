@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,8 @@ def test_a_backend_that_keeps_the_contract_passes_every_check(tmp_path, counted)
 @pytest.mark.parametrize("mode, check, counted, message", [
     ("yield-warmup", checks.check_warmup, True, "a warm-up run was yielded as a sample"),
     ("skip-warmup", checks.check_warmup, True, "a warm-up run was yielded as a sample"),
-    ("skip-warmup", checks.check_warmup, False, "warm-up skipped or counted"),
     ("ignore-depth", checks.check_depth, True, "filling the depth takes 64 tokens"),
-    ("time-depth", checks.check_depth, False, "before the clock starts"),
+    ("burst-short", checks.check_exact_tokens, True, "tg16, request 0: 16 tokens received of 17 asked for"),
     ("extra-token", checks.check_exact_tokens, False, r"1 generated tokens, the test needs 32 \+ 0"),
     ("microseconds", checks.check_exact_tokens, False, "Sample.ns is nanoseconds"),
     ("nan", checks.check_exact_tokens, False, "cannot be stored"),
@@ -45,6 +45,40 @@ def test_each_check_catches_the_mistake_it_is_for(tmp_path, mode, check, counted
     try:
         with pytest.raises(AssertionError, match=message):
             check(h)
+    finally:
+        h.close()
+
+
+@pytest.mark.parametrize("mode, check, counted, message", [
+    ("skip-warmup", checks.check_warmup, False, "warm-up skipped or counted"),
+    ("time-depth", checks.check_depth, False, "before the clock starts"),
+    ("time-depth", checks.check_depth, True, "before the clock starts"),
+])
+def test_what_only_the_clock_suggests_is_a_warning(tmp_path, mode, check, counted, message):
+    """A busy machine can make a correct backend look like these: the clock never fails a check."""
+    h = harness(tmp_path, mode, counted)
+    try:
+        with pytest.warns(checks.ContractWarning, match=message):
+            check(h)
+    finally:
+        h.close()
+
+
+def test_a_server_streaming_in_one_burst_is_asked_again_then_its_refusal_checked(tmp_path):
+    h = harness(tmp_path, "burst-once")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", checks.ContractWarning)
+            checks.check_exact_tokens(h)  # the first tg refused, asked again: samples checked as usual
+        assert h.backend.bursts == 1
+    finally:
+        h.close()
+    h = harness(tmp_path, "burst")
+    try:
+        with pytest.warns(checks.ContractWarning, match="sent every token at once in 3 tries"):
+            checks.check_exact_tokens(h)
+            checks.check_warmup(h)
+        assert h.backend.bursts == 4 * 3 + 2 * 3  # tg, pp+tg, tg/b2, pp+tg/b2, then the warm-up check's two tg
     finally:
         h.close()
 

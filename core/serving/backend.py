@@ -22,6 +22,7 @@ from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
 from pdx.paths import data_dir
+from pdx.prompt_stream import PromptStream
 from pdx.secrets import is_secret_name, scrub_text, secret_values
 from pdx.serving import prometheus
 from pdx.serving.managed import ManagedServer, free_port
@@ -180,7 +181,7 @@ class ServerBackend(Backend):
         self.server: ManagedServer | None = None
         self.url = options.get("url")
         self.client: CompletionsClient | None = None
-        self.prompts = PromptMaker(config.seed)
+        self.prompts = PromptStream(config.seed)
         self._test_info: dict = {}
 
     def load(self, model: ModelInfo) -> EngineInfo:
@@ -208,7 +209,7 @@ class ServerBackend(Backend):
         name = self.config.options.get("model_name") or (models[0]["id"] if models else model.name)
         self.client = CompletionsClient(self.url, name, self.config.api_key, self.request_timeout,
                                         dict(self.extra_body), self.dialect)
-        self.prompts = PromptMaker(self.config.seed, model.n_vocab or None)
+        self.prompts = PromptStream(self.config.seed, model.n_vocab or None)
         details["served_model"] = name
         version = self.server_version()
         if version is None:  # a server given by URL: ask it
@@ -234,9 +235,8 @@ class ServerBackend(Backend):
 
     def _one(self, test) -> tuple[Sample, str | None]:
         if test.kind == "serve":
-            return scenario_sample(self.client, test, self.prompts)
-        prefix = self.prompts.tokens(test.depth) if test.depth else []
-        return matrix_sample(self.client, test, self.prompts, prefix), None
+            return scenario_sample(self.client, test, PromptMaker(self.prompts, test.name))
+        return matrix_sample(self.client, test, self.prompts.next(test)), None
 
     def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
         if self.client is None:

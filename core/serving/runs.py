@@ -12,6 +12,7 @@ hit counter where it has one); ``pp+tg`` times both in one request.
 from __future__ import annotations
 
 from pdx.backend import Sample
+from pdx.prompt_stream import Prompts
 from pdx.serving.load import Planned, closed_loop, for_duration, open_loop, run_load
 from pdx.serving.openai import CompletionsClient
 from pdx.serving.prompts import PromptMaker
@@ -27,17 +28,22 @@ def check_records(records: list, name: str) -> None:
         raise RequestsFailed(f"{name}: {summary}", records)
 
 
-def matrix_requests(test: TestSpec, prompts: PromptMaker, prefix: list[int]) -> list[Planned]:
-    """The ``test.batch`` requests of one pp/tg sample, sent together after ``prefix`` is cached."""
-    n_new = test.n_prompt or 1  # tg: one fresh token after the depth
+def matrix_requests(test: TestSpec, prompts: Prompts) -> list[Planned]:
+    """The ``test.batch`` requests of one pp/tg sample, sent together once the depth is cached: each
+    the depth, then its prompt (tg: the one fresh token its decode starts from)."""
     max_tokens = 1 if test.kind == "pp" else test.n_gen + 1
-    return [Planned(prefix + prompts.tokens(n_new), max_tokens, test.kind) for _ in range(test.batch)]
+    return [Planned(prompts.sent(s), max_tokens, test.kind) for s in range(test.batch)]
 
 
-def matrix_sample(client: CompletionsClient, test: TestSpec, prompts: PromptMaker, prefix: list[int]) -> Sample:
-    if prefix:  # fill the cache with the depth, untimed
-        check_records(run_load(client, iter([Planned(prefix, 1, "depth")])).records, test.name)
-    result = run_load(client, iter(matrix_requests(test, prompts, prefix)), max_concurrency=test.batch)
+def depth_request(prompts: Prompts) -> Planned | None:
+    """The untimed request that puts the depth in the server's prefix cache (None at depth 0)."""
+    return Planned(prompts.depth, 1, "depth") if prompts.depth else None
+
+
+def matrix_sample(client: CompletionsClient, test: TestSpec, prompts: Prompts) -> Sample:
+    if (fill := depth_request(prompts)) is not None:
+        check_records(run_load(client, iter([fill])).records, test.name)
+    result = run_load(client, iter(matrix_requests(test, prompts)), max_concurrency=test.batch)
     check_records(result.records, test.name)
     return sample_from_records(test, result.records)
 
@@ -70,18 +76,18 @@ def _plan(spec: ServeSpec, prompts: PromptMaker) -> tuple[list, list[Planned], i
         # Injected once every stream is decoding: a quarter of their tokens in.
         intruder = Planned(prompts.tokens(spec.inject), 1, "intruder", after_tokens=max(2, spec.n_gen // 4))
         return steady + [intruder], warmup, None
-    source = prompts.stream(spec.n_prompt) if spec.n_requests is None else prompts.many(spec.n_requests,
-                                                                                         spec.n_prompt)
+    prefix: list[int] = []
     if spec.scenario == "cache-warm":
         prefix = prompts.tokens(spec.prefix)
-        warmup = [Planned(prefix + prompts.tokens(spec.n_prompt - spec.prefix), spec.n_gen, "warmup")]
-        source = (prefix + p[spec.prefix:] for p in source)
+        warmup = [Planned(prompts.tokens(spec.n_prompt, prefix), spec.n_gen, "warmup")]
+    source = (prompts.stream(spec.n_prompt, prefix) if spec.n_requests is None
+              else prompts.many(spec.n_requests, spec.n_prompt, prefix))
     if spec.scenario.startswith("cache"):
         role = spec.scenario.split("-")[1]
         plan = closed_loop(source, spec.n_gen, role)
         return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, 1
     if spec.rate is not None:
-        return open_loop(source, spec.n_gen, spec.rate, spec.burstiness, prompts.rng.randrange(2**31),
+        return open_loop(source, spec.n_gen, spec.rate, spec.burstiness, prompts.seed(),
                          duration_s=spec.duration_s), warmup, spec.max_concurrency
     plan = closed_loop(source, spec.n_gen)
     return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, spec.concurrency

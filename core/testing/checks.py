@@ -3,10 +3,19 @@
 Each check takes a :class:`~pdx.testing.target.Harness` and raises
 ``AssertionError`` with what was wrong and what the rule is. The checks are
 built to fail on the mistakes backends make: a warm-up yielded as a sample
-or skipped (work counted at every yield), a depth filled inside the clock (a
-test at depth must be far quicker than prefilling the whole), times in the
-wrong unit (samples cannot add up to more than the run took), errors that
-are tracebacks or paragraphs, a Ctrl-C swallowed or leaving a process behind.
+or skipped, a depth that never reaches the engine (both counted exactly by a
+work counter), times in the wrong unit (samples cannot add up to more than
+the run took), errors that are tracebacks or paragraphs, a Ctrl-C swallowed
+or leaving a process behind.
+
+No check fails on how fast anything ran: the suite must hold on a busy
+machine and on a slow server. What only the clock can suggest (a warm-up
+skipped by a backend without a work counter, a depth filled inside the clock)
+is a :class:`ContractWarning` naming the figures. A server that streams a
+test's tokens in one burst (no decode time can be measured) is asked again;
+if it keeps doing so, the refusal must still be a one-line error whose
+request records hold exactly the tokens asked for, and the sample checks of
+that test become a warning.
 """
 
 from __future__ import annotations
@@ -23,15 +32,18 @@ from pdx.errors import PdxError
 from pdx.runner import check_sample
 from pdx.testing import processes
 from pdx.testing.interrupt import interrupt_during
-from pdx.testing.target import Harness, RunResult, truncated
+from pdx.testing.target import BURST_TRIES, Harness, RunResult, truncated
 from pdx.workload import TestSpec
 
-# A test at depth D must take under this fraction of prefilling D + n tokens: an untimed fill makes it
-# a fraction (0.4-0.6 for llama.cpp's tiny model on 2 cores, where per-step costs grow with the cache),
-# a timed one at least the whole. Quickest samples compared: noise only adds time.
+# Clues, never failures (a busy machine can defeat either): a test at depth D taking more than this
+# fraction of prefilling D + n tokens suggests a fill inside the clock (an untimed fill makes it 0.4-0.6
+# for llama.cpp's tiny model on 2 cores); without a work counter, a first sample arriving sooner than this
+# fraction of the quickest sample per warm-up run suggests warm-up skipped.
 DEPTH_RATIO = 0.8
-# Without a work counter, each warm-up run must have taken at least this fraction of the quickest sample.
 WARMUP_FLOOR = 0.5
+# Repetitions of the run a Ctrl-C lands in: so many that no machine finishes them in the half
+# repetition the interrupt waits.
+CANCEL_REPETITIONS = 100
 
 
 class ContractWarning(UserWarning):
@@ -78,7 +90,24 @@ def check_request(test, record) -> None:
     assert record.end_ns is not None and record.end_ns >= times[-1], f"{where}: the stream ended before its last token"
 
 
+def check_refusal(test, result: RunResult) -> None:
+    """A test the server kept streaming in one burst: the refusal is one line and every request it
+    hands on is whole, exactly the tokens asked for. A warning says the sample checks were not made."""
+    one_line_error(result.burst, f"{test.name} (tokens streamed in one burst)")
+    records = result.burst.requests
+    assert len(records) == test.batch, f"{test.name}: the refusal holds {len(records)} requests, not {test.batch}"
+    for record in records:
+        check_request(test, record)
+        assert record.n_gen == record.max_tokens, (f"{test.name}, request {record.idx}: {record.n_gen} tokens "
+                                                   f"received of {record.max_tokens} asked for")
+    warnings.warn(f"{test.name}: the server sent every token at once in {BURST_TRIES} tries ({result.burst}); "
+                  "its token counts were checked, its sample times were not", ContractWarning, stacklevel=3)
+
+
 def check_samples(test, result: RunResult, repetitions: int) -> None:
+    if result.burst is not None:
+        check_refusal(test, result)
+        return
     samples = result.samples
     assert len(samples) == repetitions, f"{test.name}: run() yielded {len(samples)} samples for {repetitions} repetitions"
     for i, sample in enumerate(samples):
@@ -147,6 +176,8 @@ def check_warmup(h: Harness, warmup: int = 2, repetitions: int = 2) -> None:
     check_samples(test, one, 1)
     result = h.run(test, repetitions, warmup)
     check_samples(test, result, repetitions)
+    if one.burst is not None or result.burst is not None:
+        return
     if one.work is not None:
         unit = one.work
         assert unit > 0, "the work counter did not move during a repetition; it counts nothing this backend does"
@@ -160,8 +191,10 @@ def check_warmup(h: Harness, warmup: int = 2, repetitions: int = 2) -> None:
         return
     first_at, first = result.at_yield[0][0], result.samples[0].ns
     floor = first + warmup * WARMUP_FLOOR * min(s.ns for s in result.samples)
-    assert first_at >= floor, (f"the first sample arrived {first_at / 1e6:.2f} ms after run() began, yet it and "
-                               f"{warmup} warm-up runs take at least {floor / 1e6:.2f} ms: warm-up skipped or counted")
+    if first_at < floor:
+        warnings.warn(f"the first sample arrived {first_at / 1e6:.2f} ms after run() began, yet it and {warmup} "
+                      f"warm-up runs seem to take {floor / 1e6:.2f} ms: warm-up skipped or counted? (the clock "
+                      "cannot tell on a busy machine; a work counter checks it exactly)", ContractWarning, stacklevel=2)
 
 
 def check_depth(h: Harness) -> None:
@@ -172,9 +205,12 @@ def check_depth(h: Harness) -> None:
     runs = {t: h.run(t, p.repetitions, 1) for t in (shallow, deep, whole)}
     for test, result in runs.items():
         check_samples(test, result, p.repetitions)
-    fast, slow = (min(s.ns for s in runs[t].samples) for t in (deep, whole))
-    assert fast < DEPTH_RATIO * slow, (f"{deep.name} took {fast / 1e6:.2f} ms and {whole.name} {slow / 1e6:.2f} ms: "
-                                       "the depth must sit in the KV cache before the clock starts")
+    timed = all(runs[t].samples for t in (deep, whole))
+    fast, slow = (min(s.ns for s in runs[t].samples) if timed else 0 for t in (deep, whole))
+    if timed and fast >= DEPTH_RATIO * slow:
+        warnings.warn(f"{deep.name} took {fast / 1e6:.2f} ms and {whole.name} {slow / 1e6:.2f} ms: is the depth "
+                      "filled inside the clock? It must sit in the KV cache before the clock starts (the clock "
+                      "cannot tell on a busy machine; the engine's own counts can)", ContractWarning, stacklevel=2)
     if runs[deep].work is not None:
         extra = (runs[deep].work - runs[shallow].work) / (p.repetitions + 1)
         assert extra >= p.depth, (f"{deep.name} did {extra:.0f} units of work more than {shallow.name} per "
@@ -242,8 +278,9 @@ def check_cancel_and_close(h: Harness, grace_s: float = 10.0) -> None:
     p = h.params
     test = TestSpec(0, p.cancel_gen)
     one = h.run(test, 1, 0)
-    fired, raised = interrupt_during(lambda: h.backend.run(test, 5, 0), after_s=one.wall_ns / 2e9)
-    assert fired, f"five repetitions of {test.name} ended before half of one had passed: no interrupt was sent"
+    fired, raised = interrupt_during(lambda: h.backend.run(test, CANCEL_REPETITIONS, 0), after_s=one.wall_ns / 2e9)
+    assert fired, (f"{CANCEL_REPETITIONS} repetitions of {test.name} ended before half of one had passed: "
+                   "no interrupt was sent")
     assert raised, "Ctrl-C in the middle of run() did not reach its caller: the backend swallowed KeyboardInterrupt"
     now = processes.snapshot()
     if now is not None and h.loaded is not None:

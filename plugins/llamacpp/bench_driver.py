@@ -73,7 +73,8 @@ class LlamaBench(Backend):
             version=f"b{number}" if number is not None else None,
             commit=commit,
             settings=self.settings.to_dict() | {"mode": "llama-bench"},
-            details={"llama_bench": str(self.binary)},
+            # llama-bench takes no token ids: it draws its own (speed does not depend on them).
+            details={"llama_bench": str(self.binary), "prompts": "llama-bench's own"},
         )
 
     def unsupported(self, test: TestSpec) -> str | None:

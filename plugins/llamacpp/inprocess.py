@@ -1,10 +1,12 @@
 """``llamacpp-python``: llama.cpp in-process through llama-cpp-python's
 low-level API, with llama-bench's semantics.
 
-pp N: decode N random prompt tokens per sequence in ``n_batch`` chunks, timed
+pp N: decode the N prompt tokens of each sequence in ``n_batch`` chunks, timed
 until ``llama_synchronize`` returns after the last chunk. tg N: N steps of one
 token per sequence, each synchronised. Depth: that many tokens per sequence
-decoded first, untimed, after the KV cache is cleared. Unlike llama-bench this
+decoded first, untimed, after the KV cache is cleared. Every id comes from
+:mod:`pdx.prompt_stream`; like llama-bench, each decode step is fed the
+stream's next id, not the token the step before produced. Unlike llama-bench this
 path also runs several sequences at once (``/bN`` tests) and times the two
 phases of a pp+tg test apart.
 """
@@ -14,8 +16,8 @@ from __future__ import annotations
 import atexit
 import collections
 import ctypes
-import random
 import sys
+from dataclasses import dataclass
 import time
 from typing import Iterator, Mapping
 
@@ -25,6 +27,7 @@ from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, bindings_lib_dir
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
+from pdx.prompt_stream import Prompts, PromptStream
 from pdx.workload import TestSpec
 
 _FLASH = {"auto": -1, "off": 0, "on": 1}
@@ -66,6 +69,31 @@ def _quiet_logs(lc) -> None:
         lc.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
 
+Item = tuple[int, int, int, bool]  # one token of a llama_batch: (id, position, sequence, logits wanted)
+
+
+@dataclass(frozen=True)
+class Feed:
+    """What one repetition hands llama_decode: the depth (untimed), the prompt, then one batch per step."""
+
+    depth: list[Item]
+    prompt: list[Item]
+    steps: list[list[Item]]
+
+
+def _items(rows: list[list[int]], start: int) -> list[Item]:
+    """Row ``s`` holds sequence s's ids, placed from position ``start``; logits for each row's last."""
+    return [(token, start + i, seq, i == len(row) - 1) for seq, row in enumerate(rows) for i, token in enumerate(row)]
+
+
+def feed(test: TestSpec, prompts: Prompts) -> Feed:
+    start = test.depth + test.n_prompt
+    steps = [[(token, start + step, seq, True) for seq, token in enumerate(tokens)]
+             for step, tokens in enumerate(zip(*prompts.decode))]
+    return Feed(_items([prompts.depth] * test.batch if test.depth else [], 0),
+                _items(prompts.prompts if test.n_prompt else [], test.depth), steps)
+
+
 def _last_log() -> str:
     lines = [line for line in _log_lines if line.strip()]
     return lines[-1].strip() if lines else "no detail from llama.cpp"
@@ -94,7 +122,7 @@ class LlamaPython(Backend):
         self.lc = None
         self.model = None
         self._info: dict = {}
-        self._rng = random.Random(config.seed)
+        self.prompts = PromptStream(config.seed)
 
     def load(self, model: ModelInfo) -> EngineInfo:
         lib_dir, build = bindings_lib_dir()
@@ -107,7 +135,8 @@ class LlamaPython(Backend):
         self.model = lc.llama_model_load_from_file(model.path.encode(), params)
         if not self.model:
             raise ModelError(f"llama.cpp could not load {model.path}: {_last_log()}")
-        self.n_vocab = lc.llama_vocab_n_tokens(lc.llama_model_get_vocab(self.model))
+        n_vocab = lc.llama_vocab_n_tokens(lc.llama_model_get_vocab(self.model))
+        self.prompts = PromptStream(self.config.seed, min(model.n_vocab or n_vocab, n_vocab))
         bindings = installed_version("llama_cpp_python") or lc.__version__
         return EngineInfo(
             engine=self.engine,
@@ -155,31 +184,25 @@ class LlamaPython(Backend):
         if code != 0:
             raise PdxError(f"llama_decode failed with code {code}: {_last_log()}")
 
-    def _prefill(self, ctx, batch, n_batch: int, n_seqs: int, start: int, n_tokens: int) -> None:
-        """Decode ``n_tokens`` random tokens for every sequence from position ``start``."""
-        items = [
-            (self._rng.randrange(self.n_vocab), start + i, seq, i == n_tokens - 1)
-            for seq in range(n_seqs)
-            for i in range(n_tokens)
-        ]
+    def _prefill(self, ctx, batch, n_batch: int, items: list[Item]) -> None:
+        """Decode ``items`` in chunks of ``n_batch`` and wait for the last."""
         for first in range(0, len(items), n_batch):
             self._decode(ctx, batch, items[first:first + n_batch])
         self.lc.llama_synchronize(ctx)
 
     def _once(self, ctx, batch, n_batch: int, test: TestSpec) -> Sample:
         lc = self.lc
+        plan = feed(test, self.prompts.next(test))
         lc.llama_memory_clear(lc.llama_get_memory(ctx), True)
-        if test.depth:
-            self._prefill(ctx, batch, n_batch, test.batch, 0, test.depth)
-        steps = [[self._rng.randrange(self.n_vocab) for _ in range(test.batch)] for _ in range(test.n_gen)]
-        gen_start = test.depth + test.n_prompt
+        if plan.depth:
+            self._prefill(ctx, batch, n_batch, plan.depth)
         lc.llama_perf_context_reset(ctx)
         t0 = time.perf_counter_ns()
-        if test.n_prompt:
-            self._prefill(ctx, batch, n_batch, test.batch, test.depth, test.n_prompt)
+        if plan.prompt:
+            self._prefill(ctx, batch, n_batch, plan.prompt)
         t1 = time.perf_counter_ns()
-        for step, tokens in enumerate(steps):
-            self._decode(ctx, batch, [(tok, gen_start + step, seq, True) for seq, tok in enumerate(tokens)])
+        for items in plan.steps:
+            self._decode(ctx, batch, items)
             lc.llama_synchronize(ctx)
         t2 = time.perf_counter_ns()
         perf = lc.llama_perf_context(ctx)

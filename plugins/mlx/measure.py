@@ -1,7 +1,8 @@
 """pdx's own measurement of an mlx-lm model: the forward passes mlx-lm's
 generate runs, timed to pdx's definitions.
 
-- Depth: ``d`` random tokens per sequence go into a fresh KV cache first,
+- Prompts: the ids of :mod:`pdx.prompt_stream`, as every backend feeds them.
+- Depth: the depth's ids go into a fresh KV cache first, for every sequence,
   untimed, for every repetition (as llama-bench does).
 - pp N: the N new prompt tokens; as in mlx-lm's ``generate_step``, all but
   the last go through the model in ``prefill_step_size`` chunks with only the
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pdx.backend import Sample
+from pdx.prompt_stream import Prompts, PromptStream
 from pdx.workload import TestSpec
 
 
@@ -36,7 +38,18 @@ class Prepared:
 
     cache: list
     prompt: object  # mx.array (batch, n_prompt), or None
-    first: object  # mx.array (batch, 1): the token a tg test starts from
+    first: object  # mx.array (batch, 1): the token a tg test starts from, or None
+
+
+def token_rows(test: TestSpec, prompts: Prompts) -> tuple[np.ndarray | None, ...]:
+    """What the model is fed for one repetition, as (batch, tokens) int32 arrays: the depth, the
+    prompt and the token each sequence's decode starts from (None where the test has none; after a
+    prompt, decode starts from the token the prompt's logits give)."""
+    rows = lambda ids: np.array(ids, dtype=np.int32).reshape(test.batch, -1)  # noqa: E731
+    depth = rows([prompts.depth] * test.batch) if test.depth else None
+    prompt = rows(prompts.prompts) if test.n_prompt else None
+    first = rows([d[:1] for d in prompts.decode]) if test.n_gen else None
+    return depth, prompt, first
 
 
 class Measure:
@@ -45,10 +58,7 @@ class Measure:
 
         self.mx, self.model, self.vocab, self.step = mx, model, vocab, prefill_step_size
         self.make_cache = lambda: make_prompt_cache(model)
-        self.rng = np.random.default_rng(seed)
-
-    def tokens(self, batch: int, count: int):
-        return self.mx.array(self.rng.integers(0, self.vocab, (batch, count), dtype=np.int32))
+        self.prompts = PromptStream(seed, vocab)
 
     def fill(self, cache: list, tokens) -> None:
         """Put ``tokens`` (batch, n) into the cache, chunk by chunk; no logits are evaluated."""
@@ -76,12 +86,12 @@ class Measure:
         return y
 
     def prepare(self, test: TestSpec) -> Prepared:
+        mx = self.mx
+        depth, prompt, first = (None if a is None else mx.array(a) for a in token_rows(test, self.prompts.next(test)))
         cache = self.make_cache()
-        if test.depth:
-            self.fill(cache, self.tokens(test.batch, test.depth))
-        prompt = self.tokens(test.batch, test.n_prompt) if test.n_prompt else None
-        first = self.tokens(test.batch, 1)
-        self.mx.eval([x for x in (prompt, first) if x is not None])
+        if depth is not None:
+            self.fill(cache, depth)
+        mx.eval([x for x in (prompt, first) if x is not None])
         return Prepared(cache, prompt, first)
 
     def once(self, test: TestSpec) -> Sample:

@@ -15,18 +15,27 @@ from __future__ import annotations
 
 import statistics
 
+from pdx.plugins.mlx.measure import token_rows
 from pdx.workload import TestSpec
 
 _KEYS = ("prompt_tps", "generation_tps", "peak_memory", "prompt_tokens", "generation_tokens")
 
 
+def _inputs(measure, test: TestSpec):
+    """The depth and the prompt (a tg test: its first token) of the test's next run, from the prompt stream
+    under a key of their own, so pdx's repetitions keep theirs."""
+    depth, prompt, first = token_rows(test, measure.prompts.next(test, key=f"{test.name}#mlx-lm"))
+    return depth, (prompt if prompt is not None else first)
+
+
 def _stream(measure, tokenizer, test: TestSpec) -> dict:
     from mlx_lm import stream_generate
 
+    depth, prompt = _inputs(measure, test)
     cache = measure.make_cache()
-    if test.depth:
-        measure.fill(cache, measure.tokens(1, test.depth))
-    prompt = measure.tokens(1, test.n_prompt or 1)[0]
+    if depth is not None:
+        measure.fill(cache, measure.mx.array(depth))
+    prompt = measure.mx.array(prompt[0])
     last = None
     for last in stream_generate(measure.model, tokenizer, prompt, max_tokens=test.n_gen or 1, prompt_cache=cache):
         pass
@@ -36,13 +45,14 @@ def _stream(measure, tokenizer, test: TestSpec) -> dict:
 def _batch(measure, tokenizer, test: TestSpec) -> dict:
     from mlx_lm import batch_generate
 
+    depth, prompts = _inputs(measure, test)
     caches = None
-    if test.depth:
+    if depth is not None:
         caches = []
-        for _ in range(test.batch):
+        for row in depth:
             caches.append(measure.make_cache())
-            measure.fill(caches[-1], measure.tokens(1, test.depth))
-    prompts = measure.tokens(test.batch, test.n_prompt or 1).tolist()
+            measure.fill(caches[-1], measure.mx.array(row[None, :]))
+    prompts = prompts.tolist()
     stats = batch_generate(measure.model, tokenizer, prompts, prompt_caches=caches, max_tokens=test.n_gen or 1).stats
     figures = {key: float(getattr(stats, key)) for key in _KEYS}
     return figures | {"prompt_time": stats.prompt_time, "generation_time": stats.generation_time}

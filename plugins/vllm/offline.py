@@ -21,10 +21,10 @@ from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.vllm.locate import availability, engine_env, vllm_version
+from pdx.prompt_stream import PromptStream
 from pdx.serving.load import Planned
-from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestRecord
-from pdx.serving.runs import check_records, matrix_requests, sample_from_records
+from pdx.serving.runs import check_records, depth_request, matrix_requests, sample_from_records
 from pdx.workload import TestSpec
 
 _ENGINE_TIMES = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts", "first_token_latency")
@@ -33,6 +33,11 @@ _ENGINE_TIMES = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts",
 def _reason(exc: BaseException) -> str:
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
     return f"{type(exc).__name__}: {lines[-1] if lines else ''}"[:300]
+
+
+def engine_prompt(request: Planned) -> dict:
+    """What ``LLMEngine.add_request`` is given for a request: its token ids, as the prompt stream made them."""
+    return {"prompt_token_ids": list(request.prompt)}
 
 
 class VllmOffline(Backend):
@@ -57,7 +62,7 @@ class VllmOffline(Backend):
             raise PdxError("-o engine_args: give a JSON object of vllm.LLM keyword arguments")
         self.llm = None
         self._env_set: dict[str, str] = {}
-        self.prompts = PromptMaker(config.seed)
+        self.prompts = PromptStream(config.seed)
         self._ids = itertools.count()
 
     def load(self, model: ModelInfo) -> EngineInfo:
@@ -75,7 +80,7 @@ class VllmOffline(Backend):
             self.llm = LLM(**kwargs)
         except Exception as exc:  # vLLM fails in many ways (config, memory, kernels): one line, the cause
             raise ModelError(f"vLLM could not load {model.path}: {_reason(exc)}") from None
-        self.prompts = PromptMaker(self.config.seed, model.n_vocab or None)
+        self.prompts = PromptStream(self.config.seed, model.n_vocab or None)
         settings = {k: v for k, v in kwargs.items() if k != "model"} | {"mode": "offline"}
         env = {k: os.environ[k] for k in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_ENABLE_V1_MULTIPROCESSING") if k in os.environ}
         return EngineInfo(engine=self.engine, version=vllm_version(), settings=settings | {"env": env})
@@ -104,7 +109,7 @@ class VllmOffline(Backend):
                                    role=request.role)
             request_id = f"pdx-{next(self._ids)}"
             record.send_ns = time.perf_counter_ns() - origin
-            engine.add_request(request_id, {"prompt_token_ids": request.prompt}, params)
+            engine.add_request(request_id, engine_prompt(request), params)
             records[request_id] = record
         try:
             while engine.has_unfinished_requests():
@@ -137,12 +142,12 @@ class VllmOffline(Backend):
         if self.llm is None:
             raise PdxError("vllm: load() must come before run()")
         for i in range(warmup + repetitions):
-            prefix = self.prompts.tokens(test.depth) if test.depth else []
+            prompts = self.prompts.next(test)
             try:
-                if prefix:  # the depth, decoded untimed and kept by the prefix cache
-                    check_records(self.generate([Planned(prefix, 1, "depth")]), test.name)
+                if (fill := depth_request(prompts)) is not None:  # decoded untimed, kept by the prefix cache
+                    check_records(self.generate([fill]), test.name)
                 before = self._prefix_counters()
-                records = self.generate(matrix_requests(test, self.prompts, prefix))
+                records = self.generate(matrix_requests(test, prompts))
                 after = self._prefix_counters()
             except PdxError:  # a failed request: its own message, its records stored
                 raise

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pdx.models import identify
 from pdx.plugins.vllm.locate import engine_env, vllm_command
+from pdx.prompt_stream import PromptStream
 from pdx.serving.backend import served_models
 from pdx.serving.load import Planned, closed_loop, run_load
 from pdx.serving.managed import ManagedServer, free_port
@@ -47,7 +48,7 @@ def pdx_round(url: str, model: str, n_vocab: int, args, seed: int) -> dict:
     # (pdx then counts one token per event and checks the total against the server's usage).
     synthetic = (Path(model) / "config.json").exists() and identify(model).synthetic
     client = CompletionsClient(url, model, dialect=SameAsBenchServe() if synthetic else None)
-    prompts = PromptMaker(seed, n_vocab)
+    prompts = PromptMaker(PromptStream(seed, n_vocab), f"round-{seed}")
     result = run_load(client, closed_loop(prompts.many(args.num_prompts, args.input_len), args.output_len),
                       max_concurrency=args.concurrency, warmup=[Planned(prompts.tokens(args.input_len), 4)])
     stats = serving_stats(result.records, result.makespan_ns)
