@@ -23,10 +23,11 @@ def test_probes_measure_every_kernel_and_record_their_method(threads):
     bw, mm = result["bandwidth"], result["matmul"]["f32"]
     assert result["threads"] == bw["threads"] == threads
     for kernel in ("copy", "triad", "read"):
-        assert bw[kernel] > 1e8 and len(bw["samples"][kernel]) == 2  # bytes/s: more than 100 MB/s anywhere
+        # A rate, positive and finite; no floor: a floor is a timing bound, and the suite runs on busy machines.
+        assert 0 < bw[kernel] < float("inf") and len(bw["samples"][kernel]) == 2
     assert bw["best"] == max(bw["copy"], bw["triad"], bw["read"]) and bw["best_kernel"] in ("copy", "triad", "read")
     assert bw["array_bytes"] == 4 * 2**20
-    assert mm["flops"] > 1e8 and mm["n"] == 128 and mm["dtype"] == "float32" and mm["blas"]
+    assert 0 < mm["flops"] < float("inf") and mm["n"] == 128 and mm["dtype"] == "float32" and mm["blas"]
     assert "read + written" in result["method"]["bandwidth"] and "float32 GEMM" in result["method"]["matmul"]
 
 
