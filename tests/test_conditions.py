@@ -247,3 +247,24 @@ def test_the_table_names_other_processes_exactly_when_the_stored_figure_is_high(
         named = test["conditions"]["other_cpu_cores"] >= conditions.BUSY_CORES
         table_row = next(line for line in shown.splitlines() if f" {test['name']} " in line)
         assert ("other processes used" in table_row) == named, (table_row, test["conditions"])
+
+
+@pytest.mark.llamacpp
+def test_real_llama_cpp_beside_a_busy_process_says_so(tiny_gguf, tmp_path):
+    """The same with llama.cpp, pdx in its own interpreter and the busy loop its sibling."""
+    from conftest import run_pdx
+
+    import json
+
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    pid = _detached_busy_loop()
+    try:
+        bench = run_pdx("bench", "-m", str(tiny_gguf), "-p", "64", "-n", "0", "-r", "3", "--hardware", "m2 max",
+                        "--registry", url, "--json")
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    assert bench.returncode == 0, bench.stderr
+    (test,) = json.loads(bench.stdout)[0]["tests"]
+    assert test["conditions"]["other_cpu_cores"] >= 0.5 and test["conditions"]["own_cpu_cores"] > 0
+    shown = run_pdx("show", json.loads(bench.stdout)[0]["id"], "--registry", url).stdout
+    assert f"other processes used {test['conditions']['other_cpu_cores']:.1f} cores" in shown
