@@ -6,6 +6,7 @@ does is callable from Python with the same checks and the same records.
 
 from __future__ import annotations
 
+import platform
 import sys
 import uuid
 from dataclasses import dataclass, field, replace
@@ -16,6 +17,7 @@ from pdx import ceilings, environment, hardware, model_arg, plugin_manager
 from pdx.secrets import scrub, scrub_text
 from pdx.adaptive import StopRule
 from pdx.backend import BackendConfig, EngineInfo
+from pdx.conditions import gpu_memory
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
@@ -40,6 +42,7 @@ class BenchConfig:
     parent_id: str | None = None
     hardware: str | None = None  # a catalog name whose figures set the ceilings; None: detected or probed
     reprobe: bool = False  # measure the probes again instead of using the cached figures
+    delay: float = 0.0  # seconds of idle before every test but the first (cool-down)
     # Called once the engine is loaded, before anything is stored: returns the
     # run's provenance or raises PdxError to refuse (pdx rerun's drift check).
     verify: Callable[[ModelInfo, EngineInfo], dict] | None = None
@@ -97,6 +100,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
                                                                  engine.settings.get("type_v", "f16")))
         basis |= ceilings.predictions(model_figures, figures)
         judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures)
+        resident = _residency_check(model_figures, workload, progress)
         rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
         run_id = registry.start_run(
             RunStart(
@@ -121,8 +125,8 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         try:
             outcomes = run_tests(
                 backend, workload.tests, workload.repetitions, workload.warmup,
-                save=lambda outcome: registry.save_test(run_id, _scrubbed(judge(outcome))), progress=progress,
-                rule=rule,
+                save=lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome)))), progress=progress,
+                rule=rule, delay=config.delay,
             )
         except KeyboardInterrupt:
             registry.finish_run(run_id, "interrupted", "interrupted by the user")
@@ -156,7 +160,7 @@ def _hardware_figures(config: BenchConfig, model: ModelInfo, machine: dict, thre
             "the server runs elsewhere; give --hardware NAME to judge it by a catalog chip"
         return None, {"version": ceilings.CEILINGS_VERSION, "source": "none", "reason": reason}
     return ceilings.resolve(machine, model.to_dict(), threads, config.hardware, config.reprobe,
-                            engine.details.get("device"))
+                            engine.details.get("device"), engine.details.get("probe_device"))
 
 
 def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: HardwareFigures | None):
@@ -171,8 +175,37 @@ def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: HardwareFig
     return judge
 
 
-def hardware_report(threads: int | None = None, run_probe: bool = True, force: bool = False) -> dict:
-    """This machine: what detection found, its catalog match, and the probes at ``threads``."""
+def _kv_tokens(test) -> int:
+    return (test.depth + test.n_prompt + test.n_gen) * test.batch
+
+
+def _residency_check(model: ModelFigures, workload: Workload, progress: Progress | None):
+    """On Apple Silicon: warn now about tests whose weights plus KV cache exceed the GPU's memory limit,
+    and return a function that adds each test's figures to its conditions."""
+    limits = gpu_memory.read(platform.system(), platform.machine())
+    if limits is None:
+        return lambda outcome: outcome
+    need = {id(t): gpu_memory.residency(limits, model.file_bytes, model.kv_bytes_per_token * _kv_tokens(t))
+            for t in workload.tests}
+    too_big = [t.name for t in workload.tests if not need[id(t)]["fits"]]
+    if too_big and progress:
+        worst = max(n["need_bytes"] for n in need.values())
+        progress.warning(f"{', '.join(too_big)}: the model and its KV cache ({worst / 2**30:.1f} GiB) exceed the "
+                         f"GPU's {limits['limit_bytes'] / 2**30:.1f} GiB limit ({limits['limit_source']}); it will "
+                         "not stay resident and the figures will measure paging (raise it with `sudo sysctl "
+                         "iogpu.wired_limit_mb=N`, or use a smaller model or context)")
+
+    def add(outcome: TestOutcome) -> TestOutcome:
+        if outcome.conditions is not None:
+            outcome.conditions["gpu_memory"] = need.get(id(outcome.test))
+        return outcome
+
+    return add
+
+
+def hardware_report(threads: int | None = None, run_probe: bool = True, force: bool = False,
+                    device: str = "cpu", sizes: dict | None = None) -> dict:
+    """This machine: what detection found, its catalog match, and the probes of ``device`` at ``threads``."""
     from pdx.hardware import probe
 
     machine = hardware.detect()
@@ -180,7 +213,7 @@ def hardware_report(threads: int | None = None, run_probe: bool = True, force: b
     chip = hardware.catalog.get(machine["catalog"]) if machine.get("catalog") else None
     report = {"machine": machine, "catalog": chip.figures() if chip else None, "threads": threads}
     if run_probe:
-        report["probe"] = probe.measure(machine["id"], threads, force=force)
+        report["probe"] = probe.measure(machine["id"], threads, force=force, device=device, **(sizes or {}))
     return report
 
 

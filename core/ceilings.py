@@ -70,17 +70,26 @@ def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
     bw = result["bandwidth"]
     mm = result["matmul"]["f32"]
     used = "f32 sgemm" if dtype in ("fp32", "fp16", "bf16") else f"f32 sgemm (proxy for {dtype})"
+    # a device probe measured the model's own data type
+    own = next((k for k in probe.DEVICE_MATMUL.get(dtype, ()) if k in result["matmul"]), None)
+    if result.get("device") and own:
+        mm, used = result["matmul"][own], f"{own} {result['matmul'][own]['dtype']}"
     return HardwareFigures(
         bandwidth=bw["best"], flops=mm["flops"], flops_dtype=used, source="probe",
         ref=result.get("cache_path") or f"{result.get('machine')}-t{result['threads']}",
-        label=f"probe, {result['threads']} thread{'s' if result['threads'] != 1 else ''}",
-        method=f"bandwidth: {probe.METHOD['bandwidth']} (best: {bw['best_kernel']}); matmul: {probe.METHOD['matmul']}",
+        label=f"probe{' ' + result['device'] if result.get('device') else ''}, "
+              f"{result['threads']} thread{'s' if result['threads'] != 1 else ''}",
+        method=f"bandwidth: {(result.get('method') or probe.METHOD)['bandwidth']} (best: {bw['best_kernel']}); "
+               f"matmul: {(result.get('method') or probe.METHOD)['matmul']}",
     )
 
 
 def resolve(hardware: dict, model: dict, threads: int, name: str | None = None, reprobe: bool = False,
-            device: str | None = None) -> tuple[HardwareFigures | None, dict]:
-    """The figures a run is judged against, and the record of them stored with the run."""
+            device: str | None = None, probe_device: str | None = None) -> tuple[HardwareFigures | None, dict]:
+    """The figures a run is judged against, and the record of them stored with the run.
+
+    ``probe_device`` (a backend's ``details["probe_device"]``, e.g. ``mlx:gpu``) names the device probe
+    that measures where the engine computes; without it the CPU probes stand in."""
     dtype = compute_dtype(model.get("dtype", ""))
     if name == PROBE:  # the user says the engine runs on the CPU the probes measure
         name, device = None, "cpu"
@@ -91,11 +100,11 @@ def resolve(hardware: dict, model: dict, threads: int, name: str | None = None, 
     if chip is not None:
         figures = chip_figures(chip, dtype)
         return figures, _basis(figures, dtype, chip=chip.figures())
-    if on_accelerator:
+    if on_accelerator and not probe_device:
         reason = f"{hardware.get('name')} is not in the hardware catalog; give --hardware NAME (see `pdx hw list`)"
         return None, {"version": CEILINGS_VERSION, "source": "none", "reason": reason}
     try:
-        result = probe.measure(hardware["id"], threads, force=reprobe)
+        result = probe.measure(hardware["id"], threads, force=reprobe, device=probe_device or "cpu")
     except PdxError as exc:
         return None, {"version": CEILINGS_VERSION, "source": "none", "reason": str(exc)}
     figures = probe_figures(result, dtype)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from pdx import conditions
 from pdx.ceiling_display import basis_line, ceiling_cell, fraction_cell, print_warnings
 
 
@@ -45,8 +46,11 @@ def _noise(test: dict, stats: dict) -> str:
         notes.append(f"n={adaptive['repetitions']} ±{ci:.1%}" if ci is not None else f"n={adaptive['repetitions']}")
         if adaptive["stopped_by"] == "cap":
             notes.append("[yellow]cap reached[/yellow]")
+    why = ", ".join(conditions.notes(test.get("conditions")))  # what pdx saw the machine do meanwhile
     if stats.get("cv") is not None and stats["cv"] > NOISY_CV:
-        notes.append(f"[yellow]noisy: cv {stats['cv']:.0%}[/yellow]")
+        notes.append(f"[yellow]noisy: cv {stats['cv']:.0%}{', ' + why if why else ''}[/yellow]")
+    elif why:
+        notes.append(f"[yellow]{why}[/yellow]")
     if stats.get("outliers"):
         count = len(stats["outliers"])
         notes.append(f"[yellow]{count} outlier{'s' if count > 1 else ''}[/yellow]")

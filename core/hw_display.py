@@ -38,7 +38,25 @@ def print_chip(figures: dict | None) -> None:
     click.echo(f"{'catalog':>9}  {chip.name}: {_gb(chip.bandwidth)}, {memory}; {flops}")
 
 
+def print_device_probe(result: dict) -> None:
+    """A device probe (MLX, CUDA): bandwidth per kernel and FLOP/s per data type."""
+    bw, info = result["bandwidth"], result.get("device_info") or {}
+    cached = " (cached; `pdx hw probe --force` measures again)" if result.get("cached") else ""
+    name = info.get("device_name") or info.get("architecture") or ""
+    click.echo(f"{'probe':>9}  {result['device']} {name}, measured {result['measured_at']}{cached}".replace("  ,", ","))
+    kernels = ", ".join(f"{k} {_gb(bw[k])}" for k in ("copy", "read"))
+    click.echo(f"{'memory':>9}  {_gb(bw['best'])} ({kernels}; best of {bw['repetitions']}, "
+               f"{human_bytes(bw['array_bytes'])} arrays)")
+    for key, mm in result["matmul"].items():
+        click.echo(f"{'matmul':>9}  {fmt_si(mm['flops'], 'FLOP/s'):>14} {key:<5} {mm['dtype']}, {mm['n']}^3 "
+                   f"(best of {mm['repetitions']})")
+    click.echo(f"{'ridge':>9}  {result['matmul']['f32']['flops'] / bw['best']:.3g} FLOP/byte (float32)")
+
+
 def print_probe(result: dict) -> None:
+    if result.get("device", "cpu") != "cpu":
+        print_device_probe(result)
+        return
     bw, mm = result["bandwidth"], result["matmul"]["f32"]
     cached = " (cached; `pdx hw probe --force` measures again)" if result.get("cached") else ""
     load = (result.get("load_average") or {}).get("before")

@@ -5,14 +5,20 @@ repetitions it completed, marked interrupted.
 
 With a :class:`~pdx.adaptive.StopRule` the runner keeps calling
 ``backend.run(test, more, warmup=0)`` after the first batch until the rule
-is satisfied; warm-up runs only precede the first batch."""
+is satisfied; warm-up runs only precede the first batch.
+
+Each test's conditions (:mod:`pdx.conditions`) are read over the test's own
+window, warm-up included; ``delay`` seconds of idle precede every test
+but the first (a cool-down, as llama-bench's ``--delay``)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
+from pdx import conditions
 from pdx.adaptive import StopRule
 from pdx.backend import Backend, Sample
 from pdx.errors import PdxError
@@ -41,6 +47,7 @@ class TestOutcome:
     ceilings: dict | None = None  # filled in before saving (pdx.ceilings.test_ceilings)
     adaptive: dict | None = None  # the stop rule's record, for adaptive runs
     requests: list = field(default_factory=list)  # requests that failed before making a sample
+    conditions: dict | None = None  # what the machine did meanwhile (pdx.conditions.measure)
 
 
 @dataclass
@@ -50,6 +57,7 @@ class Progress:
     test_started: Callable[[int, TestSpec], None] = lambda i, t: None
     sample_done: Callable[[int, TestSpec, Sample], None] = lambda i, t, s: None
     test_done: Callable[[TestOutcome], None] = lambda o: None
+    warning: Callable[[str], None] = lambda text: None  # said before the tests start (e.g. a model too big)
 
 
 def check_sample(test: TestSpec, sample: Sample) -> None:
@@ -103,12 +111,16 @@ def run_tests(
     save: Callable[[TestOutcome], None],
     progress: Progress | None = None,
     rule: StopRule | None = None,
+    delay: float = 0.0,
 ) -> list[TestOutcome]:
     progress = progress or Progress()
     outcomes: list[TestOutcome] = []
     for ordinal, test in enumerate(tests):
+        cooldown = delay if ordinal else 0.0
+        time.sleep(cooldown)
         progress.test_started(ordinal, test)
         outcome = TestOutcome(ordinal=ordinal, test=test, warmup=warmup)
+        start = conditions.snapshot()
         try:
             _measure(backend, outcome, repetitions, progress, rule)
         except KeyboardInterrupt:
@@ -116,6 +128,7 @@ def run_tests(
             raise
         finally:
             outcome.finished_at = now()
+            outcome.conditions = conditions.measure(start, cooldown)
             outcome.engine = backend.test_info()
             save(outcome)
             outcomes.append(outcome)

@@ -81,7 +81,7 @@ def add_record(session: Session, record: dict, environment_id: str) -> None:
             TestResult(
                 **{k: t[k] for k in _TEST_FIELDS}, started_at=parse_time(t["started_at"]),
                 finished_at=parse_time(t["finished_at"]), engine=t["engine"], ceilings=t.get("ceilings"),
-                adaptive=t.get("adaptive"), spec=t.get("spec") or {},
+                adaptive=t.get("adaptive"), conditions=t.get("conditions"), spec=t.get("spec") or {},
                 samples=[SampleRow(idx=i, **{k: s[k] for k in _SAMPLE_FIELDS}) for i, s in enumerate(t["samples"])],
                 requests=[RequestRow(**{k: r[k] for k in _REQUEST_FIELDS}, events=r["events"])
                           for r in t.get("requests") or ()],
@@ -115,6 +115,7 @@ def run_record(run: Run) -> dict:
             "engine": t.engine,
             "ceilings": t.ceilings,
             "adaptive": t.adaptive,
+            "conditions": t.conditions,
             "spec": t.spec,
             "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in t.samples],
             "requests": [{k: getattr(r, k) for k in _REQUEST_FIELDS} | {"events": [list(e) for e in r.events]}

@@ -131,6 +131,7 @@ class TestResult(Base):
     ceilings: Mapped[Optional[dict[str, Any]]] = mapped_column()
     adaptive: Mapped[Optional[dict[str, Any]]] = mapped_column()  # an adaptive run's stop record
     spec: Mapped[dict[str, Any]] = mapped_column(default=dict)  # a serving scenario's parameters
+    conditions: Mapped[Optional[dict[str, Any]]] = mapped_column()  # what the machine did meanwhile (pdx.conditions)
 
     samples: Mapped[list["SampleRow"]] = relationship(
         cascade="all, delete-orphan", order_by="SampleRow.idx", lazy="selectin"

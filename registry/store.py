@@ -129,6 +129,7 @@ class Registry:
                     engine=outcome.engine,
                     ceilings=outcome.ceilings,
                     adaptive=outcome.adaptive,
+                    conditions=outcome.conditions,
                     spec=test.to_dict() if test.kind == "serve" else {},
                     requests=request_rows(outcome),
                     samples=[

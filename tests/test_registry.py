@@ -240,6 +240,7 @@ def test_a_registry_from_before_ceilings_upgrades_and_keeps_its_runs(tmp_path, t
     assert run["ceiling_basis"] is None and run["tests"][0]["ceilings"] is None
     assert run["origin"] == "pdx" and run["provenance"] == {} and run["tests"][0]["adaptive"] is None  # 0003
     assert run["tests"][0]["spec"] == {} and run["tests"][0]["requests"] == []  # 0004
+    assert run["tests"][0]["conditions"] is None  # 0005
     assert len(run["tests"][0]["samples"]) == 3 and (tmp_path / "old.sqlite.0001.bak").exists()
 
 

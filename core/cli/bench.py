@@ -73,6 +73,8 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @click.option("--max-repetitions", default=30, show_default=True, type=click.IntRange(min=2), help="Cap of an adaptive run's repetitions per test.")
 @click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted warm-up repetitions of each test.")
 @click.option("--seed", default=42, show_default=True, type=int, help="Seed of the random prompt tokens.")
+@click.option("--delay", default=0.0, show_default=True, type=click.FloatRange(min=0, max=3600), metavar="S",
+              help="Seconds of idle before each test but the first: a cool-down, as llama-bench's --delay.")
 @click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
 @engine_option
 @tag_option
@@ -83,7 +85,7 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
-          target_ci, max_repetitions, warmup, seed, threads, options, tags, hardware, reprobe, url, api_key,
+          target_ci, max_repetitions, warmup, seed, delay, threads, options, tags, hardware, reprobe, url, api_key,
           server_args, registry, as_json,
           **plugin_options) -> None:
     """Measure prefill (pp) and decode (tg) and store every sample.
@@ -100,7 +102,8 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     workload = build_workload(n_prompt, n_gen, prompt_gen, n_depth, batch, first, warmup, seed, target, max_repetitions)
     engine_options = parse_options(options, plugin_options, url=url)
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
-                           argv=api.command_line(), hardware=hardware, reprobe=reprobe, api_key=api_key)
+                           argv=api.command_line(), hardware=hardware, reprobe=reprobe, api_key=api_key,
+                           delay=delay)
     thread_list = parse_int_list(threads, "-t", minimum=1) if threads else None
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
     runs = execute(api.plan(base, backend_list, thread_list, server_variants(server_args)), registry, as_json)

@@ -34,13 +34,22 @@ def hw(ctx, threads, no_probe, as_json) -> None:
 @hw.command()
 @threads_option
 @click.option("--force", is_flag=True, help="Measure again even when figures are cached.")
+@click.option("--device", default="cpu", show_default=True, metavar="DEVICE",
+              help="Where to measure: cpu (numpy), mlx (mlx:gpu, mlx:cpu; through MLX) or cuda (cuda:N; through torch).")
+@click.option("--array-mib", type=click.IntRange(min=1), help="Device probes: MiB per bandwidth array. [per device]")
+@click.option("--matmul-n", type=click.IntRange(min=16), help="Device probes: matrix size n of the n^3 products. [per device]")
+@click.option("--reps", type=click.IntRange(min=1), help="Device probes: timed repetitions of each figure. [per device]")
 @json_option
-def probe(threads, force, as_json) -> None:
-    """Measure memory bandwidth and matmul FLOP/s at the benchmark's thread count."""
+def probe(threads, force, device, array_mib, matmul_n, reps, as_json) -> None:
+    """Measure memory bandwidth and matmul FLOP/s on a device, at the benchmark's thread count."""
     from pdx import api
     from pdx.hw_display import print_probe
 
-    report = api.hardware_report(threads, force=force)
+    sizes = {"array_bytes": array_mib and array_mib * 2**20, "matmul_n": matmul_n, "reps": reps}
+    if device == "cpu" and any(sizes.values()):
+        raise click.BadParameter("sizes are for device probes; the cpu probe has fixed sizes", param_hint="--device")
+    extra = {k: v for k, v in sizes.items() if v} if device != "cpu" else {}
+    report = api.hardware_report(threads, force=force, device=device, sizes=extra)
     echo_json(report["probe"]) if as_json else print_probe(report["probe"])
 
 

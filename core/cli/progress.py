@@ -14,8 +14,12 @@ from pdx.runner import Progress
 @contextlib.contextmanager
 def bench_progress(n_tests: int, repetitions: int, enabled: bool = True) -> Iterator[Progress]:
     console = Console(stderr=True)
+
+    def warning(text: str) -> None:  # said even when the bar is off: it may explain every figure that follows
+        console.print(f"[bold yellow]warning:[/bold yellow] {text}", highlight=False)
+
     if not enabled or not console.is_terminal:
-        yield Progress()
+        yield Progress(warning=warning)
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Bar(*columns, console=console, transient=True) as bar:
@@ -28,4 +32,5 @@ def bench_progress(n_tests: int, repetitions: int, enabled: bool = True) -> Iter
             test_started=started,
             sample_done=lambda i, t, s: bar.advance(task),
             test_done=lambda outcome: bar.update(task, completed=(outcome.ordinal + 1) * repetitions),
+            warning=warning,
         )

@@ -36,6 +36,7 @@ def runs(backend, model, tag, status, limit, registry, as_json) -> None:
 def show(run_id, registry, as_json) -> None:
     """Show one run: its results table and manifest (RUN_ID may be a prefix)."""
     from pdx import api
+    from pdx.conditions_display import print_conditions
     from pdx.display import make_console, print_manifest, print_run
 
     store = api.open_registry(registry)
@@ -46,6 +47,7 @@ def show(run_id, registry, as_json) -> None:
     console = make_console()
     print_run(run, store.display_url, console)
     print_manifest(run, console)
+    print_conditions(run, console)
 
 
 def register(cli: click.Group) -> None:

@@ -5,12 +5,22 @@ ceilings.
 Results are cached per machine and thread count (``pdx hw probe --force``
 or ``pdx bench --reprobe`` measure again); each result carries its method,
 so a stored run says how its ceilings were obtained.
+
+Devices: ``cpu`` (numpy, below), ``mlx`` (MLX on the device it computes on:
+``mlx:gpu`` is Metal, ``mlx:cpu`` MLX's CPU backend; plain ``mlx`` is the
+GPU on an Apple Silicon Mac, else the CPU) and ``cuda`` (``cuda:N``,
+through torch). A device probe's result has the CPU probe's keys
+(``bandwidth.best``, ``matmul.f32``) plus a figure per data type, so the
+ceilings read any of them the same way.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
+import platform
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -49,7 +59,11 @@ def cache_path(machine: str, threads: int) -> Path:
 def _child(kind: str, threads: int, size: int, reps: int) -> dict:
     blas_threads = str(threads if kind == "matmul" else 1)  # bandwidth threads are Python threads
     env = os.environ | {name: blas_threads for name in _THREAD_VARIABLES}
-    cmd = [sys.executable, "-m", "pdx.hardware.probe_child", kind, str(threads), str(size), str(reps)]
+    return _run_child([kind, str(threads), str(size), str(reps)], kind, env)
+
+
+def _run_child(args: list[str], kind: str, env: dict) -> dict:
+    cmd = [sys.executable, "-m", "pdx.hardware.probe_child", *args]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     except subprocess.TimeoutExpired:
@@ -87,8 +101,80 @@ def run(threads: int, array_bytes: int = ARRAY_BYTES, matmul_n: int | None = Non
     }
 
 
-def measure(machine: str, threads: int, force: bool = False, **sizes) -> dict:
-    """The probe result for this machine and thread count, from the cache unless ``force``."""
+# Device probes' default sizes: past any cache, a second or so per figure on the device.
+DEVICE_SIZES = {
+    "mlx:gpu": {"array_bytes": 512 * 2**20, "matmul_n": 4096, "reps": 10},
+    "mlx:cpu": {"array_bytes": 128 * 2**20, "matmul_n": 256, "reps": 2},  # its float16 and quantised kernels are emulated: slow
+    "cuda": {"array_bytes": 2 * 2**30, "matmul_n": 8192, "reps": 10},
+}
+# The device probes' matmul figures for each compute type of pdx.ceilings, first found wins
+# (int8: MLX's 8-bit quantised matmul, or CUDA's int8 GEMM).
+DEVICE_MATMUL = {"fp32": ("f32",), "fp16": ("f16",), "bf16": ("bf16",), "int8": ("q8", "i8")}
+_DEVICE_PACKAGES = {"mlx": ("mlx", "pip install 'mlx-lm[cpu]' on Linux, 'mlx-lm' on a Mac"),
+                    "cuda": ("torch", "install a CUDA build of torch (vLLM brings one)")}
+
+
+def device_name(device: str) -> str:
+    """``cpu``, ``mlx:gpu``, ``mlx:cpu`` or ``cuda:N`` for what the user or a backend named."""
+    kind, _, which = device.lower().partition(":")
+    if kind == "cpu" and not which:
+        return "cpu"
+    if kind == "mlx" and which in ("", "gpu", "cpu"):
+        apple = platform.system() == "Darwin" and platform.machine() == "arm64"
+        return f"mlx:{which or ('gpu' if apple else 'cpu')}"
+    if kind == "cuda" and (not which or which.isdigit()):
+        return f"cuda:{which or 0}"
+    raise PdxError(f"unknown probe device {device!r}", "give cpu, mlx (mlx:gpu, mlx:cpu) or cuda (cuda:N)")
+
+
+def device_sizes(device: str, **given) -> dict:
+    defaults = DEVICE_SIZES["cuda" if device.startswith("cuda") else device]
+    return defaults | {k: v for k, v in given.items() if v is not None}
+
+
+def device_cache_path(machine: str, device: str, threads: int, sizes: dict) -> Path:
+    settings = hashlib.sha256(json.dumps(sizes, sort_keys=True).encode()).hexdigest()[:10]
+    return cache_dir("probes") / f"{machine}-{device.replace(':', '')}-t{threads}-{settings}-v{PROBE_VERSION}.json"
+
+
+def run_device(device: str, threads: int, **sizes) -> dict:
+    """Measure now on ``device`` (mlx:gpu, mlx:cpu, cuda:N) in a child process."""
+    kind, _, which = device.partition(":")
+    package, hint = _DEVICE_PACKAGES[kind]
+    if importlib.util.find_spec(package) is None:
+        raise PdxError(f"the {kind} probe needs {package}, which this Python ({sys.executable}) does not have", hint)
+    sizes = device_sizes(device, **sizes)
+    args = [which, str(sizes["array_bytes"]), str(sizes["matmul_n"]), str(sizes["reps"])]
+    load_before = _load()
+    result = _run_child([kind, *args], kind, os.environ | {name: str(threads) for name in _THREAD_VARIABLES})
+    method = __import__(f"pdx.hardware.{kind}_probe", fromlist=["METHOD"]).METHOD
+    return {"version": PROBE_VERSION, "device": device, "threads": threads, "sizes": sizes,
+            "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "load_average": {"before": load_before, "after": _load()}, **result, "method": method}
+
+
+def _store(path: Path, result: dict) -> dict:
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(result, indent=1))
+    os.replace(tmp, path)
+    return result | {"cached": False, "cache_path": str(path)}
+
+
+def _cached(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text()) | {"cached": True, "cache_path": str(path)}
+    except (OSError, ValueError):
+        return None
+
+
+def measure(machine: str, threads: int, force: bool = False, device: str = "cpu", **sizes) -> dict:
+    """The probe result for this machine, device and thread count, from the cache unless ``force``."""
+    device = device_name(device)
+    if device != "cpu":
+        chosen = device_sizes(device, **sizes)
+        path = device_cache_path(machine, device, threads, chosen)
+        hit = None if force else _cached(path)
+        return hit or _store(path, run_device(device, threads, **chosen) | {"machine": machine})
     path = cache_path(machine, threads)
     if not force:
         try:

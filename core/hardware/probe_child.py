@@ -2,7 +2,8 @@
 
 A separate process, because BLAS reads its thread count once, when numpy
 loads: the parent sets OPENBLAS_NUM_THREADS (and friends) first.
-``python -m pdx.hardware.probe_child bandwidth|matmul THREADS SIZE REPS``
+``python -m pdx.hardware.probe_child bandwidth|matmul THREADS SIZE REPS``, or
+``python -m pdx.hardware.probe_child mlx|cuda DEVICE ARRAY_BYTES MATMUL_N REPS``
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ import sys
 
 
 def main(argv: list[str]) -> None:
-    kind, threads, size, reps = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
+    kind = argv[0]
+    if kind in ("mlx", "cuda"):  # DEVICE ARRAY_BYTES MATMUL_N REPS
+        from importlib import import_module
+
+        probe = import_module(f"pdx.hardware.{kind}_probe")
+        which = argv[1] if kind == "mlx" else int(argv[1] or 0)
+        print(json.dumps(probe.measure(which, int(argv[2]), int(argv[3]), int(argv[4]))))
+        return
+    threads, size, reps = int(argv[1]), int(argv[2]), int(argv[3])
     if kind == "bandwidth":
         from pdx.hardware import bandwidth
 

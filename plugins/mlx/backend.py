@@ -75,6 +75,7 @@ class Mlx(Backend):
                                                 "sampler": "argmax"},
             details={
                 "device": self.settings.device,  # where the ceilings look: the chip's GPU, or this CPU's probes
+                "probe_device": f"mlx:{self.settings.device}",  # measured through MLX itself (pdx hw probe --device)
                 "device_info": dict(mx.device_info()),
                 "packages": {k: v for k, v in versions.items() if v},
                 "chip": mac_chip(),

@@ -83,7 +83,8 @@ class VllmOffline(Backend):
         self.prompts = PromptStream(self.config.seed, model.n_vocab or None)
         settings = {k: v for k, v in kwargs.items() if k != "model"} | {"mode": "offline"}
         env = {k: os.environ[k] for k in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_ENABLE_V1_MULTIPROCESSING") if k in os.environ}
-        return EngineInfo(engine=self.engine, version=vllm_version(), settings=settings | {"env": env})
+        return EngineInfo(engine=self.engine, version=vllm_version(), settings=settings | {"env": env},
+                          details=_device())
 
     def _prefix_counters(self) -> tuple[float, float] | None:
         try:
@@ -172,3 +173,10 @@ class VllmOffline(Backend):
             if os.environ.get(key) == value:
                 del os.environ[key]
         self._env_set = {}
+
+
+def _device() -> dict:
+    """Where vLLM computes, for the ceilings: a CUDA GPU (probed through torch), else the CPU."""
+    import torch  # vLLM's own dependency, loaded by now
+
+    return {"device": "gpu", "probe_device": "cuda:0"} if torch.cuda.is_available() else {"device": "cpu"}
