@@ -125,7 +125,8 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         try:
             outcomes = run_tests(
                 backend, workload.tests, workload.repetitions, workload.warmup,
-                save=lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome)))), progress=progress,
+                save=lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome)))),
+                progress=progress,
                 rule=rule, delay=config.delay,
             )
         except KeyboardInterrupt:
