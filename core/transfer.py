@@ -52,6 +52,8 @@ def write_json(document: dict, output: str) -> None:
         sys.stdout.write(text)
         return
     path = Path(output)
+    if path.is_dir() or not path.name:
+        raise PdxError(f"cannot write {output}: it is a folder", "give a file name, e.g. runs.pdx.json")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

@@ -26,6 +26,7 @@ from typing import Sequence
 
 import pdx
 from pdx.errors import ImportFileError
+from pdx.registry.fields import CONTENT_ID_FIELDS, CONTENT_ID_VERSION
 from pdx.registry.redact import redact_record
 
 SCHEMA_VERSION = 1
@@ -43,10 +44,29 @@ def digest(record: dict) -> str:
     return hashlib.sha256(canonical(record)).hexdigest()
 
 
-def content_id(record: dict) -> str:
-    """An id for a run that has none: a hash of what it holds (not of its labels, nor of
-    which file or pdx version brought it in)."""
-    body = {k: v for k, v in record.items() if k not in ("id", "tags", "provenance", "pdx_version")}
+def _pick(block: dict, names: tuple[str, ...]) -> dict:
+    if not isinstance(block, dict):
+        return block  # not a record's part: the record check refuses it; its hash need not be stable
+    return {k: block[k] for k in names if k in block}
+
+
+def content_id(record: dict, version: int | None = None) -> str:
+    """An id for a run that has none: a hash of what it holds (not of its labels, nor of which
+    file or pdx version brought it in). Only the fields of its content-id version count
+    (:data:`pdx.registry.fields.CONTENT_ID_FIELDS`), so a field added later never changes an id."""
+    fields = CONTENT_ID_FIELDS[version or CONTENT_ID_VERSION]
+    body = _pick(record, fields["run"])
+    if isinstance(body.get("model"), dict):
+        body["model"] = _pick(body["model"], fields["model"])
+    tests = []
+    for test in body.get("tests") or ():
+        test = _pick(test, fields["test"])
+        for key, kind in (("samples", "sample"), ("requests", "request")):
+            if key in test:
+                test[key] = [_pick(item, fields[kind]) for item in test[key]]
+        tests.append(test)
+    if "tests" in body:
+        body["tests"] = tests
     return digest(body)[:32]
 
 
@@ -76,7 +96,9 @@ def _first_error(validator, document: object) -> tuple[str, str] | None:
     error = next(iter(sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.path])), None)
     if error is None:
         return None
-    return field_path(error.absolute_path), error.message[:200]
+    message = error.message if len(error.message) <= 160 else \
+        f"a {type(error.instance).__name__} that breaks the schema's {error.validator!r} rule"
+    return field_path(error.absolute_path), message
 
 
 def schema_errors(document: object, definition: str | None = None) -> str | tuple[str, str] | None:

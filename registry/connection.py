@@ -27,7 +27,7 @@ def display_url(url: str) -> str:
     """The URL with any password masked, for messages."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         return url
 
 
@@ -75,7 +75,7 @@ def create(url_text: str, create: bool = True) -> Engine:
             conn.exec_driver_sql("SELECT 1")
     except RegistryError:
         raise
-    except (ArgumentError, NoSuchModuleError) as exc:
+    except (ArgumentError, NoSuchModuleError, ValueError) as exc:  # ValueError: a port such as "notaport"
         raise RegistryError(f"cannot use registry URL {shown}: {exc}", _HINT) from None
     except ModuleNotFoundError as exc:
         raise RegistryError(f"cannot open registry {shown}: driver {exc.name} is not installed", _HINT) from None

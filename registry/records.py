@@ -16,10 +16,9 @@ from sqlalchemy.orm import Session
 
 from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, RunTag, SampleRow, TestResult
 
-_TEST_FIELDS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
-_SAMPLE_FIELDS = ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns", "engine")
-_REQUEST_FIELDS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "first_ns", "end_ns",
-                   "status", "error", "http_status", "finish_reason", "usage", "engine")
+from pdx.registry.fields import REQUEST_COLUMNS as _REQUEST_FIELDS
+from pdx.registry.fields import SAMPLE_FIELDS as _SAMPLE_FIELDS
+from pdx.registry.fields import TEST_COLUMNS as _TEST_FIELDS
 
 
 def iso(value: datetime | None) -> str | None:

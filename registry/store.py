@@ -99,7 +99,7 @@ class Registry:
 
     def start_run(self, start: RunStart) -> str:
         record = start_record(start)
-        check_record(record, "pdx bench")
+        check_record(record, "cannot start run", hint="a backend or pdx made a value the registry refuses: report it")
         with self._session() as session, session.begin():
             add_shared_rows(session, record["model"], start.hardware, start.environment, start.environment_id)
             session.get(Model, record["model"]["sha256"]).path = record["model"]["path"]  # where it was last seen
@@ -132,7 +132,7 @@ class Registry:
         if len(ref) < 4:
             raise PdxError(f"run id {ref!r} is too short", "give at least 4 characters of a run id (see `pdx runs`)")
         with self._session() as session:
-            ids = session.scalars(select(Run.id).where(Run.id.startswith(ref)).limit(2)).all()
+            ids = session.scalars(select(Run.id).where(Run.id.startswith(ref, autoescape=True)).limit(2)).all()
         if not ids:
             raise PdxError(f"no run {ref!r} in registry {self.display_url}", "list runs with `pdx runs`")
         if len(ids) > 1:
@@ -168,10 +168,10 @@ class Registry:
             query = query.where(Run.backend == backend)
         if model:
             query = query.join(Run.model).where(
-                (Model.name.contains(model)) | (Model.id.startswith(model)) | (Model.synthetic == model)
+                (Model.name.contains(model, autoescape=True)) | (Model.id.startswith(model, autoescape=True)) | (Model.synthetic == model)
             )
         if hardware:
-            query = query.join(Run.hardware).where(Hardware.name.contains(hardware) | Hardware.id.startswith(hardware))
+            query = query.join(Run.hardware).where(Hardware.name.contains(hardware, autoescape=True) | Hardware.id.startswith(hardware, autoescape=True))
         if tag:
             query = query.where(Run.tags.any(RunTag.tag == tag))
         if status:

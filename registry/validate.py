@@ -101,9 +101,51 @@ def timestamp(value: object, field: str) -> str:
 
 # -- whole records -------------------------------------------------------------------------------------------
 
+def _bad_leaf(item: object) -> str | None:
+    if isinstance(item, float):
+        return None if math.isfinite(item) else f"{item} is not a finite number"
+    if isinstance(item, int) and not -MAX_INT - 1 <= item <= MAX_INT:
+        return f"a {len(str(abs(item)))}-digit integer does not fit in 64 bits"
+    if not isinstance(item, (str, int, float, type(None))):
+        return f"a {type(item).__name__} is not a JSON value"
+    return None
+
+
+def _fine(value: object) -> bool:
+    """Whether every number is finite and 64-bit and depth and size are bounded: no recursion (a record
+    nested 100,000 deep is refused, not a stack overflow), and no work per value beyond a type test."""
+    stack = [(value, 0)]
+    nodes = 0
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+            if not all(isinstance(k, str) for k in item):
+                return False
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            if item.__class__ is not str and _bad_leaf(item):
+                return False
+            continue
+        nodes += len(children)
+        if depth >= MAX_DEPTH or nodes > MAX_NODES:
+            return False
+        for child in children:
+            if child.__class__ in (str, bool) or child is None:
+                continue
+            if child.__class__ is int:
+                if not -MAX_INT - 1 <= child <= MAX_INT:
+                    return False
+                continue
+            stack.append((child, depth + 1))
+    return True
+
+
 def _walk(value: object, where: str) -> None:
-    """Every number finite and 64-bit, depth and size bounded: without recursion, so a record nested
-    100,000 deep is refused rather than overflowing the stack."""
+    """Refuse what :func:`_fine` refuses, naming the first place (found again, slowly, only then)."""
+    if _fine(value):
+        return
     stack = [(value, where, 0)]
     nodes = 0
     while stack:
@@ -111,15 +153,7 @@ def _walk(value: object, where: str) -> None:
         nodes += 1
         if nodes > MAX_NODES:
             raise _Invalid(where, f"holds over {MAX_NODES} values")
-        if isinstance(item, bool) or item is None or isinstance(item, str):
-            continue
-        if isinstance(item, int):
-            if not -MAX_INT - 1 <= item <= MAX_INT:
-                raise _Invalid(path, f"a {len(str(abs(item)))}-digit integer does not fit in 64 bits")
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise _Invalid(path, f"{item} is not a finite number")
-        elif isinstance(item, (dict, list, tuple)):
+        if isinstance(item, (dict, list, tuple)):
             if depth >= MAX_DEPTH:
                 raise _Invalid(path, f"nested over {MAX_DEPTH} levels deep")
             if isinstance(item, dict):
@@ -129,8 +163,8 @@ def _walk(value: object, where: str) -> None:
                     stack.append((child, f"{path}.{key}", depth + 1))
             else:
                 stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
-        else:
-            raise _Invalid(path, f"a {type(item).__name__} is not a JSON value")
+        elif _bad_leaf(item):
+            raise _Invalid(path, _bad_leaf(item))
 
 
 def check_shape(value: object, where: str) -> None:
@@ -173,10 +207,100 @@ def _times(block: dict, names: Sequence[str], where: str) -> None:
                 raise _Invalid(f"{where}.{name}", f"{str(value)[:40]!r} is not an ISO 8601 date and time") from None
 
 
-def _schema_problem(document: object, definition: str) -> str | None:
+_TYPES = {"integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          "string": lambda v: isinstance(v, str), "null": lambda v: v is None, "boolean": lambda v: isinstance(v, bool),
+          "object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list)}
+_KNOWN = {"type", "minimum", "maxLength", "enum", "items", "minItems", "maxItems", "description"}
+# Levels a run holds thousands of: checked by :func:`_fast` (the JSON Schema validator would take
+# seconds per large run), against the same definitions in bundle.schema.json.
+_BULK = {"samples": "sample", "requests": "request"}
+
+
+def _value_problem(rule: dict, value: object) -> str | None:
+    types = rule.get("type")
+    if types is not None:
+        types = [types] if isinstance(types, str) else types
+        if not any(_TYPES[t](value) for t in types):
+            return f"{str(value)[:40]!r} is not of type {' or '.join(map(repr, types))}"
+    if "enum" in rule and value not in rule["enum"]:
+        return f"{str(value)[:40]!r} is not one of {rule['enum']}"
+    if "minimum" in rule and _TYPES["number"](value) and value < rule["minimum"]:
+        return f"{value} is less than the minimum of {rule['minimum']}"
+    if "maxLength" in rule and isinstance(value, str) and len(value) > rule["maxLength"]:
+        return f"is longer than {rule['maxLength']} characters"
+    if isinstance(value, list):
+        if len(value) < rule.get("minItems", 0) or len(value) > rule.get("maxItems", len(value)):
+            return f"has {len(value)} items"
+        if "items" in rule:
+            for item in value:
+                problem = _value_problem(rule["items"], item)
+                if problem:
+                    return f"an item: {problem}"
+    return None
+
+
+@lru_cache(maxsize=None)
+def _flat_definition(name: str) -> tuple[frozenset, frozenset, dict]:
+    import json
+
+    from pdx.registry.bundle import SCHEMA_FILE
+
+    definition = json.loads(SCHEMA_FILE.read_text())["$defs"][name]
+    rules = definition["properties"]
+
+    def supported(rule: dict) -> bool:
+        return set(rule) <= _KNOWN and ("items" not in rule or supported(rule["items"]))
+
+    assert definition.get("additionalProperties") is False and all(map(supported, rules.values())), name
+    return frozenset(definition["required"]), frozenset(rules), rules
+
+
+def _fast(item: object, name: str, where: str) -> None:
+    required, known, rules = _flat_definition(name)
+    if not isinstance(item, dict):
+        raise _Invalid(where, f"{str(item)[:40]!r} is not of type 'object'")
+    keys = item.keys()
+    if not required <= keys:
+        raise _Invalid(where, f"{sorted(required - keys)[0]!r} is a required property")
+    if not keys <= known:
+        raise _Invalid(where, f"Additional properties are not allowed ({sorted(keys - known)[0]!r} was unexpected)")
+    for key, value in item.items():
+        problem = _value_problem(rules[key], value)
+        if problem:
+            raise _Invalid(f"{where}.{key}", problem)
+
+
+def _schema_problem(document: object, definition: str, where: str = "record") -> tuple[str, str] | None:
+    """The schema's verdict on a run or test, its bulk levels checked by :func:`_fast`."""
     from pdx.registry.bundle import schema_errors
 
-    return schema_errors(document, definition)
+    bulk: list[tuple[str, str, list]] = []
+    if definition == "run" and isinstance(document, dict) and isinstance(document.get("tests"), list):
+        tests = []
+        for i, test in enumerate(document["tests"]):
+            tests.append(_without_bulk(test, f"{where}.tests[{i}]", bulk))
+        document = document | {"tests": tests}
+    elif definition == "test":
+        document = _without_bulk(document, where, bulk)
+    problem = schema_errors(document, definition)
+    if problem:
+        return problem
+    for where, name, items in bulk:
+        for i, item in enumerate(items):
+            _fast(item, name, f"{where}[{i}]")
+    return None
+
+
+def _without_bulk(test: object, where: str, bulk: list) -> object:
+    if not isinstance(test, dict):
+        return test
+    out = dict(test)
+    for key, name in _BULK.items():
+        if isinstance(test.get(key), list):
+            bulk.append((f"{where}.{key}", name, test[key]))
+            out[key] = []
+    return out
 
 
 def _check_test(test: dict, where: str) -> None:
@@ -208,7 +332,8 @@ def _name(record: object, index: int) -> str:
     return f"run {index} ({rid})" if isinstance(rid, str) else f"run {index}"
 
 
-def check_record(record: object, source: str = "record", index: int = 0) -> None:
+def check_record(record: object, source: str = "record", index: int = 0,
+                 hint: str = "nothing was stored; fix or re-export the source") -> None:
     """Refuse a run record (as ``pdx show --json`` prints it, less ``stats``) that the registry must not store."""
     if not isinstance(record, dict):
         raise RecordError(f"{source}: {_name(record, index)} is a {type(record).__name__}, not a run record")
@@ -216,7 +341,7 @@ def check_record(record: object, source: str = "record", index: int = 0) -> None
         _check_record(record)
     except _Invalid as bad:
         raise RecordError(f"{source}: {_name(record, index)}: {bad.where.removeprefix('record.')}: {bad.problem}",
-                          "nothing was stored; fix or re-export the source") from None
+                          hint) from None
 
 
 def identity(model: dict) -> dict:
@@ -263,7 +388,7 @@ def check_test(test: dict, where: str = "test") -> None:
     """Refuse one test of a running benchmark (a record's ``tests`` entry) before it is saved."""
     try:
         _walk(test, where)
-        problem = _schema_problem(test, "test")
+        problem = _schema_problem(test, "test", where)
         if problem:
             raise _Invalid(where if problem[0] == "top level" else f"{where}.{problem[0]}".replace(".[", "["),
                            problem[1])

@@ -189,3 +189,66 @@ def test_value_helpers_for_readers_of_other_tools_files():
             count(bad, "n_threads")
     with pytest.raises(RecordError, match="test_time"):
         timestamp("2024-13-45", "test_time")
+
+
+def _old_content_id(record: dict) -> str:
+    """Content ids as pdx made them before they were versioned: the whole record less its labels."""
+    return digest({k: v for k, v in record.items() if k not in ("id", "tags", "provenance", "pdx_version")})[:32]
+
+
+def test_content_ids_are_what_they_were_and_ignore_fields_added_later():
+    from pdx.registry.bundle import content_id
+    from pdx.registry.importers import read_file
+
+    from test_importers import DATA
+
+    imported = [r for name in ("vllm_bench_serve_detailed.json", "vllm_bench_serve_summary.json",
+                               "mlx_lm_benchmark_b1.txt") for r in read_file(DATA / name)[1]]
+    for record in imported:
+        assert content_id(record) == _old_content_id(record) == record["id"]
+        grown = copy(record) | {"energy_j": 12.5}
+        grown["model"]["n_experts"] = 8
+        for test in grown["tests"]:
+            test["conditions"] = {"load": 0.1}
+            for sample in test["samples"]:
+                sample["energy_j"] = 1.0
+            for request in test.get("requests") or ():
+                request["energy_j"] = 1.0
+        assert content_id(grown) == record["id"] != _old_content_id(grown)
+        changed = copy(record)
+        changed["tests"][0]["n_prompt"] += 1
+        assert content_id(changed) != record["id"]
+
+
+def test_an_old_file_imported_again_after_the_importer_learns_a_field_adds_nothing(registry_url, monkeypatch):
+    from pdx.registry.bundle import content_id
+    from pdx.registry.importers import common, vllm_bench
+
+    from test_importers import DATA
+
+    source = str(DATA / "vllm_bench_serve_detailed.json")
+    first = json.loads(pdx_here("import", source, "--registry", registry_url, "--json"))
+    made = common.imported_run
+
+    def with_a_new_field(*args, **kwargs):  # as a later pdx would: one more figure per test
+        record = made(*args, **kwargs)
+        record["tests"][0]["energy_j"] = 3.5
+        return record | {"id": content_id(record)}
+
+    monkeypatch.setattr(vllm_bench, "imported_run", with_a_new_field)
+    (record,) = vllm_bench.read(source, json.loads(open(source).read()), open(source).read())
+    assert record["tests"][0]["energy_j"] == 3.5 and record["id"] == first["added"][0]
+    present = Registry(registry_url).existing_ids([record["id"]])
+    assert present == set(first["added"])  # so the importer's run is the one stored: it is skipped
+
+
+def test_the_record_fields_and_the_bundle_schema_agree():
+    from pdx.registry import fields
+    from pdx.registry.bundle import SCHEMA_FILE
+
+    defs = json.loads(SCHEMA_FILE.read_text())["$defs"]
+    for name, listed in (("run", fields.RUN_FIELDS), ("test", fields.TEST_FIELDS), ("sample", fields.SAMPLE_FIELDS),
+                         ("request", fields.REQUEST_FIELDS), ("model", fields.MODEL_FIELDS)):
+        assert set(defs[name]["properties"]) == set(listed), name
+    for version, levels in fields.CONTENT_ID_FIELDS.items():
+        assert set(levels["run"]) | set(fields.NOT_CONTENT) == set(fields.RUN_FIELDS)
