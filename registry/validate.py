@@ -207,37 +207,42 @@ def _times(block: dict, names: Sequence[str], where: str) -> None:
                 raise _Invalid(f"{where}.{name}", f"{str(value)[:40]!r} is not an ISO 8601 date and time") from None
 
 
-_TYPES = {"integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          "string": lambda v: isinstance(v, str), "null": lambda v: v is None, "boolean": lambda v: isinstance(v, bool),
-          "object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list)}
+_CLASSES = {"integer": (int,), "number": (int, float), "string": (str,), "null": (type(None),),
+            "boolean": (bool,), "object": (dict,), "array": (list,)}
 _KNOWN = {"type", "minimum", "maxLength", "enum", "items", "minItems", "maxItems", "description"}
 # Levels a run holds thousands of: checked by :func:`_fast` (the JSON Schema validator would take
 # seconds per large run), against the same definitions in bundle.schema.json.
 _BULK = {"samples": "sample", "requests": "request"}
 
 
-def _value_problem(rule: dict, value: object) -> str | None:
+def _compile(rule: dict):
+    """A check of one schema rule, as a function of a value giving the problem or None."""
     types = rule.get("type")
-    if types is not None:
-        types = [types] if isinstance(types, str) else types
-        if not any(_TYPES[t](value) for t in types):
-            return f"{str(value)[:40]!r} is not of type {' or '.join(map(repr, types))}"
-    if "enum" in rule and value not in rule["enum"]:
-        return f"{str(value)[:40]!r} is not one of {rule['enum']}"
-    if "minimum" in rule and _TYPES["number"](value) and value < rule["minimum"]:
-        return f"{value} is less than the minimum of {rule['minimum']}"
-    if "maxLength" in rule and isinstance(value, str) and len(value) > rule["maxLength"]:
-        return f"is longer than {rule['maxLength']} characters"
-    if isinstance(value, list):
-        if len(value) < rule.get("minItems", 0) or len(value) > rule.get("maxItems", len(value)):
-            return f"has {len(value)} items"
-        if "items" in rule:
-            for item in value:
-                problem = _value_problem(rule["items"], item)
-                if problem:
-                    return f"an item: {problem}"
-    return None
+    classes = None if types is None else frozenset(
+        c for t in ([types] if isinstance(types, str) else types) for c in _CLASSES[t])
+    item_check = _compile(rule["items"]) if "items" in rule else None
+    low, high = rule.get("minItems", 0), rule.get("maxItems")
+
+    def check(value):
+        if classes is not None and value.__class__ not in classes:  # exact classes: True is no integer
+            return f"{str(value)[:40]!r} is not of type {types!r}"
+        if "enum" in rule and value not in rule["enum"]:
+            return f"{str(value)[:40]!r} is not one of {rule['enum']}"
+        if "minimum" in rule and value.__class__ in (int, float) and value < rule["minimum"]:
+            return f"{value} is less than the minimum of {rule['minimum']}"
+        if "maxLength" in rule and value.__class__ is str and len(value) > rule["maxLength"]:
+            return f"is longer than {rule['maxLength']} characters"
+        if value.__class__ is list:
+            if len(value) < low or (high is not None and len(value) > high):
+                return f"has {len(value)} items"
+            if item_check is not None:
+                for item in value:
+                    problem = item_check(item)
+                    if problem:
+                        return f"an item: {problem}"
+        return None
+
+    return check
 
 
 @lru_cache(maxsize=None)
@@ -247,13 +252,13 @@ def _flat_definition(name: str) -> tuple[frozenset, frozenset, dict]:
     from pdx.registry.bundle import SCHEMA_FILE
 
     definition = json.loads(SCHEMA_FILE.read_text())["$defs"][name]
-    rules = definition["properties"]
+    raw = definition["properties"]
 
     def supported(rule: dict) -> bool:
         return set(rule) <= _KNOWN and ("items" not in rule or supported(rule["items"]))
 
-    assert definition.get("additionalProperties") is False and all(map(supported, rules.values())), name
-    return frozenset(definition["required"]), frozenset(rules), rules
+    assert definition.get("additionalProperties") is False and all(map(supported, raw.values())), name
+    return frozenset(definition["required"]), frozenset(raw), {k: _compile(rule) for k, rule in raw.items()}
 
 
 def _fast(item: object, name: str, where: str) -> None:
@@ -266,7 +271,7 @@ def _fast(item: object, name: str, where: str) -> None:
     if not keys <= known:
         raise _Invalid(where, f"Additional properties are not allowed ({sorted(keys - known)[0]!r} was unexpected)")
     for key, value in item.items():
-        problem = _value_problem(rules[key], value)
+        problem = rules[key](value)
         if problem:
             raise _Invalid(f"{where}.{key}", problem)
 
