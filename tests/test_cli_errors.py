@@ -160,6 +160,8 @@ def test_paths_and_urls_that_cannot_work_are_one_line(tmp_path):
     assert_one_line_error(run_pdx_here("export", "-o", "/", "--registry", registry), "cannot write /", "folder")
     assert_one_line_error(run_pdx_here("export", "-o", str(tmp_path), "--registry", registry), "folder")
     assert_one_line_error(run_pdx_here("model", "synth", "--shape", "tiny", "-o", str(tmp_path)), "is a folder")
+    assert_one_line_error(run_pdx_here("model", "synth", "--shape", "tiny", "--format", "hf", "-o", registry),
+                          "is a file")
     assert_one_line_error(run_pdx_here("import", str(DATA / "vllm_bench_serve_summary.json"), "--format", "bundle",
                                        "--registry", registry), "not a pdx bundle")
 

@@ -252,3 +252,20 @@ def test_the_record_fields_and_the_bundle_schema_agree():
         assert set(defs[name]["properties"]) == set(listed), name
     for version, levels in fields.CONTENT_ID_FIELDS.items():
         assert set(levels["run"]) | set(fields.NOT_CONTENT) == set(fields.RUN_FIELDS)
+
+
+def test_the_registry_imports_neither_the_runner_nor_any_display():
+    """Data flows runner -> registry -> readers. (pdx.results is still called by Registry.runs and
+    get_run for their statistics; moving that to the readers is the next step.)"""
+    import ast
+    from pathlib import Path
+
+    import pdx.registry
+
+    root = Path(pdx.registry.__file__).parent
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert name != "pdx.runner" and "display" not in name, f"{path.relative_to(root)} imports {name}"

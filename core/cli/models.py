@@ -41,6 +41,8 @@ def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
     chosen = get_shape(shape).with_dims(**dims)
     if layout == "hf":
         path = Path(output) if output else default_hf_path(chosen.name, dtype, seed)
+        if path.exists() and not path.is_dir():
+            raise ModelError(f"-o {output}: it is a file; an HF model is a folder", "give a new folder")
         write_hf(chosen, dtype, path, seed)
     else:
         path = Path(output) if output else default_model_path(chosen.name, dtype, seed)
