@@ -218,8 +218,8 @@ def hardware_report(threads: int | None = None, run_probe: bool = True, force: b
     return report
 
 
-def open_registry(url: str | None = None) -> Registry:
-    return Registry(url)
+def open_registry(url: str | None = None, create: bool = True) -> Registry:
+    return Registry(url, create)
 
 
 def command_line() -> list[str]:

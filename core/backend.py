@@ -118,18 +118,15 @@ def option_pairs(items: Iterable[str]) -> dict[str, str]:
     return options
 
 
-def int_option(options: Mapping[str, str], key: str, default: int, minimum: int) -> int:
-    """An engine option that is a whole number (``-o KEY=N``), or one-line error."""
+def int_option(options: Mapping[str, str], key: str, default: int, minimum: int, maximum: int = 2**31 - 1) -> int:
+    """An engine option that is a whole number (``-o KEY=N``, ASCII digits, an engine's 32-bit int at
+    most unless ``maximum`` says otherwise), or one-line error."""
+    from pdx.numbers import parse_int
+
     value = options.get(key)
     if value is None:
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise PdxError(f"-o {key}={value}: not a whole number") from None
-    if number < minimum:
-        raise PdxError(f"-o {key}={value}: must be at least {minimum}")
-    return number
+    return parse_int(value, f"-o {key}", minimum, maximum)
 
 
 class Backend(ABC):

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pdx.errors import ModelError, PdxError
+from pdx.numbers import MAX_TOKENS, parse_int
 
 # Bytes per cached element; llama.cpp's block types carry a scale per 32 values.
 ELEMENT_BYTES = {
@@ -55,11 +56,12 @@ def make_dims(source: str, n_layers, n_kv_heads, head_dim=None, n_heads=None, n_
     if missing:
         raise ModelError(f"{source}: the model's {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing",
                          "give --n-layers, --n-kv-heads and --head-dim (or --n-embd and --n-heads)")
-    for name, value in (("layers", n_layers), ("KV heads", n_kv_heads), ("head dim", head_dim)):
-        if int(value) < 1:
-            raise ModelError(f"{source}: {name} must be at least 1, not {value}")
-    return KVDims(int(n_layers), int(n_kv_heads), int(head_dim), source,
-                  int(n_heads) if n_heads else None, int(n_ctx_train) if n_ctx_train else None)
+    def whole(name: str, value) -> int:  # 2.5 layers or 1e400 are no shape: refused, never truncated
+        return parse_int(value, f"{source}: {name}", 1, MAX_TOKENS)
+
+    return KVDims(whole("layers", n_layers), whole("KV heads", n_kv_heads), whole("head dim", head_dim), source,
+                  whole("heads", n_heads) if n_heads else None,
+                  whole("trained context", n_ctx_train) if n_ctx_train else None)
 
 
 def dims_from_model(model: dict, source: str) -> KVDims:
@@ -75,9 +77,12 @@ def dims_from_config(path: str | Path) -> KVDims:
         p = p / "config.json"
     try:
         config = json.loads(p.read_text())
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise ModelError(f"cannot read {p}: {exc}") from None
-    config = config.get("text_config", config)
+    if isinstance(config, dict) and isinstance(config.get("text_config"), dict):
+        config = config["text_config"]
+    if not isinstance(config, dict):
+        raise ModelError(f"cannot read {p}: a config.json is a JSON object, not a {type(config).__name__}")
     heads = config.get("num_attention_heads")
     return make_dims(str(p), config.get("num_hidden_layers"), config.get("num_key_value_heads", heads),
                      config.get("head_dim"), heads, config.get("hidden_size"),

@@ -52,6 +52,8 @@ def write_json(document: dict, output: str) -> None:
         sys.stdout.write(text)
         return
     path = Path(output)
+    if path.is_dir() or not path.name:
+        raise PdxError(f"cannot write {output}: it is a folder", "give a file name, e.g. runs.pdx.json")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
@@ -81,7 +83,7 @@ def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str
         records = [_with_model(r, model) for r in records]
     if tags:
         records = [r | {"tags": sorted(set(r["tags"]) | set(tags))} for r in records]
-    added, skipped = registry.add_records(records)
+    added, skipped = registry.add_records(records, f"cannot import {path}")
     return Transfer(added, skipped, found)
 
 
@@ -89,6 +91,6 @@ def copy_runs(source: Registry, dest: Registry, ids: list[str]) -> Transfer:
     """Copy runs by id; those already in ``dest`` are skipped (push and pull are this, both ways)."""
     present = dest.existing_ids(ids)
     missing = [i for i in ids if i not in present]
-    added = dest.add_records(source.records(missing))[0] if missing else []
+    added = dest.add_records(source.records(missing), f"runs from {source.display_url}")[0] if missing else []
     done = set(added)
     return Transfer(added, [i for i in ids if i not in done])

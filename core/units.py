@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 
 from pdx.errors import PdxError
+from pdx.numbers import MAX_FLOAT, parse_float
 
-_NUMBER = re.compile(r"^\s*(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-z/]*)\s*$")
+_NUMBER = re.compile(r"^\s*(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-z/]*)\s*$", re.ASCII)
 _DECIMAL = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15, "e": 1e18}
 _BINARY = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40, "pi": 2**50}
 
@@ -29,10 +30,17 @@ def _split(text: str, flag: str, example: str) -> tuple[float, str]:
     match = _NUMBER.match(raw)
     if not match:
         raise PdxError(f"{flag}: cannot read {raw!r} ({example})")
-    value = float(match["num"])
+    value = parse_float(match["num"], flag, minimum=0.0)
     if value <= 0:
         raise PdxError(f"{flag}: {raw!r} is zero; it must be above zero ({example})")
     return value, match["unit"]
+
+
+def _finite(value: float, flag: str, raw: str, example: str) -> float:
+    """A value times its unit prefix, still within what any figure can be (1e400GB/s is not)."""
+    if not value <= MAX_FLOAT:
+        raise PdxError(f"{flag}: {raw!r} is too large to be a real figure ({example})")
+    return value
 
 
 def _prefix(prefix: str, flag: str, raw: str, example: str) -> float:
@@ -50,12 +58,12 @@ def _scaled(text: str, flag: str, example: str, suffixes: tuple[str, ...], bare_
     raw = str(text).strip()
     if not unit:
         if bare_ok:
-            return value
+            return _finite(value, flag, raw, example)
         raise PdxError(f"{flag}: {raw!r} has no unit ({example})")
     low = unit.lower()
     for suffix in suffixes:
         if low.endswith(suffix):
-            return value * _prefix(unit[: len(unit) - len(suffix)], flag, raw, example)
+            return _finite(value * _prefix(unit[: len(unit) - len(suffix)], flag, raw, example), flag, raw, example)
     raise PdxError(f"{flag}: unknown unit {unit!r} in {raw!r} ({example})")
 
 
@@ -83,7 +91,7 @@ def parse_count(text: str, flag: str = "--params") -> float:
     scale = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}.get(unit.lower())
     if scale is None:
         raise PdxError(f"{flag}: unknown unit {unit!r} in {str(text).strip()!r} ({COUNT_EXAMPLE})")
-    return value * scale
+    return _finite(value * scale, flag, str(text).strip(), COUNT_EXAMPLE)
 
 
 def fmt_si(value: float | None, unit: str, digits: int = 3) -> str:

@@ -13,16 +13,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pdx.errors import WorkloadError
+from pdx.errors import PdxError, WorkloadError
+from pdx.numbers import MAX_BATCH, MAX_TOKENS, parse_float
 from pdx.prompt_stream import VERSION as PROMPT_STREAM_VERSION
 
 _NAME = re.compile(
-    r"^(?:pp(?P<pp>\d+))?(?:\+)?(?:tg(?P<tg>\d+))?(?:@d(?P<depth>\d+))?(?:/b(?P<batch>\d+))?$"
+    r"^(?:pp(?P<pp>\d+))?(?:\+)?(?:tg(?P<tg>\d+))?(?:@d(?P<depth>\d+))?(?:/b(?P<batch>\d+))?$", re.ASCII
 )
-_RANGE = re.compile(r"^(?P<first>\d+)-(?P<last>\d+)(?:(?P<op>[+*])(?P<step>\d+))?$")
+_RANGE = re.compile(r"^(?P<first>\d+)-(?P<last>\d+)(?:(?P<op>[+*])(?P<step>\d+))?$", re.ASCII)
 
 # A guard against typos such as -p 1-1000000+1 that would expand to a million tests.
 MAX_VALUES = 1024
+# Tokens, depths, threads, concurrency: no list value is ever larger (pdx.numbers holds the bounds).
+MAX_LIST_VALUE = MAX_TOKENS
 # Adaptive runs stop here at the latest; the first batch when -r is 'auto'.
 DEFAULT_MAX_REPETITIONS = 30
 AUTO_FIRST_BATCH = 3
@@ -112,17 +115,23 @@ class TestSpec:
         }
 
 
-def parse_int_list(text: str | int, flag: str, minimum: int = 0) -> list[int]:
-    """Parse llama-bench's list syntax: ``1,2``, ``128-512``, ``128-512+128``, ``128-512*2``."""
+def parse_int_list(text: str | int, flag: str, minimum: int = 0, maximum: int | None = None) -> list[int]:
+    """Parse llama-bench's list syntax: ``1,2``, ``128-512``, ``128-512+128``, ``128-512*2``; every value
+    within [minimum, maximum] (default: :data:`MAX_LIST_VALUE`), in ASCII digits."""
+    maximum = MAX_LIST_VALUE if maximum is None else maximum
     values: list[int] = []
     for item in str(text).split(","):
         item = item.strip()
         if not item:
             raise WorkloadError(f"{flag}: empty item in {text!r}; give numbers like 128,512")
-        if item.isdigit():
+        if len(item) > 40:
+            raise WorkloadError(f"{flag}: {item[:20]!r}... is too long to be a number or range")
+        if item.isascii() and item.isdigit():
             values.append(int(item))
         elif match := _RANGE.match(item):
             first, last = int(match["first"]), int(match["last"])
+            if last > maximum:
+                raise WorkloadError(f"{flag}: {last} is above the maximum of {maximum}")
             op, step = match["op"] or "+", int(match["step"] or 1)
             if last < first or (op == "+" and step < 1) or (op == "*" and (step < 2 or first < 1)):
                 raise WorkloadError(f"{flag}: range {item!r} never reaches its end")
@@ -140,6 +149,9 @@ def parse_int_list(text: str | int, flag: str, minimum: int = 0) -> list[int]:
     for value in values:
         if value < minimum:
             raise WorkloadError(f"{flag}: {value} is below the minimum of {minimum}")
+        if value > maximum:
+            shown = value if value < 10**24 else f"a {len(str(value))}-digit number"
+            raise WorkloadError(f"{flag}: {shown} is above the maximum of {maximum}")
     return values
 
 
@@ -219,8 +231,8 @@ def parse_target_ci(text: str) -> float:
     """``2%`` or ``0.02`` as a fraction."""
     value = text.strip()
     try:
-        number = float(value.removesuffix("%"))
-    except ValueError:
+        number = parse_float(value.removesuffix("%"), "--target-ci", minimum=0.0)
+    except PdxError:
         raise WorkloadError(f"--target-ci: {text!r} is not a percentage such as 2% or 0.02") from None
     return number / 100 if value.endswith("%") else number
 
@@ -246,7 +258,7 @@ def build_workload(
     gens = [n for n in parse_int_list(n_gen, "-n") if n > 0]
     pairs = parse_pairs(prompt_gen, "-pg") if prompt_gen else []
     depths = parse_int_list(depth, "-d")
-    batches = parse_int_list(batch, "-b", minimum=1)
+    batches = parse_int_list(batch, "-b", minimum=1, maximum=MAX_BATCH)
     tests: list[TestSpec] = []
     for b in dict.fromkeys(batches):
         for d in dict.fromkeys(depths):

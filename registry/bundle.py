@@ -26,6 +26,7 @@ from typing import Sequence
 
 import pdx
 from pdx.errors import ImportFileError
+from pdx.registry.fields import CONTENT_ID_FIELDS, CONTENT_ID_VERSION
 from pdx.registry.redact import redact_record
 
 SCHEMA_VERSION = 1
@@ -43,10 +44,29 @@ def digest(record: dict) -> str:
     return hashlib.sha256(canonical(record)).hexdigest()
 
 
-def content_id(record: dict) -> str:
-    """An id for a run that has none: a hash of what it holds (not of its labels, nor of
-    which file or pdx version brought it in)."""
-    body = {k: v for k, v in record.items() if k not in ("id", "tags", "provenance", "pdx_version")}
+def _pick(block: dict, names: tuple[str, ...]) -> dict:
+    if not isinstance(block, dict):
+        return block  # not a record's part: the record check refuses it; its hash need not be stable
+    return {k: block[k] for k in names if k in block}
+
+
+def content_id(record: dict, version: int | None = None) -> str:
+    """An id for a run that has none: a hash of what it holds (not of its labels, nor of which
+    file or pdx version brought it in). Only the fields of its content-id version count
+    (:data:`pdx.registry.fields.CONTENT_ID_FIELDS`), so a field added later never changes an id."""
+    fields = CONTENT_ID_FIELDS[version or CONTENT_ID_VERSION]
+    body = _pick(record, fields["run"])
+    if isinstance(body.get("model"), dict):
+        body["model"] = _pick(body["model"], fields["model"])
+    tests = []
+    for test in body.get("tests") or ():
+        test = _pick(test, fields["test"])
+        for key, kind in (("samples", "sample"), ("requests", "request")):
+            if key in test:
+                test[key] = [_pick(item, fields[kind]) for item in test[key]]
+        tests.append(test)
+    if "tests" in body:
+        body["tests"] = tests
     return digest(body)[:32]
 
 
@@ -57,13 +77,38 @@ def _validator():
     return jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
 
 
-def schema_errors(document: object) -> str | None:
-    """The first way ``document`` breaks the bundle schema, as one line, or None."""
-    error = next(iter(sorted(_validator().iter_errors(document), key=lambda e: list(e.path))), None)
+@lru_cache(maxsize=None)
+def _definition_validator(definition: str):
+    import jsonschema
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    return jsonschema.Draft202012Validator({"$schema": schema["$schema"], "$defs": schema["$defs"],
+                                            "$ref": f"#/$defs/{definition}"})
+
+
+def field_path(parts) -> str:
+    """``["runs", 0, "record"]`` -> ``runs[0].record``: how every check names a field."""
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+    return text or "top level"
+
+
+def _first_error(validator, document: object) -> tuple[str, str] | None:
+    error = next(iter(sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.path])), None)
     if error is None:
         return None
-    where = "/".join(str(p) for p in error.absolute_path) or "top level"
-    return f"{where}: {error.message[:200]}"
+    message = error.message if len(error.message) <= 160 else \
+        f"a {type(error.instance).__name__} that breaks the schema's {error.validator!r} rule"
+    return field_path(error.absolute_path), message
+
+
+def schema_errors(document: object, definition: str | None = None) -> str | tuple[str, str] | None:
+    """The first way ``document`` breaks the bundle schema, as one line, or None. With
+    ``definition`` (a name under ``$defs``: run, test, ...), it is checked as one of those and
+    the answer is (where, what)."""
+    if definition:
+        return _first_error(_definition_validator(definition), document)
+    found = _first_error(_validator(), document)
+    return None if found is None else f"{found[0]}: {found[1]}"
 
 
 def fail(source: str | Path, reason: str, hint: str | None = None) -> ImportFileError:
@@ -72,11 +117,14 @@ def fail(source: str | Path, reason: str, hint: str | None = None) -> ImportFile
 
 
 def validate_records(records: Sequence[dict], source: str) -> None:
-    """Check records made by an importer against the schema's run definition."""
-    entries = [{"sha256": digest(r), "record": r} for r in records]
-    problem = schema_errors(make_bundle_document(entries, redacted=False))
-    if problem:
-        raise fail(source, f"it yields an invalid run ({problem})")
+    """Check records made by an importer with the registry's one record check."""
+    from pdx.errors import PdxError
+    from pdx.registry.validate import check_records
+
+    try:
+        check_records(records, "record")
+    except PdxError as exc:
+        raise fail(source, f"it yields an invalid run ({exc.message.removeprefix('record: ')})") from None
 
 
 def make_bundle_document(entries: list[dict], redacted: bool) -> dict:
@@ -120,6 +168,8 @@ def parse_json(text: str, source: str):
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(source, f"not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise fail(source, "its JSON is nested too deep to be a pdx record or any tool's output") from None
 
 
 def is_bundle(document: object) -> bool:
@@ -127,11 +177,20 @@ def is_bundle(document: object) -> bool:
 
 
 def read_bundle(document: dict, source: str) -> list[dict]:
-    """The records of a parsed bundle, after checking its version, schema and digests."""
+    """The records of a parsed bundle, after checking its version, schema and digests; the registry
+    checks each record (:mod:`pdx.registry.validate`) as it stores them."""
+    if not is_bundle(document):
+        raise fail(source, "not a pdx bundle (no \"format\": \"pdx-bundle\")", "check --format")
     version = document.get("schema_version")
     if isinstance(version, int) and version > SCHEMA_VERSION:
         raise fail(source, f"bundle schema version {version} is newer than this pdx reads ({SCHEMA_VERSION})",
                    "upgrade pdx")
+    from pdx.registry.validate import RecordError, check_shape
+
+    try:
+        check_shape(document, "bundle")  # before the schema and the digests: both recurse
+    except RecordError as exc:
+        raise fail(source, f"not a valid pdx bundle ({exc.message})") from None
     problem = schema_errors(document)
     if problem:
         raise fail(source, f"not a valid pdx bundle ({problem})")

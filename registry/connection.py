@@ -27,15 +27,18 @@ def display_url(url: str) -> str:
     """The URL with any password masked, for messages."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         return url
 
 
-def _sqlite_engine(url) -> Engine:
+def _sqlite_engine(url, create: bool) -> Engine:
     if url.database and url.database != ":memory:":
         path = Path(url.database)
         if not path.parent.is_dir():
             raise RegistryError(f"cannot open registry {url}: folder {path.parent} does not exist", _HINT)
+        if not create and not path.is_file():
+            raise RegistryError(f"no registry at {url}: {path} does not exist",
+                                "check the path (this command reads an existing registry)")
     engine = create_engine(url, connect_args={"timeout": 60})
 
     @event.listens_for(engine, "connect")
@@ -57,13 +60,14 @@ def _sqlite_engine(url) -> Engine:
     return engine
 
 
-def create(url_text: str) -> Engine:
-    """An engine that has answered a first query; any failure is a one-line RegistryError."""
+def create(url_text: str, create: bool = True) -> Engine:
+    """An engine that has answered a first query; any failure is a one-line RegistryError. With
+    ``create`` false, a SQLite file that does not exist is refused instead of made."""
     shown = display_url(url_text)
     try:
         url = make_url(url_text)
         if url.get_backend_name() == "sqlite":
-            engine = _sqlite_engine(url)
+            engine = _sqlite_engine(url, create)
         else:
             args = {"connect_timeout": 10} if url.get_backend_name() == "postgresql" else {}
             engine = create_engine(url, pool_pre_ping=True, connect_args=args)
@@ -71,7 +75,7 @@ def create(url_text: str) -> Engine:
             conn.exec_driver_sql("SELECT 1")
     except RegistryError:
         raise
-    except (ArgumentError, NoSuchModuleError) as exc:
+    except (ArgumentError, NoSuchModuleError, ValueError) as exc:  # ValueError: a port such as "notaport"
         raise RegistryError(f"cannot use registry URL {shown}: {exc}", _HINT) from None
     except ModuleNotFoundError as exc:
         raise RegistryError(f"cannot open registry {shown}: driver {exc.name} is not installed", _HINT) from None

@@ -16,10 +16,9 @@ from sqlalchemy.orm import Session
 
 from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, RunTag, SampleRow, TestResult
 
-_TEST_FIELDS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
-_SAMPLE_FIELDS = ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns", "engine")
-_REQUEST_FIELDS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "first_ns", "end_ns",
-                   "status", "error", "http_status", "finish_reason", "usage", "engine")
+from pdx.registry.fields import REQUEST_COLUMNS as _REQUEST_FIELDS
+from pdx.registry.fields import SAMPLE_FIELDS as _SAMPLE_FIELDS
+from pdx.registry.fields import TEST_COLUMNS as _TEST_FIELDS
 
 
 def iso(value: datetime | None) -> str | None:
@@ -62,11 +61,28 @@ def add_shared_rows(session: Session, model: dict, hardware: dict, environment: 
     })
 
 
+def test_row(test: dict) -> TestResult:
+    """The rows of one test record (an entry of a record's ``tests``), samples and requests included."""
+    return TestResult(
+        **{k: test[k] for k in _TEST_FIELDS}, started_at=parse_time(test["started_at"]),
+        finished_at=parse_time(test["finished_at"]), engine=test["engine"], ceilings=test.get("ceilings"),
+        adaptive=test.get("adaptive"), conditions=test.get("conditions"), spec=test.get("spec") or {},
+        samples=[SampleRow(idx=i, **{k: s[k] for k in _SAMPLE_FIELDS}) for i, s in enumerate(test["samples"])],
+        requests=[RequestRow(**{k: r[k] for k in _REQUEST_FIELDS}, events=r["events"])
+                  for r in test.get("requests") or ()],
+    )
+
+
 def add_record(session: Session, record: dict, environment_id: str) -> None:
     """Write one run record (as :func:`run_record` makes them) with its tests and samples."""
     add_shared_rows(session, record["model"], record["hardware"], record["environment"], environment_id)
+    session.add(run_row(record, environment_id))
+
+
+def run_row(record: dict, environment_id: str) -> Run:
+    """The rows of one run record; its shared rows (model, hardware, environment) are :func:`add_shared_rows`'."""
     engine = record["engine"]
-    session.add(Run(
+    return Run(
         id=record["id"], created_at=parse_time(record["created_at"]), finished_at=parse_time(record["finished_at"]),
         status=record["status"], backend=record["backend"], engine=engine["name"], engine_version=engine["version"],
         engine_commit=engine["commit"], engine_settings=engine["settings"], engine_details=engine["details"],
@@ -77,26 +93,27 @@ def add_record(session: Session, record: dict, environment_id: str) -> None:
         model_id=record["model"]["sha256"],
         hardware_id=record["hardware"]["id"], environment_id=environment_id,
         tags=[RunTag(tag=t) for t in dict.fromkeys(record["tags"])],
-        tests=[
-            TestResult(
-                **{k: t[k] for k in _TEST_FIELDS}, started_at=parse_time(t["started_at"]),
-                finished_at=parse_time(t["finished_at"]), engine=t["engine"], ceilings=t.get("ceilings"),
-                adaptive=t.get("adaptive"), conditions=t.get("conditions"), spec=t.get("spec") or {},
-                samples=[SampleRow(idx=i, **{k: s[k] for k in _SAMPLE_FIELDS}) for i, s in enumerate(t["samples"])],
-                requests=[RequestRow(**{k: r[k] for k in _REQUEST_FIELDS}, events=r["events"])
-                          for r in t.get("requests") or ()],
-            )
-            for t in record["tests"]
-        ],
-    ))
+        tests=[test_row(t) for t in record["tests"]],
+    )
 
 
-def request_rows(outcome) -> list[RequestRow]:
-    """The rows of every request a test sent: those of its samples, then those that failed before one."""
+def outcome_record(outcome, finished_at: datetime) -> dict:
+    """A finished test of a running benchmark (a runner's outcome: its test spec, samples and
+    requests) as a record's ``tests`` entry, so it is checked and stored as every record is."""
+    test = outcome.test
     owned = [(i, r) for i, s in enumerate(outcome.samples) for r in s.requests]
     owned += [(None, r) for r in outcome.requests]
-    return [RequestRow(sample_idx=i, **{k: getattr(r, k) for k in _REQUEST_FIELDS if k != "sample_idx"},
-                       events=[list(e) for e in r.events]) for i, r in owned]
+    return {
+        "ordinal": outcome.ordinal, "name": test.name, "kind": test.kind, "n_prompt": test.n_prompt,
+        "n_gen": test.n_gen, "depth": test.depth, "batch": test.batch, "status": outcome.status,
+        "error": outcome.error, "warmup": outcome.warmup, "started_at": iso(outcome.started_at),
+        "finished_at": iso(outcome.finished_at or finished_at), "engine": outcome.engine,
+        "ceilings": outcome.ceilings, "adaptive": outcome.adaptive, "conditions": outcome.conditions,
+        "spec": test.to_dict() if test.kind == "serve" else {},
+        "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in outcome.samples],
+        "requests": [{"sample_idx": i} | {k: getattr(r, k) for k in _REQUEST_FIELDS if k != "sample_idx"}
+                     | {"events": [list(e) for e in r.events]} for i, r in owned],
+    }
 
 
 def model_record(model: Model) -> dict:

@@ -8,7 +8,7 @@ never half of one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 from sqlalchemy import Select, select
@@ -19,12 +19,17 @@ from pdx.backend import EngineInfo
 from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
 from pdx.registry import bulk, connection, migrate
-from pdx.registry.records import add_record, add_shared_rows, request_rows, run_record
-from pdx.registry.schema import Hardware, Model, Run, RunTag, SampleRow, TestResult
+from pdx.registry.records import (add_record, add_shared_rows, iso, model_record, outcome_record, run_record,
+                                  run_row, test_row)
+from pdx.registry.schema import Hardware, Model, Run, RunTag
+from pdx.registry.validate import check_record, check_records, check_test, same_model
 from pdx.results import with_stats
-from pdx.runner import TestOutcome, now
 
 RUN_STATUSES = ("running", "complete", "partial", "interrupted", "failed")
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 @dataclass
@@ -50,12 +55,29 @@ class RunStart:
     created_at: datetime = field(default_factory=now)
 
 
+def start_record(start: RunStart) -> dict:
+    """A run as it starts, as a record with no tests yet."""
+    engine = start.engine
+    return {
+        "id": start.id, "status": "running", "created_at": iso(start.created_at), "finished_at": None,
+        "backend": start.backend,
+        "engine": {"name": engine.engine, "version": engine.version, "commit": engine.commit,
+                   "settings": dict(engine.settings), "details": dict(engine.details)},
+        "threads": start.threads, "options": dict(start.options), "workload": start.workload,
+        "command": start.command, "error": None, "parent_id": start.parent_id, "pdx_version": start.pdx_version,
+        "origin": "pdx", "provenance": dict(start.provenance), "tags": list(dict.fromkeys(start.tags)),
+        "model": start.model.to_dict() | {"id": start.model.sha256}, "hardware": start.hardware,
+        "environment": start.environment, "ceiling_basis": start.ceiling_basis, "tests": [],
+    }
+
+
 class Registry:
     """A registry database: ``Registry(url)`` opens it and brings its schema up to date."""
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, create: bool = True) -> None:
+        """``create`` false: a registry that must already exist (the source of a pull), never made anew."""
         self.url = connection.resolve_url(url)
-        self.engine = connection.create(self.url)
+        self.engine = connection.create(self.url, create)
         try:
             migrate.upgrade(self.engine)
         except SQLAlchemyError as exc:
@@ -76,76 +98,22 @@ class Registry:
     # -- writing ---------------------------------------------------------
 
     def start_run(self, start: RunStart) -> str:
+        record = start_record(start)
+        check_record(record, "cannot start run", hint="a backend or pdx made a value the registry refuses: report it")
         with self._session() as session, session.begin():
-            model = start.model.to_dict()
-            add_shared_rows(session, model, start.hardware, start.environment, start.environment_id)
-            session.get(Model, model["sha256"]).path = model["path"]  # where it was last seen
-            session.add(
-                Run(
-                    id=start.id,
-                    created_at=start.created_at,
-                    status="running",
-                    backend=start.backend,
-                    engine=start.engine.engine,
-                    engine_version=start.engine.version,
-                    engine_commit=start.engine.commit,
-                    engine_settings=start.engine.settings,
-                    engine_details=start.engine.details,
-                    threads=start.threads,
-                    options=dict(start.options),
-                    workload=start.workload,
-                    command=start.command,
-                    pdx_version=start.pdx_version,
-                    parent_id=start.parent_id,
-                    ceiling_basis=start.ceiling_basis,
-                    origin="pdx",
-                    provenance=dict(start.provenance),
-                    model_id=model["sha256"],
-                    hardware_id=start.hardware["id"],
-                    environment_id=start.environment_id,
-                    tags=[RunTag(tag=t) for t in dict.fromkeys(start.tags)],
-                )
-            )
+            add_shared_rows(session, record["model"], start.hardware, start.environment, start.environment_id)
+            session.get(Model, record["model"]["sha256"]).path = record["model"]["path"]  # where it was last seen
+            session.add(run_row(record, start.environment_id))
         return start.id
 
-    def save_test(self, run_id: str, outcome: TestOutcome) -> None:
-        test = outcome.test
+    def save_test(self, run_id: str, outcome) -> None:
+        """Store one finished test (a runner's outcome) with its samples and requests."""
+        test = outcome_record(outcome, now())
+        check_test(test, f"{test['name']} of run {run_id}")
         with self._session() as session, session.begin():
-            session.add(
-                TestResult(
-                    run_id=run_id,
-                    ordinal=outcome.ordinal,
-                    name=test.name,
-                    kind=test.kind,
-                    n_prompt=test.n_prompt,
-                    n_gen=test.n_gen,
-                    depth=test.depth,
-                    batch=test.batch,
-                    status=outcome.status,
-                    error=outcome.error,
-                    warmup=outcome.warmup,
-                    started_at=outcome.started_at,
-                    finished_at=outcome.finished_at or now(),
-                    engine=outcome.engine,
-                    ceilings=outcome.ceilings,
-                    adaptive=outcome.adaptive,
-                    conditions=outcome.conditions,
-                    spec=test.to_dict() if test.kind == "serve" else {},
-                    requests=request_rows(outcome),
-                    samples=[
-                        SampleRow(
-                            idx=i,
-                            ns=s.ns,
-                            n_prompt=s.n_prompt,
-                            n_gen=s.n_gen,
-                            prompt_ns=s.prompt_ns,
-                            gen_ns=s.gen_ns,
-                            engine=s.engine,
-                        )
-                        for i, s in enumerate(outcome.samples)
-                    ],
-                )
-            )
+            row = test_row(test)
+            row.run_id = run_id
+            session.add(row)
 
     def finish_run(self, run_id: str, status: str, error: str | None = None) -> None:
         if status not in RUN_STATUSES:
@@ -164,7 +132,7 @@ class Registry:
         if len(ref) < 4:
             raise PdxError(f"run id {ref!r} is too short", "give at least 4 characters of a run id (see `pdx runs`)")
         with self._session() as session:
-            ids = session.scalars(select(Run.id).where(Run.id.startswith(ref)).limit(2)).all()
+            ids = session.scalars(select(Run.id).where(Run.id.startswith(ref, autoescape=True)).limit(2)).all()
         if not ids:
             raise PdxError(f"no run {ref!r} in registry {self.display_url}", "list runs with `pdx runs`")
         if len(ids) > 1:
@@ -200,10 +168,10 @@ class Registry:
             query = query.where(Run.backend == backend)
         if model:
             query = query.join(Run.model).where(
-                (Model.name.contains(model)) | (Model.id.startswith(model)) | (Model.synthetic == model)
+                (Model.name.contains(model, autoescape=True)) | (Model.id.startswith(model, autoescape=True)) | (Model.synthetic == model)
             )
         if hardware:
-            query = query.join(Run.hardware).where(Hardware.name.contains(hardware) | Hardware.id.startswith(hardware))
+            query = query.join(Run.hardware).where(Hardware.name.contains(hardware, autoescape=True) | Hardware.id.startswith(hardware, autoescape=True))
         if tag:
             query = query.where(Run.tags.any(RunTag.tag == tag))
         if status:
@@ -224,10 +192,19 @@ class Registry:
     # -- whole records: bundles, imports, push/pull ------------------------
 
     def records(self, ids: Iterable[str]) -> list[dict]:
-        """Stored runs as records (no derived statistics), in the order given."""
+        """Stored runs as records (no derived statistics), in the order given; a run that cannot be
+        read as a record (a registry altered by hand) is a one-line error."""
         ids = [self.resolve(ref) for ref in ids]  # before the session: SQLite allows one at a time
+        out = []
         with self._session() as session:
-            return [run_record(session.get(Run, run_id)) for run_id in ids]
+            for run_id in ids:
+                try:
+                    out.append(run_record(session.get(Run, run_id)))
+                except (SQLAlchemyError, ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
+                    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
+                    raise RegistryError(f"cannot read run {run_id} from {self.display_url}: {reason}",
+                                        "the registry was altered or damaged; nothing was copied") from None
+        return out
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         ids = list(ids)
@@ -237,21 +214,26 @@ class Registry:
                 found |= set(session.scalars(select(Run.id).where(Run.id.in_(chunk))))
         return found
 
-    def add_records(self, records: Sequence[dict]) -> tuple[list[str], list[str]]:
+    def add_records(self, records: Sequence[dict], source: str = "record") -> tuple[list[str], list[str]]:
         """Store whole runs in one transaction: all of them or, on any error, none.
 
+        Every record first passes :func:`pdx.registry.validate.check_records`, and
+        each model must be the one the registry already knows under its sha256.
         A run whose id is already here is skipped (ids are unique, and imported
         runs' ids are content hashes), so adding the same records twice adds
         nothing. Returns (added ids, skipped ids).
         """
         from pdx.environment import environment_id
 
-        present = self.existing_ids(r["id"] for r in records)
-        added, skipped = [], []
+        unique = check_records(records, source)
+        present = self.existing_ids(r["id"] for r in unique)
+        kept = {id(r) for r in unique}
+        added, skipped = [], [r["id"] for r in records if id(r) not in kept]  # identical copies
         try:
             with self._session() as session, session.begin():
-                for record in records:
-                    if record["id"] in present or record["id"] in added:
+                self._check_models(session, [r for r in unique if r["id"] not in present], source)
+                for record in unique:
+                    if record["id"] in present:
                         skipped.append(record["id"])
                         continue
                     add_record(session, record, environment_id(record["environment"]))
@@ -261,3 +243,11 @@ class Registry:
             raise RegistryError(f"nothing was stored in {self.display_url}: {reason}",
                                 "adding runs is idempotent: run it again") from None
         return added, skipped
+
+    @staticmethod
+    def _check_models(session: Session, records: Sequence[dict], source: str) -> None:
+        wanted = {r["model"]["sha256"]: (i, r) for i, r in enumerate(records)}
+        for chunk in bulk.chunks(list(wanted)):
+            for stored in session.scalars(select(Model).where(Model.id.in_(chunk))):
+                index, record = wanted[stored.id]
+                same_model(model_record(stored), record["model"], f"{source}: run {record['id']}")

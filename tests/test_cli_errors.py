@@ -80,3 +80,107 @@ def test_version_and_help():
     help_text = run_pdx("bench", "--help").stdout
     for flag in ("-p, --n-prompt", "-n, --n-gen", "-d, --n-depth", "-b, --batch", "--llama-bench", "--registry"):
         assert flag in help_text
+
+
+# Every numeric option goes through pdx.numbers: NaN, infinities, non-ASCII digits and absurd
+# magnitudes are one line naming the option, and never reach an engine or the registry.
+NUMERIC = [
+    (["bench", "-p", "²"], ["-p: '²' is not a non-negative number"]),
+    (["bench", "-p", "99999999999999999999999"], ["-p:", "above the maximum"]),
+    (["bench", "-b", "1e12"], ["-b: '1e12'"]),
+    (["bench", "-b", "1000000000000"], ["-b:", "above the maximum"]),
+    (["bench", "-d", "٣"], ["-d:"]),
+    (["bench", "-t", "99999999"], ["-t:", "above the maximum"]),
+    (["bench", "-r", "²"], ["--repetitions"]),
+    (["bench", "-r", "99999999999999999999999"], ["--repetitions"]),
+    (["bench", "--seed", "99999999999999999999999"], ["--seed", "too large"]),
+    (["bench", "--warmup", "nan"], ["--warmup", "not a whole number"]),
+    (["bench", "--target-ci", "nan"], ["--target-ci", "not a percentage"]),
+    (["bench", "--target-ci", "inf%"], ["--target-ci", "not a percentage"]),
+    (["check", "--factor", "nan"], ["--factor", "not a number"]),
+    (["check", "--factor", "inf"], ["--factor", "not a number"]),
+    (["check", "--factor", "1e400"], ["--factor", "not a finite number"]),
+    (["check", "--alpha", "1"], ["--alpha", "below 1"]),
+    (["ceiling", "--bandwidth", "1e400GB/s", "--model-bytes", "1GB", "--params", "7B"], ["--bandwidth", "not a finite number"]),
+    (["ceiling", "--bandwidth", "1e300TB/s", "--model-bytes", "1GB", "--params", "7B"], ["--bandwidth", "too large"]),
+    (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "1GB", "--measured", "nan"], ["--measured"]),
+    (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "1GB", "--measured", "-inf"], ["--measured"]),
+    (["ceiling", "--bandwidth", "４00GB/s", "--model-bytes", "1GB", "--params", "7B"], ["--bandwidth", "cannot read"]),
+    (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "1GB", "--params", "7e400B"], ["--params", "not a finite number"]),
+    (["kv", "--n-layers", "2.5", "--n-kv-heads", "8", "--head-dim", "64"], ["--n-layers", "not a whole number"]),
+    (["runs", "--limit", "²"], ["--limit", "not a whole number"]),
+    (["model", "synth", "--n-layers", "99999999999999999999999"], ["--n-layers", "too large"]),
+    (["serve-bench", "--backend", "openai", "--burstiness", "nan"], ["--burstiness"]),
+    (["serve-bench", "--backend", "openai", "--request-rate", "nan"], ["--request-rate"]),
+    (["serve-bench", "--backend", "openai", "-p", "99999999999"], ["--input-len", "too large"]),
+    (["hw", "probe", "-t", "1e3"], ["--threads"]),
+]
+
+
+@pytest.mark.parametrize("args, needles", NUMERIC, ids=[" ".join(a) for a, _ in NUMERIC])
+def test_numeric_options_refuse_what_is_no_number(args, needles, tmp_path):
+    from conftest import run_pdx_here
+
+    registry = tmp_path / "r.sqlite"
+    assert_one_line_error(run_pdx_here(*args, *(["--registry", str(registry)] if args[0] in
+                                                ("bench", "check", "runs", "serve-bench") else [])), *needles)
+    assert not registry.exists() or not _runs(registry)
+
+
+def _runs(registry) -> list:
+    import json
+
+    from conftest import pdx_here
+
+    return json.loads(pdx_here("runs", "--registry", str(registry), "--json"))
+
+
+@pytest.mark.parametrize("name, content, needle", [
+    ("array.json", "[1, 2]", "a config.json is a JSON object, not a list"),
+    ("huge.json", '{"num_hidden_layers": 1e400, "num_attention_heads": 8, "hidden_size": 512}', "layers: 'inf'"),
+    ("half.json", '{"num_hidden_layers": 2.5, "num_attention_heads": 8, "hidden_size": 512}', "layers: '2.5'"),
+    ("deep.json", "[" * 100_000 + "]" * 100_000, "cannot read"),
+])
+def test_kv_config_files_with_no_shape_are_one_line(name, content, needle, tmp_path):
+    from conftest import run_pdx_here
+
+    (tmp_path / name).write_text(content)
+    assert_one_line_error(run_pdx_here("kv", "--config", str(tmp_path / name)), needle)
+
+
+def test_paths_and_urls_that_cannot_work_are_one_line(tmp_path):
+    from conftest import pdx_here, run_pdx_here
+
+    from test_importers import DATA
+
+    registry = str(tmp_path / "r.sqlite")
+    assert_one_line_error(run_pdx_here("runs", "--registry", "postgresql+psycopg://u@localhost:notaport/db"),
+                          "cannot use registry URL", "notaport")
+    pdx_here("import", str(DATA / "vllm_bench_serve_summary.json"), "--registry", registry)
+    assert_one_line_error(run_pdx_here("export", "-o", "/", "--registry", registry), "cannot write /", "folder")
+    assert_one_line_error(run_pdx_here("export", "-o", str(tmp_path), "--registry", registry), "folder")
+    assert_one_line_error(run_pdx_here("model", "synth", "--shape", "tiny", "-o", str(tmp_path)), "is a folder")
+    assert_one_line_error(run_pdx_here("model", "synth", "--shape", "tiny", "--format", "hf", "-o", registry),
+                          "is a file")
+    assert_one_line_error(run_pdx_here("import", str(DATA / "vllm_bench_serve_summary.json"), "--format", "bundle",
+                                       "--registry", registry), "not a pdx bundle")
+
+
+def test_id_prefixes_are_not_like_patterns(tmp_path):
+    """``pdx show 6%%%`` must not match a run whose id starts with 6: % and _ are literal."""
+    import json
+
+    from conftest import pdx_here, run_pdx_here
+
+    from test_importers import DATA
+
+    registry = str(tmp_path / "r.sqlite")
+    run_id = json.loads(pdx_here("import", str(DATA / "vllm_bench_serve_summary.json"), "--registry", registry,
+                                 "--json"))["added"][0]
+    for pattern in (f"{run_id[0]}%%%", f"{run_id[:2]}__", "%%%%", "____"):
+        assert_one_line_error(run_pdx_here("show", pattern, "--registry", registry), "no run")
+    assert json.loads(pdx_here("show", run_id[:6], "--registry", registry, "--json"))["id"] == run_id
+    from pdx.registry import Registry
+
+    store = Registry(registry)
+    assert store.run_ids(model="%") == [] and store.run_ids(hardware="_") == [] and store.run_ids(model="") != []

@@ -47,3 +47,48 @@ def server_options(command):
     )):
         command = option(command)
     return command
+
+
+class Integer(click.ParamType):
+    """A whole number through :func:`pdx.numbers.parse_int`: ASCII digits, bounded, one line naming the option."""
+
+    name = "integer"
+
+    def __init__(self, min: int | None = 0, max: int | None = None) -> None:
+        self.min, self.max = min, max
+
+    def convert(self, value, param, ctx):
+        from pdx.errors import PdxError
+        from pdx.numbers import MAX_INT, parse_int
+
+        try:
+            return parse_int(value, _flag(param), self.min, MAX_INT if self.max is None else self.max)
+        except PdxError as exc:
+            self.fail(exc.message.partition(": ")[2], param, ctx)
+
+
+class Number(click.ParamType):
+    """A finite number through :func:`pdx.numbers.parse_float`: never NaN or infinite, bounded."""
+
+    name = "number"
+
+    def __init__(self, min: float | None = None, max: float | None = None, min_open: bool = False,
+                 max_open: bool = False) -> None:
+        self.min, self.max, self.min_open, self.max_open = min, max, min_open, max_open
+
+    def convert(self, value, param, ctx):
+        from pdx.errors import PdxError
+        from pdx.numbers import MAX_FLOAT, parse_float
+
+        try:
+            number = parse_float(value, _flag(param), self.min, MAX_FLOAT if self.max is None else self.max,
+                                 self.min_open)
+        except PdxError as exc:
+            self.fail(exc.message.partition(": ")[2], param, ctx)
+        if self.max_open and number == self.max:
+            self.fail(f"{value!r} is too large; it must be below {self.max:g}", param, ctx)
+        return number
+
+
+def _flag(param) -> str:
+    return max(param.opts, key=len) if param is not None and param.opts else "value"

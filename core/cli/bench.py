@@ -6,7 +6,8 @@ import click
 
 from pdx.backend import option_pairs
 from pdx.errors import PdxError
-from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.cli.base import Integer, Number, echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.numbers import MAX_COUNT, MAX_THREADS
 from pdx.workload import parse_int_list
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
@@ -20,8 +21,12 @@ class Repetitions(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int) or value == "auto":
             return value
-        if str(value).isdigit() and int(value) >= 1:
-            return int(value)
+        from pdx.numbers import parse_int
+
+        try:
+            return parse_int(value, "-r", 1, MAX_COUNT)
+        except PdxError:
+            pass
         self.fail(f"{value!r} is not a count of at least 1 or 'auto'", param, ctx)
 
 
@@ -70,10 +75,10 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @click.option("-r", "--repetitions", default=5, show_default=True, type=Repetitions(),
               help="Counted repetitions of each test; 'auto' repeats until --target-ci is met.")
 @click.option("--target-ci", metavar="PCT", help="Repeat each test until its 95% CI is within PCT of the mean (e.g. 2%). [-r auto: 2%]")
-@click.option("--max-repetitions", default=30, show_default=True, type=click.IntRange(min=2), help="Cap of an adaptive run's repetitions per test.")
-@click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted warm-up repetitions of each test.")
-@click.option("--seed", default=42, show_default=True, type=int, help="Seed of the random prompt tokens.")
-@click.option("--delay", default=0.0, show_default=True, type=click.FloatRange(min=0, max=3600), metavar="S",
+@click.option("--max-repetitions", default=30, show_default=True, type=Integer(min=2, max=MAX_COUNT), help="Cap of an adaptive run's repetitions per test.")
+@click.option("--warmup", default=1, show_default=True, type=Integer(min=0, max=MAX_COUNT), help="Uncounted warm-up repetitions of each test.")
+@click.option("--seed", default=42, show_default=True, type=Integer(min=None), help="Seed of the random prompt tokens.")
+@click.option("--delay", default=0.0, show_default=True, type=Number(min=0, max=3600), metavar="S",
               help="Seconds of idle before each test but the first: a cool-down, as llama-bench's --delay.")
 @click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
 @engine_option
@@ -104,7 +109,7 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
                            argv=api.command_line(), hardware=hardware, reprobe=reprobe, api_key=api_key,
                            delay=delay)
-    thread_list = parse_int_list(threads, "-t", minimum=1) if threads else None
+    thread_list = parse_int_list(threads, "-t", minimum=1, maximum=MAX_THREADS) if threads else None
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
     runs = execute(api.plan(base, backend_list, thread_list, server_variants(server_args)), registry, as_json)
     if as_json:

@@ -6,9 +6,10 @@ import functools
 
 import click
 
-from pdx.cli.base import echo_json, json_option
+from pdx.cli.base import Integer, Number, echo_json, json_option
+from pdx.numbers import MAX_TOKENS
 
-_POSITIVE = click.IntRange(min=1)
+_POSITIVE = Integer(min=1, max=MAX_TOKENS)
 
 
 def model_options(func):
@@ -36,11 +37,11 @@ def model_options(func):
 @click.option("--params", metavar="COUNT", help="Napkin form: parameters, e.g. 7B.")
 @model_options
 @click.option("-p", "--n-prompt", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens of the prefill.")
-@click.option("-d", "--depth", default=0, show_default=True, type=click.IntRange(min=0), help="Tokens already in the KV cache.")
+@click.option("-d", "--depth", default=0, show_default=True, type=Integer(min=0, max=MAX_TOKENS), help="Tokens already in the KV cache.")
 @click.option("-b", "--batch", default=1, show_default=True, type=_POSITIVE, help="Sequences at once.")
 @click.option("--ubatch", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens per forward step.")
-@click.option("--measured", type=click.FloatRange(min=0, min_open=True), help="A measured decode rate (t/s): its fraction.")
-@click.option("--measured-pp", type=click.FloatRange(min=0, min_open=True), help="A measured prefill rate (t/s).")
+@click.option("--measured", type=Number(min=0, min_open=True), help="A measured decode rate (t/s): its fraction.")
+@click.option("--measured-pp", type=Number(min=0, min_open=True), help="A measured prefill rate (t/s).")
 @json_option
 def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, kv_type, n_prompt, depth, batch, ubatch,
             measured, measured_pp, as_json, **model) -> None:

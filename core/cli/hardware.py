@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from pdx.cli.base import echo_json, json_option
+from pdx.cli.base import Integer, echo_json, json_option
+from pdx.numbers import MAX_THREADS
 
-threads_option = click.option("-t", "--threads", type=click.IntRange(min=1), help="Threads the probes use. [default: physical cores]")
+threads_option = click.option("-t", "--threads", type=Integer(min=1, max=MAX_THREADS), help="Threads the probes use. [default: physical cores]")
 
 
 @click.group(invoke_without_command=True)

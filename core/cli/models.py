@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from pdx.cli.base import echo_json, json_option
+from pdx.cli.base import Integer, echo_json, json_option
+from pdx.numbers import MAX_TOKENS
 
 
 @click.group()
@@ -21,27 +22,33 @@ def model() -> None:
 @click.option("--format", "layout", type=click.Choice(["gguf", "hf"]), default="gguf", show_default=True,
               help="gguf: one file for llama.cpp; hf: a Hugging Face directory for vLLM and MLX.")
 @click.option("-o", "--output", type=click.Path(), help="File (GGUF) or directory (HF) to write. [default: in the pdx cache]")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random weights.")
-@click.option("--n-embd", type=click.IntRange(min=1), help="Override the shape's embedding width.")
-@click.option("--n-layers", type=click.IntRange(min=1), help="Override the number of layers.")
-@click.option("--n-heads", type=click.IntRange(min=1), help="Override the number of attention heads.")
-@click.option("--n-kv-heads", type=click.IntRange(min=1), help="Override the number of KV heads.")
-@click.option("--n-ff", type=click.IntRange(min=1), help="Override the feed-forward width.")
-@click.option("--n-vocab", type=click.IntRange(min=1), help="Override the vocabulary size.")
-@click.option("--n-ctx", type=click.IntRange(min=1), help="Override the trained context length.")
+@click.option("--seed", default=0, show_default=True, type=Integer(min=None), help="Seed of the random weights.")
+@click.option("--n-embd", type=Integer(min=1, max=MAX_TOKENS), help="Override the shape's embedding width.")
+@click.option("--n-layers", type=Integer(min=1, max=MAX_TOKENS), help="Override the number of layers.")
+@click.option("--n-heads", type=Integer(min=1, max=MAX_TOKENS), help="Override the number of attention heads.")
+@click.option("--n-kv-heads", type=Integer(min=1, max=MAX_TOKENS), help="Override the number of KV heads.")
+@click.option("--n-ff", type=Integer(min=1, max=MAX_TOKENS), help="Override the feed-forward width.")
+@click.option("--n-vocab", type=Integer(min=1, max=MAX_TOKENS), help="Override the vocabulary size.")
+@click.option("--n-ctx", type=Integer(min=1, max=MAX_TOKENS), help="Override the trained context length.")
 @json_option
 def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
     """Write a random-weight llama model (GGUF or HF layout) of a named shape or explicit dims."""
     from pdx.display import human_bytes, human_count
+    from pdx.errors import ModelError
     from pdx.models import identify
     from pdx.synth import default_hf_path, default_model_path, get_shape, write_gguf, write_hf
 
     chosen = get_shape(shape).with_dims(**dims)
     if layout == "hf":
         path = Path(output) if output else default_hf_path(chosen.name, dtype, seed)
+        if path.exists() and not path.is_dir():
+            raise ModelError(f"-o {output}: it is a file; an HF model is a folder", "give a new folder")
         write_hf(chosen, dtype, path, seed)
     else:
         path = Path(output) if output else default_model_path(chosen.name, dtype, seed)
+        if path.is_dir():
+            raise ModelError(f"-o {output}: it is a folder; a GGUF model is one file",
+                             "give a file path such as model.gguf (--format hf writes a folder)")
         write_gguf(chosen, dtype, path, seed)
     info = identify(path)
     if as_json:

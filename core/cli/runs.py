@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pdx.cli.base import echo_json, json_option, registry_option
+from pdx.cli.base import Integer, echo_json, json_option, registry_option
 
 
 @click.command()
@@ -12,7 +12,7 @@ from pdx.cli.base import echo_json, json_option, registry_option
 @click.option("--model", help="Only runs whose model name contains this (or whose id starts with it).")
 @click.option("--tag", help="Only runs with this tag.")
 @click.option("--status", type=click.Choice(["running", "complete", "partial", "interrupted", "failed"]))
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--limit", type=Integer(min=1), default=50, show_default=True)
 @registry_option
 @json_option
 def runs(backend, model, tag, status, limit, registry, as_json) -> None:

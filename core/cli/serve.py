@@ -3,18 +3,25 @@ sweeps, chunked-prefill stalls and prefix-cache state."""
 
 from __future__ import annotations
 
+import math
+
 import click
 
-from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.cli.base import Integer, Number, echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.numbers import MAX_COUNT, MAX_TOKENS
 from pdx.workload import parse_int_list
 
 
 def _rates(text: str | None) -> list[float] | None:
     if not text:
         return None
-    try:
-        return [float(r) for r in text.split(",")]
-    except ValueError:
+    from pdx.errors import PdxError
+    from pdx.numbers import parse_float
+
+    try:  # inf: every request at once; NaN or 1e400 are no rate
+        return [math.inf if r.strip() == "inf" else parse_float(r, "--request-rate", 0, min_open=True)
+                for r in text.split(",")]
+    except PdxError:
         raise click.BadParameter(f"{text!r}: give numbers per second, or inf", param_hint="--request-rate") from None
 
 
@@ -23,21 +30,21 @@ def _rates(text: str | None) -> list[float] | None:
 @click.option("-m", "--model", metavar="PATH", help="Model to serve. [default: a synthetic ~100M llama; with --url: what the server serves]")
 @click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache"]), default="load", show_default=True,
               help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: cold vs warm prefix.")
-@click.option("-p", "--input-len", default=128, show_default=True, type=click.IntRange(min=1), help="Prompt tokens per request.")
-@click.option("-n", "--output-len", default=32, show_default=True, type=click.IntRange(min=1), help="Generated tokens per request (EOS ignored).")
+@click.option("-p", "--input-len", default=128, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="Prompt tokens per request.")
+@click.option("-n", "--output-len", default=32, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="Generated tokens per request (EOS ignored).")
 @click.option("-c", "--concurrency", metavar="N[,N]", help="Requests in flight (closed loop); a list sweeps.")
 @click.option("--request-rate", metavar="R[,R]", help="Requests per second (open loop, Poisson or gamma); inf sends all at once.")
-@click.option("--burstiness", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Gamma shape of the arrivals (1: Poisson; <1 burstier).")
-@click.option("--max-concurrency", type=click.IntRange(min=1), help="Cap on requests in flight (open loop).")
-@click.option("--num-requests", type=click.IntRange(min=1), help="Requests per test. [default: 4 x concurrency, at least 8]")
-@click.option("--duration", type=click.FloatRange(min=0, min_open=True), help="Seconds of sending per test, instead of --num-requests.")
-@click.option("--inject", default=1024, show_default=True, type=click.IntRange(min=1), help="stall: tokens of the long prompt.")
-@click.option("--prefix", type=click.IntRange(min=1), help="cache: tokens the warm prompts share. [default: 3/4 of the prompt]")
-@click.option("--warmup-requests", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted requests before each test.")
+@click.option("--burstiness", default=1.0, show_default=True, type=Number(min=0, min_open=True), help="Gamma shape of the arrivals (1: Poisson; <1 burstier).")
+@click.option("--max-concurrency", type=Integer(min=1, max=MAX_COUNT), help="Cap on requests in flight (open loop).")
+@click.option("--num-requests", type=Integer(min=1, max=MAX_COUNT), help="Requests per test. [default: 4 x concurrency, at least 8]")
+@click.option("--duration", type=Number(min=0, min_open=True, max=1e7), help="Seconds of sending per test, instead of --num-requests.")
+@click.option("--inject", default=1024, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="stall: tokens of the long prompt.")
+@click.option("--prefix", type=Integer(min=1, max=MAX_TOKENS), help="cache: tokens the warm prompts share. [default: 3/4 of the prompt]")
+@click.option("--warmup-requests", default=1, show_default=True, type=Integer(min=0, max=MAX_COUNT), help="Uncounted requests before each test.")
 @click.option("--slo", metavar="METRIC=TIME,...", help="Goodput targets, e.g. ttft=500ms,tpot=50ms (ttft, tpot, itl, e2el).")
 @click.option("--percentiles", metavar="P,P", help="Percentiles to report. [default: 50,90,95,99]")
-@click.option("-r", "--repetitions", default=1, show_default=True, type=click.IntRange(min=1), help="Runs of each test.")
-@click.option("--seed", default=42, show_default=True, type=int, help="Seed of the prompts and arrivals.")
+@click.option("-r", "--repetitions", default=1, show_default=True, type=Integer(min=1, max=MAX_COUNT), help="Runs of each test.")
+@click.option("--seed", default=42, show_default=True, type=Integer(min=None), help="Seed of the prompts and arrivals.")
 @engine_option
 @tag_option
 @server_options
@@ -54,7 +61,7 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     from pdx.serving.spec import serve_workload
 
     workload = serve_workload(
-        scenario, input_len, output_len, parse_int_list(concurrency, "-c", minimum=1) if concurrency else None,
+        scenario, input_len, output_len, parse_int_list(concurrency, "-c", minimum=1, maximum=MAX_COUNT) if concurrency else None,
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
         warmup_requests, parse_slo(slo), parse_percentiles(percentiles), repetitions, seed)
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),

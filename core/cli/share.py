@@ -66,7 +66,7 @@ def _copy(direction: str, url, run_ids, where, registry, as_json) -> None:
     from pdx import api, transfer
     from pdx.registry.where import parse_where
 
-    local, shared = api.open_registry(registry), api.open_registry(url)
+    local, shared = api.open_registry(registry), api.open_registry(url, create=direction == "push")
     source, dest = (local, shared) if direction == "push" else (shared, local)
     ids = transfer.select(source, run_ids, parse_where(where))
     _report("pushed" if direction == "push" else "pulled", transfer.copy_runs(source, dest, ids), as_json)

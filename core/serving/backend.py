@@ -48,13 +48,9 @@ def public_url(url: str) -> str:
 
 
 def _number(options: Mapping[str, str], key: str, default: float) -> float:
-    try:
-        value = float(options.get(key, default))
-    except ValueError:
-        raise PdxError(f"-o {key}={options[key]}: not a number") from None
-    if value <= 0:
-        raise PdxError(f"-o {key}={options[key]}: must be above 0")
-    return value
+    from pdx.numbers import parse_float
+
+    return parse_float(options.get(key, default), f"-o {key}", 0.0, min_open=True)  # nan/inf: refused
 
 
 def served_models(url: str, api_key: str | None, seen: dict | None = None) -> list[dict]:

@@ -12,7 +12,7 @@ def llamacpp() -> None:
 
 @llamacpp.command()
 @click.option("--version", "version", default=None, help="llama-cpp-python release whose llama.cpp to build.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Parallel compile jobs. [default: all CPUs]")
+@click.option("-j", "--jobs", type=click.IntRange(min=1, max=1024), help="Parallel compile jobs. [default: all CPUs]")
 @click.option("--bindings/--no-bindings", default=True, show_default=True,
               help="Also install the matching llama-cpp-python bindings into this Python.")
 @click.option("--force", is_flag=True, help="Rebuild even if a build is cached.")

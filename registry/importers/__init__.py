@@ -22,7 +22,7 @@ FORMATS = ("auto", "bundle", "llama-bench-json", "llama-bench-jsonl", "llama-ben
 def _json_or_none(text: str):
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None  # JSON Lines, or a damaged file: the readers say which
 
 

@@ -1,0 +1,47 @@
+"""The fields of a run record, level by level: the one list the row builders
+(:mod:`pdx.registry.records`), the bundle schema (``bundle.schema.json``, kept
+in step by a test) and content ids read.
+
+Adding a field: add it here, to its table in :mod:`pdx.registry.schema` with a
+migration, and to ``bundle.schema.json``. Content ids do not change: they hash
+the fields of :data:`CONTENT_ID_FIELDS` for the record's content-id version,
+and a new field joins only a new version.
+"""
+
+from __future__ import annotations
+
+RUN_FIELDS = ("id", "status", "created_at", "finished_at", "backend", "engine", "threads", "options", "workload",
+              "command", "error", "parent_id", "pdx_version", "origin", "provenance", "tags", "model", "hardware",
+              "environment", "ceiling_basis", "tests")
+# Columns of the tests table that a record's test carries as they are; the rest are built around them.
+TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
+TEST_FIELDS = (*TEST_COLUMNS, "started_at", "finished_at", "engine", "ceilings", "adaptive", "spec", "samples",
+               "requests", "conditions")
+SAMPLE_FIELDS = ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns", "engine")
+REQUEST_COLUMNS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "first_ns", "end_ns",
+                   "status", "error", "http_status", "finish_reason", "usage", "engine")
+REQUEST_FIELDS = (*REQUEST_COLUMNS, "events")
+MODEL_FIELDS = ("id", "sha256", "name", "path", "format", "architecture", "n_params", "dtype", "n_layers", "n_heads",
+                "n_kv_heads", "head_dim", "n_embd", "n_ff", "n_vocab", "n_ctx_train", "file_bytes", "synthetic",
+                "extra")
+
+# Labels, not content: the same run keeps its id whatever it is tagged, whichever file or pdx brought it.
+NOT_CONTENT = ("id", "tags", "provenance", "pdx_version")
+CONTENT_ID_VERSION = 1
+# Version 1 is every field records had when versions began, so ids made before then stay what they were.
+# Written out, not derived from the lists above: a field added there must not join a version already in use.
+CONTENT_ID_FIELDS = {
+    1: {
+        "run": ("status", "created_at", "finished_at", "backend", "engine", "threads", "options", "workload",
+                "command", "error", "parent_id", "origin", "model", "hardware", "environment", "ceiling_basis",
+                "tests"),
+        "test": ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup",
+                 "started_at", "finished_at", "engine", "ceilings", "adaptive", "spec", "samples", "requests"),
+        "sample": ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns", "engine"),
+        "request": ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "first_ns", "end_ns",
+                    "status", "error", "http_status", "finish_reason", "usage", "engine", "events"),
+        "model": ("id", "sha256", "name", "path", "format", "architecture", "n_params", "dtype", "n_layers",
+                  "n_heads", "n_kv_heads", "head_dim", "n_embd", "n_ff", "n_vocab", "n_ctx_train", "file_bytes",
+                  "synthetic", "extra"),
+    },
+}

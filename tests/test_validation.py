@@ -1,0 +1,271 @@
+"""One record check before every write (pdx.registry.validate): a bad record from a bundle, an
+importer, another registry or a running benchmark is a one-line error, and nothing is stored."""
+
+import json
+import math
+import sqlite3
+
+import pytest
+
+from pdx.backend import Sample
+from pdx.errors import PdxError
+from pdx.models import identify
+from pdx.registry import Registry
+from pdx.registry.bundle import digest
+from pdx.registry.validate import RecordError, check_records, count, finite_number, timestamp
+from pdx.runner import TestOutcome
+from pdx.workload import TestSpec
+
+from conftest import assert_one_line_error, pdx_here, run_pdx_here
+from test_registry import make_start, outcome
+from test_transfer import fill
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory, tiny_gguf) -> dict:
+    """A real bundle of real runs: a measured one with samples, an adaptive one, a vLLM import with requests."""
+    folder = tmp_path_factory.mktemp("source")
+    url = f"sqlite:///{folder / 'source.sqlite'}"
+    fill(url, tiny_gguf)
+    pdx_here("export", "-o", str(folder / "b.json"), "--registry", url)
+    return json.loads((folder / "b.json").read_text())
+
+
+def reseal(document: dict) -> dict:
+    """The document with every digest right again: the damage is in the content, not the seal."""
+    for entry in document["runs"]:
+        entry["sha256"] = digest(entry["record"])
+    return document
+
+
+def refused(tmp_path, registry_url, document_or_text, *needles) -> str:
+    path = tmp_path / "bad.pdx.json"
+    text = document_or_text if isinstance(document_or_text, str) else json.dumps(document_or_text)
+    path.write_text(text)
+    line = assert_one_line_error(run_pdx_here("import", str(path), "--registry", registry_url), *needles)
+    assert json.loads(pdx_here("runs", "--registry", registry_url, "--json")) == []  # all or nothing
+    return line
+
+
+def copy(document: dict) -> dict:
+    return json.loads(json.dumps(document))
+
+
+BAD_VALUES = {
+    "bad date": (lambda r: r.update(created_at="yesterday-ish"), "created_at", "ISO 8601"),
+    "2**63": (lambda r: r["tests"][0]["samples"][0].update(ns=2**63), "samples[0].ns", "64 bits"),
+    "int column": (lambda r: r["tests"][0].update(n_prompt=2**40), "n_prompt", "does not fit"),
+    "fast": (lambda r: r["tests"][0]["engine"].update(reported={"mean": "fast"}), "reported.mean", "not of type"),
+    "Infinity": (lambda r: r["tests"][0]["engine"].update(reported={"mean": math.inf}), "reported.mean", "not a finite number"),
+    "-512": (lambda r: r["tests"][0]["engine"].update(reported={"mean": -512}), "reported.mean", "minimum"),
+    "NaN sample": (lambda r: r["tests"][0]["samples"][0]["engine"].update(x=math.nan), "samples[0].engine.x",
+                   "not a finite number"),
+    "negative ns": (lambda r: r["tests"][0]["samples"][0].update(ns=-5), "samples[0].ns", "minimum"),
+    "status": (lambda r: r.update(status="great"), "status", "is not one of"),
+    "kind": (lambda r: r["tests"][0].update(kind="zz"), "kind", "is not one of"),
+    "model id": (lambda r: r["model"].update(id="0" * 64), "model.id", "not the model's sha256"),
+    "deep": (lambda r: r["options"].update(deep=json.loads("[" * 300 + "]" * 300)), "options.deep", "nested over"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_VALUES)
+def test_a_resealed_bundle_with_a_bad_value_stores_nothing(case, bundle, tmp_path, registry_url):
+    change, *needles = BAD_VALUES[case]
+    document = copy(bundle)
+    change(document["runs"][0]["record"])
+    refused(tmp_path, registry_url, reseal(document), *needles)
+
+
+def test_negative_latencies_are_refused(bundle, tmp_path, registry_url):
+    document = copy(bundle)
+    request = {"sample_idx": 0, "idx": 0, "role": "load", "n_prompt": 8, "max_tokens": 2, "n_gen": 2, "send_ns": 5,
+               "first_ns": -1, "end_ns": 3_000_000, "status": "ok", "error": None, "http_status": 200,
+               "finish_reason": "length", "events": [[-1, 1], [2_000_000, 1]], "usage": {}, "engine": {}}
+    document["runs"][0]["record"]["tests"][0]["requests"] = [request]
+    refused(tmp_path, registry_url, reseal(document), "first_ns", "minimum")
+
+
+def test_nesting_past_any_stack_is_one_line(tmp_path, registry_url):
+    text = '{"format": "pdx-bundle", "runs": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    refused(tmp_path, registry_url, text, "nested too deep")
+
+
+def test_two_different_runs_with_one_id_are_refused_and_identical_copies_count_once(bundle, tmp_path, registry_url):
+    document = copy(bundle)
+    twin = copy(document["runs"][0])
+    twin["record"]["command"] = "pdx bench --something-else"
+    document["runs"].append(twin)
+    refused(tmp_path, registry_url, reseal(document), "have one id")
+    same = copy(bundle)
+    same["runs"].append(copy(same["runs"][0]))
+    (tmp_path / "same.json").write_text(json.dumps(same))
+    done = json.loads(pdx_here("import", str(tmp_path / "same.json"), "--registry", registry_url, "--json"))
+    assert len(done["added"]) == len(bundle["runs"]) and done["skipped"] == [bundle["runs"][0]["record"]["id"]]
+
+
+def test_a_model_sha256_naming_another_model_is_refused(bundle, tmp_path, registry_url):
+    sha = [e["record"]["model"]["sha256"] for e in bundle["runs"]]
+    one, two = [i for i, s in enumerate(sha) if sha.count(s) == 2]  # two measured runs of one model
+    first = copy(bundle)
+    first["runs"] = [first["runs"][one]]
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    pdx_here("import", str(tmp_path / "first.json"), "--registry", registry_url)
+    other = copy(bundle)
+    other["runs"] = [other["runs"][two]]
+    other["runs"][0]["record"]["model"]["n_layers"] += 1
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(reseal(other)))
+    assert_one_line_error(run_pdx_here("import", str(path), "--registry", registry_url), "n_layers",
+                          "that sha256 is known as a model")
+    assert len(json.loads(pdx_here("runs", "--registry", registry_url, "--json"))) == 1
+    within = copy(bundle)  # two records of one write that disagree about one model
+    within["runs"][two]["record"]["model"]["n_layers"] += 1
+    refused_here = tmp_path / "within.json"
+    refused_here.write_text(json.dumps(reseal(within)))
+    assert_one_line_error(run_pdx_here("import", str(refused_here), "--registry", f"sqlite:///{tmp_path / 'x.db'}"),
+                          "n_layers")
+
+
+def test_pulling_from_a_registry_that_does_not_exist_fails(tmp_path):
+    local = f"sqlite:///{tmp_path / 'local.sqlite'}"
+    assert_one_line_error(run_pdx_here("registry", "pull", str(tmp_path / "typo.db"), "--registry", local),
+                          "no registry at", "does not exist")
+    assert not (tmp_path / "typo.db").exists()
+
+
+CRAFTED = {
+    "reported": ("update tests set engine = ? where ordinal = 0", ['{"reported": {"mean": "fast"}}'],
+                 "reported.mean"),
+    "negative": ("update samples set ns = ?", [-7], "ns"),
+    "nan": ("update samples set engine = ?", ['{"x": NaN}'], ""),
+    "date": ("update runs set created_at = ?", ["garbage"], "cannot read run"),
+    "status": ("update runs set status = ?", ["great"], "status"),
+}
+
+
+@pytest.mark.parametrize("case", CRAFTED)
+def test_a_crafted_registry_is_checked_when_pulled(case, tmp_path, tiny_gguf):
+    source = tmp_path / "crafted.sqlite"
+    fill(f"sqlite:///{source}", tiny_gguf)
+    sql, params, needle = CRAFTED[case]
+    with sqlite3.connect(source) as db:
+        db.execute(sql, params)
+    local = f"sqlite:///{tmp_path / 'local.sqlite'}"
+    assert_one_line_error(run_pdx_here("registry", "pull", str(source), "--registry", local), needle)
+    assert json.loads(pdx_here("runs", "--registry", local, "--json")) == []
+
+
+def test_a_benchmark_test_with_a_bad_value_is_refused_before_it_is_saved(tmp_path, tiny_gguf):
+    registry = Registry(f"sqlite:///{tmp_path / 'r.sqlite'}")
+    run_id = registry.start_run(make_start(identify(tiny_gguf)))
+    bad = TestOutcome(ordinal=0, test=TestSpec(8, 0), warmup=0,
+                      samples=[Sample(ns=1000, n_prompt=8, n_gen=0, engine={"rate": math.nan})])
+    with pytest.raises(RecordError, match=r"pp8 of run .*samples\[0\]\.engine\.rate"):
+        registry.save_test(run_id, bad)
+    registry.save_test(run_id, outcome(0, TestSpec(8, 0)))
+    assert [t["name"] for t in registry.get_run(run_id)["tests"]] == ["pp8"]
+    start = make_start(identify(tiny_gguf))
+    start.threads = 2**70
+    with pytest.raises(RecordError, match="threads"):
+        registry.start_run(start)
+
+
+def test_importer_output_goes_through_the_same_check(bundle):
+    record = copy(bundle)["runs"][0]["record"]
+    record["tests"][0]["samples"][0]["ns"] = 0
+    with pytest.raises(RecordError, match=r"^vllm\.json: run 0 \(\w+\): tests\[0\]\.samples\[0\]\.ns"):
+        check_records([record], "vllm.json")
+
+
+def test_value_helpers_for_readers_of_other_tools_files():
+    assert finite_number("1.5", "avg_ts") == 1.5 and count("12", "n_prompt") == 12 and count(3.0, "n") == 3
+    assert timestamp("2024-05-01T10:00:00Z", "test_time").startswith("2024-05-01T10:00:00")
+    for bad, needle in (("fast", "not a number"), (math.nan, "not a finite"), ("Infinity", "not a finite"),
+                        (-512, "below 0"), (True, "not a number"), (10**400, "too large")):
+        with pytest.raises(RecordError, match=needle):
+            finite_number(bad, "avg_ts")
+    for bad in ("²", "1.2.3", 2.5, None, "-1", 2**63):
+        with pytest.raises(PdxError, match="n_threads"):
+            count(bad, "n_threads")
+    with pytest.raises(RecordError, match="test_time"):
+        timestamp("2024-13-45", "test_time")
+
+
+def _old_content_id(record: dict) -> str:
+    """Content ids as pdx made them before they were versioned: the whole record less its labels."""
+    return digest({k: v for k, v in record.items() if k not in ("id", "tags", "provenance", "pdx_version")})[:32]
+
+
+def test_content_ids_are_what_they_were_and_ignore_fields_added_later():
+    from pdx.registry.bundle import content_id
+    from pdx.registry.importers import read_file
+
+    from test_importers import DATA
+
+    imported = [r for name in ("vllm_bench_serve_detailed.json", "vllm_bench_serve_summary.json",
+                               "mlx_lm_benchmark_b1.txt") for r in read_file(DATA / name)[1]]
+    for record in imported:
+        assert content_id(record) == _old_content_id(record) == record["id"]
+        grown = copy(record) | {"energy_j": 12.5}
+        grown["model"]["n_experts"] = 8
+        for test in grown["tests"]:
+            test["conditions"] = {"load": 0.1}
+            for sample in test["samples"]:
+                sample["energy_j"] = 1.0
+            for request in test.get("requests") or ():
+                request["energy_j"] = 1.0
+        assert content_id(grown) == record["id"] != _old_content_id(grown)
+        changed = copy(record)
+        changed["tests"][0]["n_prompt"] += 1
+        assert content_id(changed) != record["id"]
+
+
+def test_an_old_file_imported_again_after_the_importer_learns_a_field_adds_nothing(registry_url, monkeypatch):
+    from pdx.registry.bundle import content_id
+    from pdx.registry.importers import common, vllm_bench
+
+    from test_importers import DATA
+
+    source = str(DATA / "vllm_bench_serve_detailed.json")
+    first = json.loads(pdx_here("import", source, "--registry", registry_url, "--json"))
+    made = common.imported_run
+
+    def with_a_new_field(*args, **kwargs):  # as a later pdx would: one more figure per test
+        record = made(*args, **kwargs)
+        record["tests"][0]["energy_j"] = 3.5
+        return record | {"id": content_id(record)}
+
+    monkeypatch.setattr(vllm_bench, "imported_run", with_a_new_field)
+    (record,) = vllm_bench.read(source, json.loads(open(source).read()), open(source).read())
+    assert record["tests"][0]["energy_j"] == 3.5 and record["id"] == first["added"][0]
+    present = Registry(registry_url).existing_ids([record["id"]])
+    assert present == set(first["added"])  # so the importer's run is the one stored: it is skipped
+
+
+def test_the_record_fields_and_the_bundle_schema_agree():
+    from pdx.registry import fields
+    from pdx.registry.bundle import SCHEMA_FILE
+
+    defs = json.loads(SCHEMA_FILE.read_text())["$defs"]
+    for name, listed in (("run", fields.RUN_FIELDS), ("test", fields.TEST_FIELDS), ("sample", fields.SAMPLE_FIELDS),
+                         ("request", fields.REQUEST_FIELDS), ("model", fields.MODEL_FIELDS)):
+        assert set(defs[name]["properties"]) == set(listed), name
+    for version, levels in fields.CONTENT_ID_FIELDS.items():
+        assert set(levels["run"]) | set(fields.NOT_CONTENT) == set(fields.RUN_FIELDS)
+
+
+def test_the_registry_imports_neither_the_runner_nor_any_display():
+    """Data flows runner -> registry -> readers. (pdx.results is still called by Registry.runs and
+    get_run for their statistics; moving that to the readers is the next step.)"""
+    import ast
+    from pathlib import Path
+
+    import pdx.registry
+
+    root = Path(pdx.registry.__file__).parent
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert name != "pdx.runner" and "display" not in name, f"{path.relative_to(root)} imports {name}"
