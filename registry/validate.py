@@ -181,13 +181,24 @@ def _column_limits() -> dict[str, dict[str, int]]:
     """The largest integer each typed field's column holds: one definition, the table's."""
     from sqlalchemy import BigInteger, Integer
 
-    from pdx.registry.schema import Model, RequestRow, SampleRow, TestResult
-
     limits = {}
-    for key, table in (("model", Model), ("test", TestResult), ("sample", SampleRow), ("request", RequestRow)):
+    for key, table in _TABLES().items():
         limits[key] = {c.name: MAX_INT if isinstance(c.type, BigInteger) else MAX_INT32
                        for c in table.__table__.columns if isinstance(c.type, Integer)}
     return limits
+
+
+def _TABLES() -> dict:
+    from pdx.registry.schema import Model, RequestRow, SampleRow, TestResult
+
+    return {"model": Model, "test": TestResult, "sample": SampleRow, "request": RequestRow}
+
+
+@lru_cache(maxsize=None)
+def _not_null() -> dict[str, tuple[str, ...]]:
+    """The fields whose columns hold no NULL: a record with null there could never be stored."""
+    return {key: tuple(c.name for c in table.__table__.columns if not c.nullable)
+            for key, table in _TABLES().items()}
 
 
 def _fits(block: dict, kind: str, where: str) -> None:
@@ -195,6 +206,9 @@ def _fits(block: dict, kind: str, where: str) -> None:
         value = block.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
             raise _Invalid(f"{where}.{name}", f"{value} does not fit its column (at most {limit})")
+    for name in _not_null()[kind]:
+        if name in block and block[name] is None:
+            raise _Invalid(f"{where}.{name}", "is null, and the registry stores a value there")
 
 
 def _times(block: dict, names: Sequence[str], where: str) -> None:
