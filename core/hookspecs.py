@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import click
 
     from pdx.backend import Backend
+    from pdx.importer import Importer
 
 hookspec = pluggy.HookspecMarker("pdx")
 hookimpl = pluggy.HookimplMarker("pdx")
@@ -136,6 +137,32 @@ def pdx_report_templates() -> list[str]:
         @hookimpl
         def pdx_report_templates():
             return [str(Path(__file__).parent / "templates")]
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def pdx_register_importers(register: Callable[["Importer"], None]) -> None:
+    """Register formats ``pdx import`` reads: call ``register(Importer(...))`` once per format.
+
+    Called once per process, the first time pdx needs its formats (``pdx
+    import``). An :class:`pdx.importer.Importer` names the format (its
+    ``--format`` value), reads a file into run records and may detect it for
+    ``--format auto``. Its records go through the same validation as every
+    import before anything is stored; a name another plugin took is left out,
+    with a warning on yours.
+
+    :param register: call ``register(importer)`` with a :class:`pdx.importer.Importer`.
+    :return: nothing; only the ``register`` calls count.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_importers(register):
+            from pdx_example.timings import IMPORTER
+
+            register(IMPORTER)
 
     .. versionadded:: 0.1
     """
