@@ -1,6 +1,6 @@
 """pdx-example: a pdx plugin that adds the ``example-llama-server`` backend, the
-``pdx example-server`` command, the ``--example-server`` bench option and a
-footer for pdx's reports.
+``pdx example-server`` command, the ``--example-server`` bench option, a
+footer for pdx's reports and an importer of llama-server's timings.
 
 Every hook imports what it registers inside itself: this module is imported by
 every ``pdx`` command, so it must stay cheap.
@@ -36,3 +36,10 @@ def pdx_bench_options():
 @hookimpl
 def pdx_report_templates():
     return [str(Path(__file__).parent / "templates")]
+
+
+@hookimpl
+def pdx_register_importers(register):
+    from pdx_example.timings import IMPORTER
+
+    register(IMPORTER)
