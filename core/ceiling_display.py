@@ -50,6 +50,8 @@ def fraction_cell(test: dict) -> str:
 
 def basis_line(run: dict) -> str:
     basis = run.get("ceiling_basis")
+    if not basis and run.get("origin", "pdx") != "pdx":
+        return f"ceilings: not computed (imported from {run['origin']} by a pdx that did not judge imports)"
     if not basis:
         return "ceilings: not computed (a run stored before pdx computed ceilings)"
     if basis.get("source") == "none":

@@ -98,3 +98,36 @@ def test_a_damaged_table_stores_nothing(registry_url, tmp_path, damage, needle):
     path.write_text(damage(M1_MAX.read_text()))
     assert_one_line_error(run_pdx_here("import", str(path), "--registry", registry_url), "cannot import", needle)
     assert json.loads(pdx_here("runs", "--registry", registry_url, "--json")) == []
+
+
+def test_a_llama_bench_json_naming_its_gpu_gets_that_gpus_ceiling_and_renders(registry_url, tmp_path):
+    """Issue 12: a non-empty gpu_info broke `pdx report` and `pdx publish`; now it names the device."""
+    from test_import_hardening import LLAMA_BENCH
+
+    gpu = LLAMA_BENCH | {"gpu_info": "NVIDIA GeForce RTX 4090", "backends": "CUDA", "n_gpu_layers": 99,
+                         "model_type": "llama 7B Q4_0", "model_size": 3825065984, "model_n_params": 6738415616}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps([gpu, gpu | {"n_prompt": 0, "n_gen": 4, "samples_ns": [20000000, 21000000]}]))
+    (run_id,) = pdx_import(registry_url, path)["added"]
+    run = show(registry_url, run_id)
+    assert run["hardware"]["kind"] == "gpu" and run["hardware"]["catalog"] == "nvidia-rtx-4090"
+    assert run["hardware"]["gpus"] == [run["hardware"]["gpus"][0]] and run["hardware"]["gpus"][0]["name"] == \
+        "NVIDIA GeForce RTX 4090"
+    assert run["ceiling_basis"]["device_from"] == "the imported file"
+    tg = next(t for t in run["tests"] if t["kind"] == "tg")
+    assert tg["ceilings"]["ref"] == "nvidia-rtx-4090" and tg["ceilings"]["fraction"] > 0
+    pdx_here("report", "--registry", registry_url, "-o", str(tmp_path / "report.html"))
+    pdx_here("publish", str(tmp_path / "site"), "--registry", registry_url)
+    pages = {p.name for p in (tmp_path / "site").rglob("*.html")}
+    assert any("rtx-4090" in p for p in pages)
+
+
+def test_an_apple_cpu_info_names_the_soc(registry_url, tmp_path):
+    from test_import_hardening import LLAMA_BENCH
+
+    mac = LLAMA_BENCH | {"cpu_info": "Apple M1 Max", "gpu_info": "Apple M1 Max", "backends": "Metal,BLAS"}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps([mac]))
+    run = show(registry_url, pdx_import(registry_url, path)["added"][0])
+    assert run["hardware"]["kind"] == "soc" and run["hardware"]["catalog"] == "apple-m1-max"
+    assert run["hardware"]["gpus"] == [] and run["tests"][0]["ceilings"]["ref"] == "apple-m1-max"

@@ -74,6 +74,8 @@ def test_every_reader_works_on_every_import(everything, tmp_path):
     assert pairs
     for a, b in pairs:
         pdx_here("compare", a, b, "--registry", url)
+        checked = run_pdx_here("check", b, "--baseline", a, "--registry", url)
+        assert checked.returncode in (0, 1) and "Traceback" not in checked.stderr  # 1: a regression, not a crash
         pdx_here("report", a, b, "--registry", url, "-o", str(tmp_path / "pair.html"))
 
 
