@@ -15,6 +15,7 @@ from pathlib import Path
 from pdx.errors import PdxError
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
+from pdx.registry.importers import builtin
 
 
 def importers() -> dict:
@@ -53,7 +54,7 @@ def _detects(importer, text: str, document: object, source) -> bool:
     try:
         return bool(importer.detect(text, document))
     except Exception as exc:  # a plugin's detector is not allowed to break pdx import
-        if importer.plugin == "importers":
+        if importer.plugin == builtin.PLUGIN:
             raise
         raise fail(source, f"the {importer.name} importer (plugin {importer.plugin}) failed to detect it: "
                            f"{type(exc).__name__}: {exc}") from None
@@ -87,13 +88,12 @@ def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) 
 
 
 def _read(importer, path: Path, text: str, document: object, hardware: str | None) -> list[dict]:
-    builtin = importer.plugin == "importers"
     try:
         records = importer.read(path, text, document, hardware)
     except PdxError:
         raise
     except Exception as exc:
-        if builtin:
+        if importer.plugin == builtin.PLUGIN:
             raise  # a bug in pdx: keep its traceback
         raise fail(path, f"the {importer.name} importer (plugin {importer.plugin}) failed: "
                          f"{type(exc).__name__}: {exc}") from None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pdx.hookspecs import hookimpl
 
+PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep their tracebacks
+
 
 @hookimpl
 def pdx_register_importers(register) -> None:

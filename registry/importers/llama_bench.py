@@ -163,11 +163,12 @@ def to_runs(rows: list, path: Path, text_: str, fmt: str, hardware: str | None =
     for key, group in groups.items():
         config = json.loads(key)
         tests = [_test(i, row, path) for i, row in enumerate(group)]
-        model_type = config.get("model_type") or "? ? ?"
+        model_type = (config.get("model_type") or "").strip() or "? ? ?"
+        words = model_type.split()  # "llama 7B Q4_0": architecture, size, weight type
         filename = config.get("model_filename") or model_type
         model = described_model(filename, Path(filename).stem if config.get("model_filename") else model_type, "gguf",
-                                model_type.split()[0], model_type.split()[-1], config.get("model_n_params") or 0,
-                                config.get("model_size") or 0, model_type=model_type)
+                                words[0], words[-1], config.get("model_n_params") or 0, config.get("model_size") or 0,
+                                model_type=model_type)
         build = config.get("build_number")
         engine = {"name": "llama.cpp", "version": f"b{build}" if build is not None else None,
                   "commit": config.get("build_commit"), "settings": _settings(config),
