@@ -48,6 +48,7 @@ LLAMA_CASES = [
     ({"avg_ns": float("nan")}, "avg_ns is nan"),
     ({"samples_ns": [1, 2.5, 3]}, "samples_ns[1] is 2.5, not a whole number"),
     ({"gpu_info": {"name": "x"}}, "gpu_info is {'name': 'x'}, not text"),
+    ({"n_prompt": 10**12}, "n_prompt is 1000000000000, over the limit"),
 ]
 
 
@@ -63,13 +64,18 @@ VLLM_CASES = [
     ({"duration": -1}, "duration is -1"),
     ({"itls": [["x"]] + VLLM["itls"][1:]}, "itls[0][0] is 'x'"),
     ({"max_concurrency": 0}, "max_concurrency is 0"),
+    ({"latencies": [9223372037.0] + VLLM["latencies"][1:]}, "longer than any benchmark"),  # found by hypothesis
+    ({"p150_ttft_ms": 1.0, "ttfts": None}, None),  # a percentile over 100 is ignored, not a crash
 ]
 
 
 @pytest.mark.parametrize("change, needle", VLLM_CASES)
 def test_vllm_bench_serve_fields(registry_url, tmp_path, change, needle):
-    text = json.dumps(VLLM | change, allow_nan=True)
-    _refused(registry_url, _write(tmp_path, "serve.json", text), needle)
+    path = _write(tmp_path, "serve.json", json.dumps(VLLM | change, allow_nan=True))
+    if needle is None:
+        assert json.loads(pdx_here("import", str(path), "--registry", registry_url, "--json"))["added"]
+    else:
+        _refused(registry_url, path, needle)
 
 
 def test_vllm_lists_of_the_wrong_type(registry_url, tmp_path):
@@ -89,6 +95,8 @@ def test_a_forced_format_that_is_wrong(registry_url, tmp_path):
     _refused(registry_url, path, args=("--format", "vllm-bench-serve"))
     _refused(registry_url, path, args=("--format", "llama-bench-md"))
     _refused(registry_url, _write(tmp_path, "serve.json", json.dumps(VLLM)), args=("--format", "llama-bench-json"))
+    result = run_pdx_here("import", str(path), "--registry", registry_url, "--format", "nope")
+    assert_one_line_error(result, "--format nope: unknown format", "llama-bench-md")
 
 
 # -- any mutation: stored exactly, or a one-line error -----------------------------------------------------------

@@ -16,7 +16,8 @@ CORPUS = sorted(p for p in DATA.iterdir() if p.is_file() and p.name != "README.m
 def test_the_corpus_has_every_format():
     formats = {json.loads(pdx_here("import", str(p), "--registry", "sqlite://", "--json"))["format"]
                for p in CORPUS}
-    assert formats >= {"vllm-bench-serve", "mlx-lm-benchmark", "llama-bench-md"}
+    assert formats >= {"vllm-bench-serve", "mlx-lm-benchmark", "llama-bench-json", "llama-bench-jsonl",
+                       "llama-bench-sql", "llama-bench-md"}
 
 
 @pytest.fixture

@@ -48,8 +48,10 @@ def export_(run_ids, where, output, redact, registry) -> None:
 @registry_option
 @json_option
 def import_(file, fmt, model, hardware, tags, registry, as_json) -> None:
-    """Store the runs of a pdx bundle, or of llama-bench, vllm bench serve or mlx_lm.benchmark output.
+    """Store the runs of a pdx bundle, or of llama-bench (json, jsonl, sql, or its markdown tables as pasted in
+    forums), vllm bench serve or mlx_lm.benchmark output, or a format a plugin adds.
 
+    Imported runs get ceilings where the file or --hardware names a catalog device.
     All or nothing: a malformed, truncated or oversized file stores nothing.
     Runs already present (same id) are skipped, so importing twice adds nothing.
     """

@@ -18,10 +18,13 @@ from pathlib import Path
 
 import pdx
 from pdx.hardware import catalog
+from pdx.errors import ImportFileError
 from pdx.registry.bundle import content_id, fail
 
-# Larger than any count or duration a benchmark file can honestly hold (ns in a year: 3e16).
+# Larger than any figure a benchmark file can honestly hold (ns in a year: 3e16).
 _LIMIT = 1e18
+COUNT_MAX = 2**31 - 1  # token counts, threads, lengths: the registry's INTEGER columns
+BIG_MAX = 2**62  # nanoseconds, bytes, parameters: its BIGINT columns hold up to 2**63 - 1
 
 
 def _hash(data: object) -> str:
@@ -42,16 +45,27 @@ def number(value: object, what: str, source, minimum: float = 0.0, positive: boo
     return float(value)
 
 
-def integer(value: object, what: str, source, minimum: int = 0) -> int:
-    """A whole number at least ``minimum`` (an integral float such as 8.0 counts); else a one-line error."""
+def integer(value: object, what: str, source, minimum: int = 0, maximum: int = COUNT_MAX) -> int:
+    """A whole number from ``minimum`` to ``maximum`` (an integral float such as 8.0 counts); else a one-line
+    error."""
     figure = number(value, what, source, minimum)
     if figure != int(figure):
         raise fail(source, f"{what} is {_show(value)}, not a whole number")
-    return int(figure)
+    if figure > maximum:
+        raise fail(source, f"{what} is {_show(value)}, over the limit of {maximum}")
+    return int(value) if isinstance(value, int) else int(figure)
 
 
-def optional_integer(value: object, what: str, source, minimum: int = 0) -> int | None:
-    return None if value is None else integer(value, what, source, minimum)
+def optional_integer(value: object, what: str, source, minimum: int = 0, maximum: int = COUNT_MAX) -> int | None:
+    return None if value is None else integer(value, what, source, minimum, maximum)
+
+
+def seconds(value: object, what: str, source, positive: bool = False) -> float:
+    """A duration in seconds whose nanoseconds the registry can hold."""
+    figure = number(value, what, source, positive=positive)
+    if figure * 1e9 > BIG_MAX:
+        raise fail(source, f"{what} is {_show(value)} s, longer than any benchmark")
+    return figure
 
 
 def text(value: object, what: str, source, limit: int = 1024, default: str | None = None) -> str | None:
@@ -159,6 +173,9 @@ def make_test(ordinal: int, spec, samples: list[dict], engine: dict, when: str |
 
 def sample(ns: float, n_prompt: int, n_gen: int, prompt_ns: float | None = None, gen_ns: float | None = None,
            engine: dict | None = None) -> dict:
+    for value in (ns, prompt_ns, gen_ns):
+        if value is not None and not 0 <= value <= BIG_MAX:  # nan fails both comparisons
+            raise ImportFileError(f"cannot import: a time of {value:g} ns is out of range (a damaged figure?)")
     return {"ns": max(1, round(ns)), "n_prompt": n_prompt, "n_gen": n_gen,
             "prompt_ns": None if prompt_ns is None else round(prompt_ns),
             "gen_ns": None if gen_ns is None else round(gen_ns), "engine": engine or {}}

@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 
 from pdx.registry.bundle import fail
-from pdx.registry.importers.common import (described_hardware, described_model, file_facts, imported_run, integer,
+from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run, integer,
                                            make_test, number, numbers, optional_integer, sample, text,
                                            timestamp)
 from pdx.workload import TestSpec
@@ -95,9 +95,12 @@ def _normalized(i: int, row: dict, source) -> dict:
     """The row with every field pdx reads converted (and checked); other fields are kept as they are."""
     what = f"result {i}:"
     out = dict(row)
-    for key in ("n_prompt", "n_gen", "n_depth", "n_batch", "n_ubatch", "model_size", "model_n_params", "build_number"):
+    for key in ("n_prompt", "n_gen", "n_depth", "n_batch", "n_ubatch", "build_number"):
         if row.get(key) is not None:
             out[key] = integer(row[key], f"{what} {key}", source)
+    for key in ("model_size", "model_n_params"):
+        if row.get(key) is not None:
+            out[key] = integer(row[key], f"{what} {key}", source, maximum=BIG_MAX)
     out["n_threads"] = optional_integer(row["n_threads"], f"{what} n_threads", source, 1)
     if row.get("n_gpu_layers") is not None:
         out["n_gpu_layers"] = integer(row["n_gpu_layers"], f"{what} n_gpu_layers", source, -1)
@@ -110,7 +113,7 @@ def _normalized(i: int, row: dict, source) -> dict:
             out[key] = number(row[key], f"{what} {key}", source)
     out["test_time"] = timestamp(row["test_time"], f"{what} test_time", source)
     if row.get("samples_ns") is not None:
-        out["samples_ns"] = [integer(v, f"{what} samples_ns[{j}]", source, 1)
+        out["samples_ns"] = [integer(v, f"{what} samples_ns[{j}]", source, 1, BIG_MAX)
                              for j, v in enumerate(_list(row["samples_ns"], f"{what} samples_ns", source))]
     if row.get("samples_ts") is not None:
         out["samples_ts"] = numbers(row["samples_ts"], f"{what} samples_ts", source)

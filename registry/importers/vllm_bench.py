@@ -26,8 +26,8 @@ from pathlib import Path
 
 from pdx.errors import PdxError
 from pdx.registry.bundle import fail
-from pdx.registry.importers.common import (described_hardware, described_model, file_facts, imported_run, integer,
-                                           make_test, number, numbers, text)
+from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
+                                           integer, make_test, number, numbers, seconds, text)
 
 ORIGIN = "vllm-bench-serve"
 _REQUIRED = ("date", "completed", "duration", "total_input_tokens", "total_output_tokens")
@@ -44,7 +44,7 @@ def looks_like(document: object) -> bool:
 
 def _percentiles(document: dict) -> tuple[float, ...]:
     """The percentiles the file reports (vLLM's --metric-percentiles), with the median's."""
-    found = {float(m[1]) for key in document if (m := _PERCENTILE_KEY.match(key))}
+    found = {float(m[1]) for key in document if (m := _PERCENTILE_KEY.match(key)) and 0 < float(m[1]) <= 100}
     return tuple(sorted(found | {50.0}))
 
 
@@ -82,6 +82,8 @@ def _requests(document: dict, source) -> list[dict]:
         raise fail(source, f"the per-request lists ({', '.join(lists)}) are malformed or of unequal length")
     starts = numbers(lists["start_times"], "start_times", source, float("-inf")) if "start_times" in lists else None
     first_start = min(starts) if starts else 0.0
+    if starts and (max(starts) - first_start) * 1e9 > BIG_MAX:
+        raise fail(source, "start_times span longer than any benchmark")
     records = []
     for i in range(len(lists["ttfts"])):
         n_in = integer(lists["input_lens"][i], f"input_lens[{i}]", source)
@@ -94,8 +96,10 @@ def _requests(document: dict, source) -> list[dict]:
         if error:
             records.append(record | {"status": "error", "error": error})
             continue
-        ttft = number(lists["ttfts"][i], f"ttfts[{i}]", source, positive=True)
-        itls = numbers(lists["itls"][i], f"itls[{i}]", source)
+        ttft = seconds(lists["ttfts"][i], f"ttfts[{i}]", source, positive=True)
+        if not isinstance(lists["itls"][i], list):
+            raise fail(source, f"itls[{i}] is not a list of inter-token latencies")
+        itls = [seconds(v, f"itls[{i}][{j}]", source) for j, v in enumerate(lists["itls"][i])]
         if n_out < len(itls) + 1:
             raise fail(source, f"request {i}: {len(itls)} inter-token latencies for only {n_out} output tokens")
         at = ttft
@@ -104,8 +108,10 @@ def _requests(document: dict, source) -> list[dict]:
             at += gap
             events.append([round(at * 1e9), 1])
         events[-1][1] += n_out - len(events)  # tokens that arrived together in the last chunk
-        e2el = number(lists["latencies"][i], f"latencies[{i}]", source, positive=True) if "latencies" in lists \
+        e2el = seconds(lists["latencies"][i], f"latencies[{i}]", source, positive=True) if "latencies" in lists \
             else at
+        if at * 1e9 > BIG_MAX:
+            raise fail(source, f"request {i}: its tokens arrive after {at:g} s, longer than any benchmark")
         if e2el < at - 1e-6:
             raise fail(source, f"request {i}: its latency {e2el:g} s ends before its last token ({at:g} s)")
         records.append(record | {"n_gen": n_out, "first_ns": events[0][0], "end_ns": max(round(e2el * 1e9),
@@ -141,7 +147,7 @@ def read(path: Path, document: object, text_: str, hardware: str | None = None) 
         raise fail(path, f"lacks {', '.join(missing)}: not a vllm bench serve result")
     completed = integer(document["completed"], "completed", path)
     failed = integer(document.get("failed") or 0, "failed", path)
-    duration = number(document["duration"], "duration", path, positive=True)
+    duration = seconds(document["duration"], "duration", path, positive=True)
     total_in = integer(document["total_input_tokens"], "total_input_tokens", path)
     total_out = integer(document["total_output_tokens"], "total_output_tokens", path)
     detailed = all(document.get(k) is not None for k in _DETAILED)
