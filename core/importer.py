@@ -43,7 +43,9 @@ class Importer:
     None) and ``hardware`` the catalog name the user gave with ``--hardware``
     (or None). ``detect(text, document)`` says whether a file is in this
     format, for ``--format auto``; without one, the format is used only when
-    named. Detectors run in ``priority`` order, lowest first.
+    named. Detectors run in ``priority`` order, lowest first. ``json``: the
+    format is one JSON document, so a file that is not valid JSON is refused
+    before ``read``, saying where it breaks.
     """
 
     name: str
@@ -51,6 +53,7 @@ class Importer:
     read: Reader
     detect: Detector | None = None
     priority: int = 100
+    json: bool = False
     plugin: str = ""  # the plugin that registered it (set by pdx)
 
     def __post_init__(self) -> None:

@@ -73,9 +73,9 @@ def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) 
     if not text.strip():
         raise fail(path, "the file is empty")
     fmt, document = detect(text, path) if fmt == "auto" else (fmt, None)
-    if document is None and text.lstrip()[:1] in "[{" and fmt in ("bundle", "vllm-bench-serve", "llama-bench-json"):
-        document = bundle.parse_json(text, str(path))
-    elif document is None and text.lstrip()[:1] in "[{" and fmt != "llama-bench-jsonl":
+    if document is None and (fmt == "bundle" or known[fmt].json):
+        document = bundle.parse_json(text, str(path))  # says where the JSON breaks
+    elif document is None and text.lstrip()[:1] in "[{":
         document = _json_or_none(text)
     if fmt == "bundle":
         if not bundle.is_bundle(document):

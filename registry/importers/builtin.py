@@ -23,9 +23,10 @@ def pdx_register_importers(register) -> None:
                       lambda text, document: mlx_benchmark.looks_like(text), priority=20))
     register(Importer("vllm-bench-serve", "vllm bench serve --save-result JSON (--save-detailed: per request)",
                       lambda path, text, document, hardware: vllm_bench.read(path, document, text, hardware),
-                      lambda text, document: vllm_bench.looks_like(document), priority=30))
+                      lambda text, document: vllm_bench.looks_like(document), priority=30, json=True))
     register(Importer("llama-bench-json", "llama-bench -o json", llama_bench_reader("json"),
-                      lambda text, document: llama_bench.looks_like(text.lstrip()[:4000]) == "json", priority=40))
+                      lambda text, document: llama_bench.looks_like(text.lstrip()[:4000]) == "json", priority=40,
+                      json=True))
     register(Importer("llama-bench-jsonl", "llama-bench -o jsonl", llama_bench_reader("jsonl"),
                       lambda text, document: llama_bench.looks_like(text.lstrip()[:4000]) == "jsonl", priority=40))
     register(Importer("llama-bench-md", "llama-bench -o md: every table of a text, as pasted into forums",
