@@ -131,3 +131,22 @@ def test_an_apple_cpu_info_names_the_soc(registry_url, tmp_path):
     run = show(registry_url, pdx_import(registry_url, path)["added"][0])
     assert run["hardware"]["kind"] == "soc" and run["hardware"]["catalog"] == "apple-m1-max"
     assert run["hardware"]["gpus"] == [] and run["tests"][0]["ceilings"]["ref"] == "apple-m1-max"
+
+
+def test_m1_max_json_with_the_exact_file_size(registry_url, tmp_path):
+    """With llama-bench's exact model_size (JSON), Llama-2-7B Q4_0's tg128 at 61.19 t/s is 59% of the M1 Max's
+    memory bound; the markdown table's rounded 3.56 GiB puts it at 58.5%, shown as 58%."""
+    from test_import_hardening import LLAMA_BENCH
+
+    ns = round(128 / 61.19 * 1e9)
+    tg = LLAMA_BENCH | {"cpu_info": "Apple M1 Max", "gpu_info": "Apple M1 Max", "backends": "Metal,BLAS",
+                        "model_type": "llama 7B Q4_0", "model_size": 3825065984, "model_n_params": 6738415616,
+                        "n_prompt": 0, "n_gen": 128, "samples_ns": [ns] * 3, "samples_ts": [61.19] * 3}
+    path = tmp_path / "m1max.json"
+    path.write_text(json.dumps([tg]))
+    run = show(registry_url, pdx_import(registry_url, path)["added"][0])
+    (test,) = run["tests"]
+    expected = napkin("M1 Max", "3825065984B", "6738415616")["decode"]["ceiling"]
+    assert test["ceilings"]["ceiling"] == pytest.approx(expected, rel=1e-9) == pytest.approx(104.57, abs=0.01)
+    assert f"{test['ceilings']['fraction']:.0%}" == "59%"
+    assert "59%" in pdx_here("show", run["id"], "--registry", registry_url)
