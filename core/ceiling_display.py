@@ -50,6 +50,8 @@ def fraction_cell(test: dict) -> str:
 
 def basis_line(run: dict) -> str:
     basis = run.get("ceiling_basis")
+    if not basis and run.get("origin", "pdx") != "pdx":
+        return f"ceilings: not computed (imported from {run['origin']} by a pdx that did not judge imports)"
     if not basis:
         return "ceilings: not computed (a run stored before pdx computed ceilings)"
     if basis.get("source") == "none":
@@ -58,6 +60,8 @@ def basis_line(run: dict) -> str:
         if basis.get("flops") else "FLOP/s unknown"
     where = f"catalog, {basis.get('label')}" if basis["source"] == "catalog" else basis.get("label")
     line = f"ceilings from {where}: {fmt_si(basis.get('bandwidth'), 'B/s')} memory, {flops}"
+    if basis.get("imported"):
+        line += f" (an imported run; the device named by {basis.get('device_from')})"
     if basis.get("ridge_point"):
         knee = basis.get("knee_batch")
         line += f"; ridge {basis['ridge_point']:.3g} FLOP/byte, " + \

@@ -197,8 +197,8 @@ def print_check(result, console: Console | None = None) -> None:
     """asv-style comparison lines: mark, baseline and new median t/s, time ratio, test."""
     console = console or make_console()
     base, run = result.baseline, result.run
-    console.print(f"baseline {base['id'][:12]} ({base['created_at'][:19]}, {base['threads']} threads) vs "
-                  f"run {run['id'][:12]} ({run['created_at'][:19]}, {run['threads']} threads), "
+    console.print(f"baseline {base['id'][:12]} ({base['created_at'][:19]}, {base['threads'] or '?'} threads) vs "
+                  f"run {run['id'][:12]} ({run['created_at'][:19]}, {run['threads'] or '?'} threads), "
                   f"factor {result.factor}, alpha {result.alpha}", highlight=False)
     console.print(f"{'':2}{'baseline t/s':>14}{'new t/s':>12}{'ratio':>8}{'p':>9}  test", highlight=False)
     for c in result.comparisons:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import click
 
     from pdx.backend import Backend
+    from pdx.importer import Importer
     from pdx.reports.chartset import ChartMaker
 
 hookspec = pluggy.HookspecMarker("pdx")
@@ -165,5 +166,31 @@ def pdx_register_charts(register: Callable[["ChartMaker"], None]) -> None:
 
             register(decode_samples)
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def pdx_register_importers(register: Callable[["Importer"], None]) -> None:
+    """Register formats ``pdx import`` reads: call ``register(Importer(...))`` once per format.
+
+    Called once per process, the first time pdx needs its formats (``pdx
+    import``). An :class:`pdx.importer.Importer` names the format (its
+    ``--format`` value), reads a file into run records and may detect it for
+    ``--format auto``. Its records go through the same validation as every
+    import before anything is stored; a name another plugin took is left out,
+    with a warning on yours.
+
+    :param register: call ``register(importer)`` with a :class:`pdx.importer.Importer`.
+    :return: nothing; only the ``register`` calls count.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_importers(register):
+            from pdx_example.timings import IMPORTER
+
+            register(IMPORTER)
+
+    .. versionadded:: 0.1
     """

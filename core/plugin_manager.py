@@ -16,7 +16,7 @@ import functools
 import inspect
 import os
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator
@@ -158,6 +158,7 @@ def reset() -> None:
     plugin_state.cache_clear()
     backends.cache_clear()
     registered.cache_clear()
+    importers.cache_clear()
 
 
 def call_each(hook: str, state: PluginState | None = None, fresh: Callable[[], dict] | None = None,
@@ -201,6 +202,7 @@ def drop(record: PluginRecord, error: str, state: PluginState | None = None) -> 
     record.fail(error)
     backends.cache_clear()  # what it registered before failing goes too
     registered.cache_clear()
+    importers.cache_clear()
 
 
 def _check_backend(backend: object) -> type[Backend]:
@@ -277,3 +279,25 @@ def require_available(name: str, options: dict[str, str] | None = None) -> type[
         hint = f"install: {status.install}" if status.install else None
         raise BackendUnavailable(f"backend {name} is not available: {status.reason}", hint)
     return backend
+
+
+@functools.lru_cache(maxsize=1)
+def importers() -> dict:
+    """Every format ``pdx import`` reads, by name, in detection order (``pdx_register_importers``)."""
+    found: dict = {}
+    for record, importer in registered("pdx_register_importers", _check_importer):
+        if importer.name in found:
+            clash = f"importer {importer.name} is already registered by plugin {found[importer.name].plugin}; " \
+                    "this one is left out"
+            record.warnings += [clash] if clash not in record.warnings else []
+            continue
+        found[importer.name] = replace(importer, plugin=record.name)
+    return dict(sorted(found.items(), key=lambda item: (item[1].priority, item[0])))
+
+
+def _check_importer(importer: object):
+    from pdx.importer import Importer
+
+    if not isinstance(importer, Importer):
+        raise PdxError(f"it registered {importer!r}, which is not a pdx.importer.Importer")
+    return importer

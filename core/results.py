@@ -28,13 +28,23 @@ def serve_stats(test: dict) -> dict | None:
     from pdx.serving.metrics import serving_stats
 
     spec, records = test.get("spec") or {}, _records(test)
-    if not records:
-        return None
+    if not records:  # an import that kept only its tool's summary (vllm bench serve without --save-detailed)
+        reported = ((test.get("engine") or {}).get("reported") or {}).get("serving")
+        return _reported_serving(reported) if reported else None
     makespan = sum(s["ns"] for s in test.get("samples") or [])
     stats = serving_stats(records, makespan, spec.get("slo"), spec.get("percentiles") or (50, 90, 95, 99))
     if spec.get("scenario") == "stall":
         stats["stall"] = stall_stats(records)
     return stats
+
+
+def _reported_serving(reported: dict) -> dict:
+    """A tool's own serving summary in :func:`serving_stats`' shape, flagged as reported."""
+    stats = {"requests": None, "completed": None, "failed": None, "duration_s": None, "prompt_tokens": None,
+             "output_tokens": None, "request_throughput": None, "output_throughput": None,
+             "total_token_throughput": None, "per_stream_decode_rate": None,
+             **{f"{m}_ms": {} for m in ("ttft", "tpot", "itl", "e2el")}}
+    return stats | reported | {"reported": True}
 
 
 def derive_stats(test: dict) -> dict | None:

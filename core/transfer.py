@@ -73,14 +73,19 @@ def _with_model(record: dict, model_path: str) -> dict:
 
 
 def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,
-                model: str | None = None) -> Transfer:
+                model: str | None = None, hardware: str | None = None) -> Transfer:
+    from pdx.hardware import catalog
+    from pdx.imported_ceilings import judge
     from pdx.registry.importers import read_file
 
-    found, records = read_file(path, fmt)
-    if model:
-        if found == "bundle":
-            raise PdxError("--model applies to other tools' output, not to pdx bundles (they name their models)")
-        records = [_with_model(r, model) for r in records]
+    if hardware:
+        catalog.lookup(hardware)  # an unknown name fails before the file is read
+    found, records = read_file(path, fmt, hardware)
+    if found == "bundle" and (model or hardware):
+        raise PdxError("--model and --hardware apply to other tools' output, not to pdx bundles "
+                       "(they name their models and machines)")
+    if found != "bundle":
+        records = [judge(_with_model(r, model) if model else r, hardware) for r in records]
     if tags:
         records = [r | {"tags": sorted(set(r["tags"]) | set(tags))} for r in records]
     added, skipped = registry.add_records(records, f"cannot import {path}")

@@ -53,10 +53,10 @@ def add_shared_rows(session: Session, model: dict, hardware: dict, environment: 
                                        "details": hardware})
     insert_missing(session, Environment, {
         "id": environment_id,
-        "hostname": environment.get("hostname", ""),
-        "os": environment.get("os", ""),
-        "python": environment.get("python", ""),
-        "pdx_version": environment.get("pdx_version", ""),
+        "hostname": environment.get("hostname") or "",  # an import's manifest has None
+        "os": environment.get("os") or "",
+        "python": environment.get("python") or "",
+        "pdx_version": environment.get("pdx_version") or "",
         "manifest": environment,
     })
 

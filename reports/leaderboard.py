@@ -24,8 +24,8 @@ def _cell(found: tuple[dict, Row] | None, links) -> dict | None:
         return None
     run, row = found
     ceiling = row.ceiling
-    return {"test": row.test, "rate": row.rate, "ci95": row.ci95, "n": row.n, "run": run["id"],
-            "run_page": links.run(run), "ceiling": ceiling.rate if ceiling else None,
+    return {"test": row.test, "rate": row.rate, "ci95": row.ci95, "n": row.n, "reported": row.reported,
+            "run": run["id"], "run_page": links.run(run), "ceiling": ceiling.rate if ceiling else None,
             "bound": ceiling.bound if ceiling else None, "fraction": ceiling.fraction if ceiling else None,
             "row": row}
 

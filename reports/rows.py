@@ -51,6 +51,7 @@ class Row:
     ceiling: Ceiling | None = None
     part: bool = False  # a phase split out of a pp+tg test
     error: str | None = None
+    reported: bool = False  # the importing tool's own summary, no samples: flagged wherever it shows
 
     @property
     def ok(self) -> bool:
@@ -79,7 +80,8 @@ def ceiling_of(test: dict, phase: str) -> Ceiling | None:
 
 def _row(run_id: str, test: dict, phase: str, summary: dict | None, part: bool = False) -> Row:
     base = dict(run_id=run_id, test=test["name"], phase=phase, depth=test["depth"], batch=test["batch"],
-                status=test["status"], part=part, error=test.get("error"), ceiling=ceiling_of(test, phase))
+                status=test["status"], part=part, error=test.get("error"), ceiling=ceiling_of(test, phase),
+                reported=bool((test.get("stats") or {}).get("reported")))
     if test["status"] != "ok" or not summary:
         return Row(**base)
     batch = test["batch"] or 1

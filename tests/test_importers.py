@@ -52,24 +52,45 @@ def test_an_import_can_name_the_real_model(registry_url, tiny_gguf):
     assert run["model"]["path"] == str(tiny_gguf) and run["model"]["n_layers"] > 0 and run["tags"] == ["mac"]
 
 
-def test_vllm_bench_serve_detailed(registry_url):
+def _file_figures(document: dict, metric: str) -> dict:
+    """The file's own mean/median/std/percentiles of one latency, keyed as pdx's distributions are."""
+    out = {}
+    for key, value in document.items():
+        parts = key.split("_")
+        if len(parts) == 3 and parts[1] == metric and parts[2] == "ms" and value is not None:
+            out["std" if parts[0] == "std" else parts[0]] = value
+    return out
+
+
+def test_vllm_bench_serve_detailed_is_a_serving_test(registry_url):
+    """The intended fix of issue 12: a serving test like pdx serve-bench's, one request record per request,
+    whose TTFT/TPOT/ITL figures equal the file's own (no blended pp+tg row)."""
     document = json.loads((DATA / "vllm_bench_serve_detailed.json").read_text())
     done = pdx_import(registry_url, DATA / "vllm_bench_serve_detailed.json")
     assert done["format"] == "vllm-bench-serve"
     run = show(registry_url, done["added"][0])
     assert run["origin"] == "vllm-bench-serve" and run["backend"] == "vllm" and run["status"] == "complete"
     (test,) = run["tests"]
-    assert test["name"] == "pp32+tg8" and test["error"] is None and len(test["samples"]) == 8
-    # One sample per request: E2EL, with TTFT as the prefill part, and its ITLs beside it.
-    assert [s["prompt_ns"] for s in test["samples"]] == [round(t * 1e9) for t in document["ttfts"]]
-    assert [s["ns"] for s in test["samples"]] == [round(t * 1e9) for t in document["latencies"]]
-    assert test["samples"][0]["engine"]["itls_s"] == document["itls"][0]
-    ttft_ms = statistics.median(s["prompt_ns"] / 1e6 for s in test["samples"])
-    assert ttft_ms == pytest.approx(document["median_ttft_ms"], rel=1e-6)
+    assert test["kind"] == "serve" and test["name"] == "c2:p32+g8:n8" and test["error"] is None
+    assert test["spec"]["scenario"] == "load" and test["spec"]["concurrency"] == 2
+    assert len(test["requests"]) == 8 and all(r["status"] == "ok" for r in test["requests"])
+    assert [r["first_ns"] for r in test["requests"]] == [round(t * 1e9) for t in document["ttfts"]]
+    assert [r["end_ns"] for r in test["requests"]] == [round(t * 1e9) for t in document["latencies"]]
+    assert [r["n_gen"] for r in test["requests"]] == document["output_lens"]
+    stats = test["stats"]
+    assert stats["completed"] == document["completed"] and not stats.get("reported")
+    for metric in ("ttft", "tpot", "itl"):
+        for key, value in _file_figures(document, metric).items():
+            assert stats[f"{metric}_ms"][key] == pytest.approx(value, rel=1e-6, abs=1e-6), (metric, key)
+    for key in ("request_throughput", "output_throughput", "total_token_throughput"):
+        assert stats[key] == pytest.approx(document[key], rel=1e-9)
     assert test["engine"]["mean_itl_ms"] == document["mean_itl_ms"] and "ttfts" not in test["engine"]
+    shown = pdx_here("show", run["id"], "--registry", registry_url)
+    assert f"{document['median_ttft_ms']:.1f}" in shown and f"{document['p99_itl_ms']:.1f}" in shown
+    assert "pp32+tg8" not in shown and "as reported" not in shown
 
 
-def test_vllm_failed_requests_are_counted_not_sampled(registry_url, tmp_path):
+def test_vllm_failed_requests_are_recorded_as_failed(registry_url, tmp_path):
     document = json.loads((DATA / "vllm_bench_serve_detailed.json").read_text())
     # The recording, with its fourth request failed the way vLLM records a failure.
     document["errors"][3], document["ttfts"][3], document["itls"][3] = "Bad Request: prompt too long", 0.0, []
@@ -77,13 +98,20 @@ def test_vllm_failed_requests_are_counted_not_sampled(registry_url, tmp_path):
     path = tmp_path / "failed.json"
     path.write_text(json.dumps(document))
     (test,) = show(registry_url, pdx_import(registry_url, path)["added"][0])["tests"]
-    assert len(test["samples"]) == 7 and "1 requests failed, first: Bad Request" in test["error"]
+    assert [r["status"] for r in test["requests"]].count("error") == 1
+    assert test["requests"][3]["error"] == "Bad Request: prompt too long"
+    assert test["stats"]["completed"] == 7 and "1 of 8 requests failed: Bad Request" in test["error"]
 
 
 def test_vllm_bench_serve_summary_only(registry_url):
+    document = json.loads((DATA / "vllm_bench_serve_summary.json").read_text())
     run = show(registry_url, pdx_import(registry_url, DATA / "vllm_bench_serve_summary.json")["added"][0])
     (test,) = run["tests"]
-    assert test["samples"] == [] and test["stats"]["reported"] and test["stats"]["rate"]["mean"] > 0
+    stats = test["stats"]
+    assert test["kind"] == "serve" and test["requests"] == [] and stats["reported"]
+    assert stats["ttft_ms"]["p99"] == document["p99_ttft_ms"] and stats["itl_ms"]["mean"] == document["mean_itl_ms"]
+    assert stats["request_throughput"] == document["request_throughput"]
+    assert "(as reported)" in pdx_here("show", run["id"], "--registry", registry_url)
 
 
 def _damaged(tmp_path, name, text):
@@ -243,6 +271,7 @@ def test_real_vllm_bench_serve_output_imports(registry_url, tmp_path):
     document = json.loads((tmp_path / "serve.json").read_text())
     run = show(registry_url, pdx_import(registry_url, tmp_path / "serve.json")["added"][0])
     (test,) = run["tests"]
-    assert test["name"] == "pp32+tg8" and len(test["samples"]) == document["completed"] == 8
-    ttft_ms = statistics.median(s["prompt_ns"] / 1e6 for s in test["samples"])
+    assert test["name"] == "c2:p32+g8:n8" and len(test["requests"]) == document["completed"] == 8
+    ttft_ms = statistics.median(r["first_ns"] / 1e6 for r in test["requests"])
     assert ttft_ms == pytest.approx(document["median_ttft_ms"], rel=1e-6)
+    assert test["stats"]["ttft_ms"]["p99"] == pytest.approx(document["p99_ttft_ms"], rel=1e-6)

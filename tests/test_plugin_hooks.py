@@ -141,6 +141,42 @@ def test_an_override_extends_the_template_it_replaces(tmp_path):
     assert extended.replace('<p class="ours">our note</p>', "") == plain  # everything else is pdx's own page
 
 
+def test_hook_pdx_register_importers_adds_a_format_to_pdx_import(tmp_path):
+    timings = [{"prompt_n": 16, "prompt_ms": 8.0, "predicted_n": 4, "predicted_ms": 20.0, "cache_n": 0}] * 3
+    path = tmp_path / "timings.json"
+    path.write_text(json.dumps(timings))
+    url = f"sqlite:///{tmp_path / 'registry.sqlite'}"
+    done = json.loads(run_pdx_here("import", str(path), "--registry", url, "--json").stdout)
+    assert done["format"] == "llama-server-timings" and len(done["added"]) == 1
+    run = json.loads(run_pdx_here("show", done["added"][0], "--registry", url, "--json").stdout)
+    (test,) = run["tests"]
+    assert run["origin"] == "llama-server-timings" and test["name"] == "pp16+tg4" and len(test["samples"]) == 3
+    assert test["stats"]["prompt_rate"]["mean"] == 2000.0 and test["stats"]["gen_rate"]["mean"] == 200.0
+    record = plugin_manager.plugin_state().record("example")
+    assert record.loaded and "pdx_register_importers" in record.hooks
+    # Its one-line errors are pdx's: a damaged field stores nothing.
+    path.write_text(json.dumps([timings[0] | {"prompt_ms": -1}]))
+    bad = run_pdx_here("import", str(path), "--registry", url, "--format", "llama-server-timings")
+    assert bad.returncode == 2 and "timing 0: prompt_ms is -1" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_an_importer_that_raises_is_one_line_and_stores_nothing(tmp_path, monkeypatch):
+    import pdx_example.timings as timings
+
+    def broken(path, text, document, hardware):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(timings, "IMPORTER", timings.IMPORTER.__class__("llama-server-timings", "broken", broken,
+                                                                        timings.looks_like))
+    path = tmp_path / "timings.json"
+    path.write_text(json.dumps([{"prompt_n": 1, "prompt_ms": 1, "predicted_n": 1, "predicted_ms": 1}]))
+    url = f"sqlite:///{tmp_path / 'registry.sqlite'}"
+    result = run_pdx_here("import", str(path), "--registry", url)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "the llama-server-timings importer (plugin example) failed: KeyError" in result.stderr
+    assert json.loads(run_pdx_here("runs", "--registry", url, "--json").stdout) == []
+
+
 def _specs(**extra) -> types.ModuleType:
     """pdx's hookspecs as a later release might have them: plus ``extra``."""
     module = types.ModuleType("later_hookspecs")

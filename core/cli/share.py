@@ -38,23 +38,27 @@ def export_(run_ids, where, output, redact, registry) -> None:
 
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "bundle", "llama-bench-json", "llama-bench-jsonl", "llama-bench-sql",
-                                 "vllm-bench-serve", "mlx-lm-benchmark"]),
-              help="What FILE is; auto detects it.")
+@click.option("--format", "fmt", default="auto", show_default=True, metavar="FORMAT",
+              help="What FILE is: bundle, llama-bench-json, llama-bench-jsonl, llama-bench-sql, llama-bench-md, "
+                   "vllm-bench-serve, mlx-lm-benchmark, or a plugin's; auto detects it.")
 @click.option("-m", "--model", metavar="PATH", help="The model the tool ran, to attach its real identity.")
+@click.option("--hardware", metavar="NAME",
+              help="The catalog chip the tool ran on (see `pdx hw list`), where the file does not name it.")
 @tag_option
 @registry_option
 @json_option
-def import_(file, fmt, model, tags, registry, as_json) -> None:
-    """Store the runs of a pdx bundle, or of llama-bench, vllm bench serve or mlx_lm.benchmark output.
+def import_(file, fmt, model, hardware, tags, registry, as_json) -> None:
+    """Store the runs of a pdx bundle, or of llama-bench (json, jsonl, sql, or its markdown tables as pasted in
+    forums), vllm bench serve or mlx_lm.benchmark output, or a format a plugin adds.
 
+    Imported runs get ceilings where the file or --hardware names a catalog device.
     All or nothing: a malformed, truncated or oversized file stores nothing.
     Runs already present (same id) are skipped, so importing twice adds nothing.
     """
     from pdx import api, transfer
 
-    _report("imported", transfer.import_file(api.open_registry(registry), file, fmt, list(tags), model), as_json)
+    _report("imported", transfer.import_file(api.open_registry(registry), file, fmt, list(tags), model, hardware),
+            as_json)
 
 
 @click.group("registry")

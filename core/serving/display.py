@@ -30,7 +30,8 @@ def serving_table(run: dict) -> Table:
             table.add_row(test["name"], f"[red]{test['status']}[/red]: {test.get('error') or ''}")
             continue
         table.add_row(
-            test["name"] + ("" if test["status"] == "ok" else f" [red]({test['status']})[/red]"),
+            test["name"] + ("" if test["status"] == "ok" else f" [red]({test['status']})[/red]")
+            + (" (as reported)" if stats.get("reported") else ""),
             f"{stats['completed']}/{stats['requests']}", _num(stats["request_throughput"]),
             _num(stats["output_throughput"], ".1f"), _num(stats["per_stream_decode_rate"], ".1f"),
             _ms(stats["ttft_ms"], "p50"), _ms(stats["ttft_ms"], "p99"), _ms(stats["itl_ms"], "p50"),

@@ -3,7 +3,8 @@
 :func:`read_file` detects the format (or takes the one named), parses the
 whole file and returns validated records; nothing is stored until every
 record of the file is good, and the registry then stores them in one
-transaction.
+transaction. Other tools' formats are importers registered through the
+``pdx_register_importers`` hook (pdx's own in :mod:`.builtin`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pdx.errors import PdxError
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
-from pdx.registry.importers import llama_bench, mlx_benchmark, vllm_bench
+from pdx.registry.importers import builtin
 
-FORMATS = ("auto", "bundle", "llama-bench-json", "llama-bench-jsonl", "llama-bench-sql", "vllm-bench-serve",
-           "mlx-lm-benchmark")
+
+def importers() -> dict:
+    from pdx.plugin_manager import importers as registered
+
+    return registered()
+
+
+def formats() -> tuple[str, ...]:
+    """Every ``--format`` value: auto, bundle, then each importer's."""
+    return ("auto", "bundle", *importers())
 
 
 def _json_or_none(text: str):
@@ -29,42 +39,64 @@ def _json_or_none(text: str):
 def detect(text: str, source) -> tuple[str, object]:
     """The file's format, and its parsed JSON when it is one JSON document."""
     head = text.lstrip()[:4000]
-    if head.startswith("CREATE TABLE IF NOT EXISTS llama_bench"):
-        return "llama-bench-sql", None
-    if mlx_benchmark.looks_like(text):
-        return "mlx-lm-benchmark", None
     document = _json_or_none(text) if head[:1] in "[{" else None
     if bundle.is_bundle(document):
         return "bundle", document
-    if vllm_bench.looks_like(document):
-        return "vllm-bench-serve", document
-    kind = llama_bench.looks_like(head)
-    if kind:
-        return f"llama-bench-{kind}", document
+    for name, importer in importers().items():
+        if importer.detect is not None and _detects(importer, text, document, source):
+            return name, document
     if head[:1] in "[{" and document is None:
         bundle.parse_json(text, str(source))  # says where the JSON breaks
-    raise fail(source, "not a format pdx imports (a pdx bundle, llama-bench json/jsonl/sql, "
-                       "vllm bench serve JSON or mlx_lm.benchmark output)")
+    raise fail(source, f"not a format pdx imports (a pdx bundle, or: {', '.join(importers())})")
 
 
-def read_file(path: str | Path, fmt: str = "auto") -> tuple[str, list[dict]]:
-    """(format, records) of a file; raises ImportFileError with one line on any problem."""
+def _detects(importer, text: str, document: object, source) -> bool:
+    try:
+        return bool(importer.detect(text, document))
+    except Exception as exc:  # a plugin's detector is not allowed to break pdx import
+        if importer.plugin == builtin.PLUGIN:
+            raise
+        raise fail(source, f"the {importer.name} importer (plugin {importer.plugin}) failed to detect it: "
+                           f"{type(exc).__name__}: {exc}") from None
+
+
+def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) -> tuple[str, list[dict]]:
+    """(format, records) of a file; raises ImportFileError with one line on any problem.
+
+    ``hardware`` names the catalog chip the tool ran on where its output does not say.
+    """
     path = Path(path)
+    known = importers()
+    if fmt not in ("auto", "bundle") and fmt not in known:
+        raise PdxError(f"--format {fmt}: unknown format", f"use one of {', '.join(formats())}")
     text = bundle.read_text(path)
     if not text.strip():
         raise fail(path, "the file is empty")
     fmt, document = detect(text, path) if fmt == "auto" else (fmt, None)
-    if document is None and fmt in ("bundle", "vllm-bench-serve", "llama-bench-json"):
-        document = bundle.parse_json(text, str(path))
+    if document is None and (fmt == "bundle" or known[fmt].json):
+        document = bundle.parse_json(text, str(path))  # says where the JSON breaks
+    elif document is None and text.lstrip()[:1] in "[{":
+        document = _json_or_none(text)
     if fmt == "bundle":
+        if not bundle.is_bundle(document):
+            raise fail(path, "not a pdx bundle (no \"format\": \"pdx-bundle\" object)",
+                       "leave out --format to detect what it is")
         return fmt, bundle.read_bundle(document, str(path))
-    if fmt.startswith("llama-bench-"):
-        records = llama_bench.read(path, text, fmt.removeprefix("llama-bench-"), document)
-    elif fmt == "vllm-bench-serve":
-        records = vllm_bench.read(path, document, text)
-    elif fmt == "mlx-lm-benchmark":
-        records = mlx_benchmark.read(path, text)
-    else:
-        raise fail(path, f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    records = _read(known[fmt], path, text, document, hardware)
     bundle.validate_records(records, str(path))
     return fmt, records
+
+
+def _read(importer, path: Path, text: str, document: object, hardware: str | None) -> list[dict]:
+    try:
+        records = importer.read(path, text, document, hardware)
+    except PdxError:
+        raise
+    except Exception as exc:
+        if importer.plugin == builtin.PLUGIN:
+            raise  # a bug in pdx: keep its traceback
+        raise fail(path, f"the {importer.name} importer (plugin {importer.plugin}) failed: "
+                         f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(records, list) or not records or not all(isinstance(r, dict) for r in records):
+        raise fail(path, f"the {importer.name} importer returned no run records")
+    return records

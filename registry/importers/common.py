@@ -1,20 +1,108 @@
 """What every importer of another tool's output shares: the run record
-around the tests it parsed, and identities for models and machines that the
-tool only described."""
+around the tests it parsed, identities for models and machines that the
+tool only described, and the converters every field of a file goes through.
+
+Records made here have the shapes pdx's own runs have (the hardware block of
+:func:`pdx.hardware.detect`, the manifest of :func:`pdx.environment.collect`),
+with what the tool did not record as ``None``, never as another type, so a
+page that reads a pdx run reads an imported one.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pdx
-from pdx.registry.bundle import content_id
+from pdx.hardware import catalog
+from pdx.errors import ImportFileError
+from pdx.registry.bundle import content_id, fail
+
+# Larger than any figure a benchmark file can honestly hold (ns in a year: 3e16).
+_LIMIT = 1e18
+COUNT_MAX = 2**31 - 1  # token counts, threads, lengths: the registry's INTEGER columns
+BIG_MAX = 2**62  # nanoseconds, bytes, parameters: its BIGINT columns hold up to 2**63 - 1
 
 
 def _hash(data: object) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+# -- converters: every number, text and time read from a file goes through one of these ------------------------
+
+
+def number(value: object, what: str, source, minimum: float = 0.0, positive: bool = False) -> float:
+    """A finite number at least ``minimum`` (above 0 if ``positive``); else a one-line ImportFileError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise fail(source, f"{what} is {_show(value)}, not a number")
+    if not math.isfinite(value) or abs(value) > _LIMIT:
+        raise fail(source, f"{what} is {_show(value)}, not a finite number of sensible size")
+    if value < minimum or (positive and value <= 0):
+        raise fail(source, f"{what} is {_show(value)}; it must be {'above' if positive else 'at least'} {minimum:g}")
+    return float(value)
+
+
+def integer(value: object, what: str, source, minimum: int = 0, maximum: int = COUNT_MAX) -> int:
+    """A whole number from ``minimum`` to ``maximum`` (an integral float such as 8.0 counts); else a one-line
+    error."""
+    figure = number(value, what, source, minimum)
+    if figure != int(figure):
+        raise fail(source, f"{what} is {_show(value)}, not a whole number")
+    if figure > maximum:
+        raise fail(source, f"{what} is {_show(value)}, over the limit of {maximum}")
+    return int(value) if isinstance(value, int) else int(figure)
+
+
+def optional_integer(value: object, what: str, source, minimum: int = 0, maximum: int = COUNT_MAX) -> int | None:
+    return None if value is None else integer(value, what, source, minimum, maximum)
+
+
+def seconds(value: object, what: str, source, positive: bool = False) -> float:
+    """A duration in seconds whose nanoseconds the registry can hold."""
+    figure = number(value, what, source, positive=positive)
+    if figure * 1e9 > BIG_MAX:
+        raise fail(source, f"{what} is {_show(value)} s, longer than any benchmark")
+    return figure
+
+
+def text(value: object, what: str, source, limit: int = 1024, default: str | None = None) -> str | None:
+    """A string of at most ``limit`` characters (None, or ``default``, when absent)."""
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise fail(source, f"{what} is {_show(value)}, not text")
+    if len(value) > limit:
+        raise fail(source, f"{what} is {len(value)} characters long, over the limit of {limit}")
+    return value
+
+
+def numbers(value: object, what: str, source, minimum: float = 0.0, positive: bool = False) -> list[float]:
+    if not isinstance(value, list):
+        raise fail(source, f"{what} is {_show(value)}, not a list of numbers")
+    return [number(v, f"{what}[{i}]", source, minimum, positive) for i, v in enumerate(value)]
+
+
+def timestamp(value: object, what: str, source) -> str:
+    """An ISO 8601 time (a trailing Z or no zone read as UTC) as pdx stores times."""
+    raw = text(value, what, source, 64)
+    try:
+        when = datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+    except ValueError:
+        raise fail(source, f"{what} is {_show(value)}, not an ISO 8601 time") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).isoformat()
+
+
+def _show(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+# -- identities -----------------------------------------------------------------------------------------------
 
 
 def described_model(path: str, name: str, fmt: str, architecture: str = "?", dtype: str = "?",
@@ -31,11 +119,46 @@ def described_model(path: str, name: str, fmt: str, architecture: str = "?", dty
     }
 
 
-def described_hardware(cpu: str = "", gpu: str = "") -> dict:
-    if not cpu and not gpu:
-        return {"id": "unrecorded", "kind": "unknown", "name": "not recorded by the tool", "cpu": {}, "gpus": []}
-    return {"id": _hash({"cpu": cpu, "gpu": gpu})[:16], "kind": "gpu" if gpu else "cpu", "name": (gpu or cpu)[:256],
-            "cpu": {"name": cpu} if cpu else {}, "gpus": [g.strip() for g in gpu.split(",") if g.strip()]}
+def _cpu_block(name: str | None) -> dict:
+    """:func:`pdx.hardware.cpu.detect_cpu`'s keys, with what the tool did not say as None."""
+    return {"name": name or None, "arch": None, "logical_cores": None, "usable_cpus": None, "physical_cores": None,
+            "sockets": None, "flags": [], "memory_bytes": None}
+
+
+def _gpu_block(name: str) -> dict:
+    """:func:`pdx.hardware.nvidia.parse_csv`'s keys for one GPU known only by name."""
+    chip = catalog.match_nvidia(name) or catalog.find(name)
+    return {"index": None, "name": name, "memory_mib": None, "memory_bytes": None, "driver": None,
+            "clock_sm_max_mhz": None, "clock_mem_max_mhz": None, "compute_cap": None,
+            "catalog": chip.id if chip else None}
+
+
+def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str | None = None) -> dict:
+    """The machine as a tool named it (``cpu``; ``gpu``: comma-separated names), in detect()'s shape.
+
+    ``chip``, a catalog name the user gave (``pdx import --hardware``), says which
+    device the engine ran on when the tool did not, and makes the catalog match.
+    """
+    named = catalog.lookup(chip) if chip else None
+    apple = catalog.find(cpu or "") or catalog.find(gpu or "")  # llama-bench on Metal names the SoC
+    apple = apple if apple and apple.vendor.lower() == "apple" else None
+    gpus = [] if apple else [_gpu_block(g.strip()) for g in (gpu or "").split(",") if g.strip()]
+    if named and named.kind == "gpu" and not gpus:
+        gpus = [_gpu_block(named.name)]
+    matched = (named.id if named else None) or next((g["catalog"] for g in gpus if g["catalog"]), None) or \
+        (apple.id if apple else None) or getattr(catalog.match_cpu(cpu or ""), "id", None)
+    kind = "gpu" if gpus else catalog.get(matched).kind if matched else "cpu" if cpu else "unknown"
+    name = (gpus[0]["name"] if gpus else None) or cpu or (named.name if named else None)
+    return {"id": _hash({"cpu": cpu or "", "gpu": gpu or "", "chip": named.id if named else None})[:16]
+            if name else "unrecorded", "kind": kind, "name": (name or "not recorded by the tool")[:256],
+            "cpu": _cpu_block(cpu), "gpus": gpus, "catalog": matched}
+
+
+def described_environment(origin: str, **facts) -> dict:
+    """:func:`pdx.environment.collect`'s keys for a run pdx did not see: None where unknown."""
+    return {"pdx_version": None, "python": None, "python_implementation": None, "os": None, "os_release": None,
+            "platform": None, "hostname": None, "threads": None, "seed": None, "command": None, "packages": {},
+            "variables": {}, "imported_from": origin, **facts}
 
 
 def make_test(ordinal: int, spec, samples: list[dict], engine: dict, when: str | None,
@@ -50,6 +173,9 @@ def make_test(ordinal: int, spec, samples: list[dict], engine: dict, when: str |
 
 def sample(ns: float, n_prompt: int, n_gen: int, prompt_ns: float | None = None, gen_ns: float | None = None,
            engine: dict | None = None) -> dict:
+    for value in (ns, prompt_ns, gen_ns):
+        if value is not None and not 0 <= value <= BIG_MAX:  # nan fails both comparisons
+            raise ImportFileError(f"cannot import: a time of {value:g} ns is out of range (a damaged figure?)")
     return {"ns": max(1, round(ns)), "n_prompt": n_prompt, "n_gen": n_gen,
             "prompt_ns": None if prompt_ns is None else round(prompt_ns),
             "gen_ns": None if gen_ns is None else round(gen_ns), "engine": engine or {}}
@@ -72,8 +198,7 @@ def imported_run(origin: str, backend: str, engine: dict, model: dict, hardware:
         "workload": {"tests": [t["name"] for t in tests], "repetitions": repetitions, "warmup": warmup, "seed": 0},
         "command": "", "error": error, "parent_id": None, "pdx_version": pdx.__version__, "origin": origin,
         "provenance": provenance, "tags": [], "model": model, "hardware": hardware,
-        "environment": {"hostname": "", "os": "", "python": "", "pdx_version": "", "imported_from": origin}
-        | (environment or {}),
+        "environment": described_environment(origin, **(environment or {})),
         "ceiling_basis": None,
         "tests": tests,
     }

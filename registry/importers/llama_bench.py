@@ -16,8 +16,9 @@ import sqlite3
 from pathlib import Path
 
 from pdx.registry.bundle import fail
-from pdx.registry.importers.common import (described_hardware, described_model, file_facts, imported_run, make_test,
-                                           sample)
+from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run, integer,
+                                           make_test, number, numbers, optional_integer, sample, text,
+                                           timestamp)
 from pdx.workload import TestSpec
 
 ORIGIN = "llama-bench"
@@ -35,15 +36,19 @@ def looks_like(head: str) -> str | None:
     return None
 
 
+def looks_like_sql(text: str, document: object = None) -> bool:
+    return text.lstrip().startswith("CREATE TABLE IF NOT EXISTS llama_bench")
+
+
 def parse_jsonl(text: str, source) -> list[dict]:
     rows = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for line_no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             rows.append(json.loads(line))
         except json.JSONDecodeError as exc:
-            raise fail(source, f"line {number} is not valid JSON (truncated?): {exc.msg}") from None
+            raise fail(source, f"line {line_no} is not valid JSON (truncated?): {exc.msg}") from None
     return rows
 
 
@@ -84,40 +89,75 @@ def _check(rows: list, source) -> None:
         missing = [k for k in _REQUIRED if k not in row]
         if missing:
             raise fail(source, f"result {i} lacks {', '.join(missing)}: not llama-bench output")
-        samples = row.get("samples_ns")
-        if samples is not None and (not isinstance(samples, list) or
-                                    not all(isinstance(v, int) and v > 0 for v in samples)):
-            raise fail(source, f"result {i} has malformed samples_ns")
+
+
+def _normalized(i: int, row: dict, source) -> dict:
+    """The row with every field pdx reads converted (and checked); other fields are kept as they are."""
+    what = f"result {i}:"
+    out = dict(row)
+    for key in ("n_prompt", "n_gen", "n_depth", "n_batch", "n_ubatch", "build_number"):
+        if row.get(key) is not None:
+            out[key] = integer(row[key], f"{what} {key}", source)
+    for key in ("model_size", "model_n_params"):
+        if row.get(key) is not None:
+            out[key] = integer(row[key], f"{what} {key}", source, maximum=BIG_MAX)
+    out["n_threads"] = optional_integer(row["n_threads"], f"{what} n_threads", source, 1)
+    if row.get("n_gpu_layers") is not None:
+        out["n_gpu_layers"] = integer(row["n_gpu_layers"], f"{what} n_gpu_layers", source, -1)
+    for key in ("model_filename", "model_type", "build_commit", "cpu_info", "gpu_info", "backends", "type_k",
+                "type_v"):
+        out[key] = text(row.get(key), f"{what} {key}", source, 1024 if key == "model_filename" else 256)
+    out["avg_ns"] = number(row["avg_ns"], f"{what} avg_ns", source, positive=True)
+    for key in ("stddev_ns", "avg_ts", "stddev_ts"):
+        if row.get(key) is not None:
+            out[key] = number(row[key], f"{what} {key}", source)
+    out["test_time"] = timestamp(row["test_time"], f"{what} test_time", source)
+    if row.get("samples_ns") is not None:
+        out["samples_ns"] = [integer(v, f"{what} samples_ns[{j}]", source, 1, BIG_MAX)
+                             for j, v in enumerate(_list(row["samples_ns"], f"{what} samples_ns", source))]
+    if row.get("samples_ts") is not None:
+        out["samples_ts"] = numbers(row["samples_ts"], f"{what} samples_ts", source)
+    return out
+
+
+def _list(value: object, what: str, source) -> list:
+    if not isinstance(value, list):
+        raise fail(source, f"{what} is not a list")
+    return value
 
 
 def _test(ordinal: int, row: dict, source) -> dict:
     try:
-        spec = TestSpec(int(row["n_prompt"]), int(row["n_gen"]), int(row.get("n_depth") or 0))
+        spec = TestSpec(row["n_prompt"], row["n_gen"], row.get("n_depth") or 0)
     except Exception as exc:
         raise fail(source, f"result {ordinal}: {exc}") from None
     engine = {k: v for k, v in row.items() if k not in ("samples_ns", "samples_ts")}
     samples_ns, samples_ts = row.get("samples_ns"), row.get("samples_ts") or []
-    if samples_ns is None:  # the SQL output: the summary is all there is
-        engine["reported"] = {"mean": float(row["avg_ts"]), "stddev": float(row["stddev_ts"]), "n": None}
+    if samples_ns is None:  # the SQL and markdown output: the summary is all there is
+        if row.get("avg_ts") is None:
+            raise fail(source, f"result {ordinal} has neither samples_ns nor avg_ts")
+        engine["reported"] = {"mean": row["avg_ts"], "stddev": row.get("stddev_ts"), "n": None}
         samples = []
     else:
-        samples = [sample(ns, spec.n_prompt, spec.n_gen, engine={"ts": float(ts)} if ts is not None else {})
+        samples = [sample(ns, spec.n_prompt, spec.n_gen, engine={"ts": ts} if ts is not None else {})
                    for ns, ts in zip(samples_ns, samples_ts + [None] * len(samples_ns))]
-    when = str(row["test_time"]).replace("Z", "+00:00")
-    return make_test(ordinal, spec, samples, engine, when, warmup=1)
+    return make_test(ordinal, spec, samples, engine, row["test_time"], warmup=1)
 
 
 def _settings(config: dict) -> dict:
     return {
-        "threads": config["n_threads"], "n_batch": config.get("n_batch"), "n_ubatch": config.get("n_ubatch"),
+        "threads": config.get("n_threads"), "n_batch": config.get("n_batch"), "n_ubatch": config.get("n_ubatch"),
         "flash_attn": _FLASH.get(config.get("flash_attn"), config.get("flash_attn")),
         "n_gpu_layers": config.get("n_gpu_layers"), "type_k": config.get("type_k"), "type_v": config.get("type_v"),
         "repack": bool(config["repack"]) if "repack" in config else None, "mode": "llama-bench",
     }
 
 
-def to_runs(rows: list, path: Path, text: str, fmt: str) -> list[dict]:
+def to_runs(rows: list, path: Path, text_: str, fmt: str, hardware: str | None = None,
+            provenance: dict | None = None) -> list[dict]:
+    """One run per group of rows sharing every setting; ``hardware`` names the device (``--hardware``)."""
     _check(rows, path)
+    rows = [_normalized(i, row, path) for i, row in enumerate(rows)]
     groups: dict[str, list[dict]] = {}
     for row in rows:
         key = json.dumps({k: v for k, v in row.items() if k not in _PER_TEST}, sort_keys=True)
@@ -126,10 +166,11 @@ def to_runs(rows: list, path: Path, text: str, fmt: str) -> list[dict]:
     for key, group in groups.items():
         config = json.loads(key)
         tests = [_test(i, row, path) for i, row in enumerate(group)]
-        model_type = str(config.get("model_type", "? ? ?"))
-        filename = str(config["model_filename"])
-        model = described_model(filename, Path(filename).stem, "gguf", model_type.split()[0], model_type.split()[-1],
-                                int(config.get("model_n_params") or 0), int(config.get("model_size") or 0),
+        model_type = (config.get("model_type") or "").strip() or "? ? ?"
+        words = model_type.split()  # "llama 7B Q4_0": architecture, size, weight type
+        filename = config.get("model_filename") or model_type
+        model = described_model(filename, Path(filename).stem if config.get("model_filename") else model_type, "gguf",
+                                words[0], words[-1], config.get("model_n_params") or 0, config.get("model_size") or 0,
                                 model_type=model_type)
         build = config.get("build_number")
         engine = {"name": "llama.cpp", "version": f"b{build}" if build is not None else None,
@@ -138,19 +179,19 @@ def to_runs(rows: list, path: Path, text: str, fmt: str) -> list[dict]:
         reps = max((len(t["samples"]) for t in tests), default=0)
         runs.append(imported_run(
             ORIGIN, "llamacpp-bench", engine, model,
-            described_hardware(str(config.get("cpu_info") or ""), str(config.get("gpu_info") or "")),
-            tests, file_facts(path, text, fmt), threads=int(config["n_threads"]),
+            described_hardware(config.get("cpu_info"), config.get("gpu_info"), hardware),
+            tests, file_facts(path, text_, fmt) | (provenance or {}), threads=config.get("n_threads"),
             created_at=tests[0]["started_at"], finished_at=tests[-1]["finished_at"], repetitions=reps, warmup=1,
         ))
     return runs
 
 
-def read(path: Path, text: str, fmt: str, document: object = None) -> list[dict]:
+def read(path: Path, text_: str, fmt: str, document: object = None, hardware: str | None = None) -> list[dict]:
     """Runs from llama-bench output; ``document`` is the parsed JSON of ``-o json``."""
     if fmt == "sql":
-        rows = parse_sql(text, path)
+        rows = parse_sql(text_, path)
     elif fmt == "jsonl":
-        rows = parse_jsonl(text, path)
+        rows = parse_jsonl(text_, path)
     else:
         rows = document
-    return to_runs(rows, path, text, fmt)
+    return to_runs(rows, path, text_, fmt, hardware)

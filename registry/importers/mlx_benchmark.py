@@ -18,13 +18,13 @@ from pathlib import Path
 
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run
-from pdx.registry.importers.common import make_test, sample
+from pdx.registry.importers.common import make_test, number, sample
 from pdx.workload import TestSpec
 
 ORIGIN = "mlx_lm.benchmark"
 _HEADER = re.compile(r"^Timing with prompt_tokens=(\d+), generation_tokens=(\d+), batch_size=(\d+)\.\s*$")
 _TRIAL = re.compile(r"^Trial (\d+):\s+(.*)$")
-_PAIR = re.compile(r"^(\w+)=([0-9.eE+-]+)$")
+_PAIR = re.compile(r"^(\w+)=([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)$")
 
 
 def looks_like(text: str) -> bool:
@@ -37,14 +37,14 @@ def _figures(text: str, line_no: int, source) -> dict[str, float]:
         match = _PAIR.match(part.strip())
         if not match:
             raise fail(source, f"line {line_no}: {part.strip()!r} is not key=number (truncated?)")
-        figures[match[1]] = float(match[2])
+        figures[match[1]] = number(float(match[2]), f"line {line_no}: {match[1]}", source, float("-inf"))
     for key in ("prompt_tps", "generation_tps"):
         if figures.get(key, 0) <= 0:
             raise fail(source, f"line {line_no}: no positive {key}")
     return figures
 
 
-def read(path: Path, text: str) -> list[dict]:
+def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
     header, trials, averages = None, [], None
     for line_no, line in enumerate(text.splitlines(), 1):
         if match := _HEADER.match(line):
@@ -73,6 +73,6 @@ def read(path: Path, text: str) -> list[dict]:
     test = make_test(0, spec, samples, {"averages": averages, "timing": "derived from mlx-lm's own rates"}, when,
                      warmup=1)
     model = described_model("?", "unknown (not named by mlx_lm.benchmark)", "hf")
-    return [imported_run(ORIGIN, "mlx", {"name": "MLX"}, model, described_hardware(), [test],
+    return [imported_run(ORIGIN, "mlx", {"name": "MLX"}, model, described_hardware(chip=hardware), [test],
                          file_facts(path, text, "mlx_lm.benchmark") | {"created_at": "the file's modification time"},
                          created_at=when, repetitions=len(trials), warmup=1)]

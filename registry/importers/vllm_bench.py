@@ -1,107 +1,192 @@
 """``vllm bench serve --save-result`` JSON (with ``--save-detailed``: per request).
 
-One result file is one pdx run with one test, named by the request shape:
-``pp{input}+tg{output}`` (the most common lengths; they are all equal for
-the random dataset with ignore-EOS, vLLM's default there). With
-``--save-detailed`` every successful request becomes a sample: ``ns`` its
-end-to-end latency, ``prompt_ns`` its TTFT, ``gen_ns`` the rest, and its
-inter-token latencies beside it; so pdx's per-phase rates are prefill from
-TTFT and decode from the remainder, client-side, as vLLM measured them.
-Without it only the aggregates exist: they are kept in the test's engine
-record, and the per-request rate from the mean E2EL is its ``reported`` figure.
+One result file is one pdx run with one serving test, as ``pdx serve-bench``
+stores its own: a ``load`` scenario (closed loop at ``max_concurrency`` when
+vLLM sent as fast as it could, else open loop at its ``request_rate`` and
+``burstiness``), one sample whose time is the file's ``duration``, and with
+``--save-detailed`` one request record per request: its send time (from
+``start_times``), TTFT, one streamed event per inter-token latency (the last
+event carries any tokens the ITLs do not account for), E2EL (``latencies``),
+lengths and error. pdx then derives TTFT, TPOT, ITL and E2EL from those
+records by vLLM's own definitions, so they agree with the file's figures.
+
+Without ``--save-detailed`` no request has a TTFT, so the file's own
+summary figures (mean, median, std and its percentiles of each latency,
+throughputs, goodput) are stored as the test's ``reported`` serving figures
+and shown flagged as such. The aggregates of either kind are kept in the
+test's engine record.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
+from pdx.errors import PdxError
 from pdx.registry.bundle import fail
-from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run
-from pdx.registry.importers.common import make_test, sample
-from pdx.workload import TestSpec
+from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
+                                           integer, make_test, number, numbers, seconds, text)
 
 ORIGIN = "vllm-bench-serve"
 _REQUIRED = ("date", "completed", "duration", "total_input_tokens", "total_output_tokens")
 _DETAILED = ("input_lens", "output_lens", "ttfts", "itls")
+_PER_REQUEST = _DETAILED + ("latencies", "start_times", "queue_times", "generated_texts", "errors")
+_METRICS = ("ttft", "tpot", "itl", "e2el")
+_PERCENTILE_KEY = re.compile(r"^p(\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
+_THROUGHPUTS = ("request_throughput", "output_throughput", "total_token_throughput")
 
 
 def looks_like(document: object) -> bool:
     return isinstance(document, dict) and "total_output_tokens" in document and "duration" in document
 
 
-def _number(result: dict, key: str, source) -> float:
-    value = result[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise fail(source, f"{key} is not a number")
-    return value
+def _percentiles(document: dict) -> tuple[float, ...]:
+    """The percentiles the file reports (vLLM's --metric-percentiles), with the median's."""
+    found = {float(m[1]) for key in document if (m := _PERCENTILE_KEY.match(key)) and 0 < float(m[1]) <= 100}
+    return tuple(sorted(found | {50.0}))
 
 
-def _e2el_from_phases(document: dict, n_out: int) -> float | None:
-    """Mean end-to-end latency from mean TTFT and TPOT (vLLM reports E2EL only when asked)."""
-    ttft, tpot = document.get("mean_ttft_ms"), document.get("mean_tpot_ms")
-    if not isinstance(ttft, (int, float)) or not isinstance(tpot, (int, float)):
-        return None
-    return ttft + tpot * max(n_out - 1, 0)
+def _reported_figures(document: dict, source) -> dict:
+    """The file's own summary, in the shape of :func:`pdx.serving.metrics.serving_stats`."""
+    completed = integer(document["completed"], "completed", source)
+    failed = integer(document.get("failed") or 0, "failed", source)
+    figures: dict = {"requests": completed + failed, "completed": completed, "failed": failed}
+    for metric in _METRICS:
+        dist = {}
+        for key, value in document.items():
+            match = _PERCENTILE_KEY.match(key)
+            name = f"p{float(match[1]):g}" if match and match[2] == metric else \
+                key.split("_")[0] if key in (f"mean_{metric}_ms", f"median_{metric}_ms", f"std_{metric}_ms") else None
+            if name and value is not None:
+                dist[name] = number(value, key, source)
+        if "median" in dist:
+            dist.setdefault("p50", dist["median"])  # numpy's median is its 50th percentile
+        figures[f"{metric}_ms"] = dist
+    for key in _THROUGHPUTS:
+        if document.get(key) is not None:
+            figures[key] = number(document[key], key, source)
+    if document.get("request_goodput") is not None:
+        figures["goodput"] = number(document["request_goodput"], "request_goodput", source)
+    return figures
 
 
-def _samples(result: dict, source) -> tuple[list[dict], list[str]]:
-    lists = [result[k] for k in _DETAILED]
-    if not all(isinstance(v, list) for v in lists) or len({len(v) for v in lists}) != 1:
-        raise fail(source, f"the per-request lists ({', '.join(_DETAILED)}) are malformed or of unequal length")
-    latencies = result.get("latencies")
-    errors = result.get("errors") or [""] * len(lists[0])
-    samples, failures = [], []
-    for i, (n_in, n_out, ttft, itls) in enumerate(zip(*lists)):
-        if errors[i] if i < len(errors) else False:
-            failures.append(str(errors[i]))
+def _requests(document: dict, source) -> list[dict]:
+    """One record per request of a --save-detailed file, as pdx's serving client keeps them."""
+    lists = {k: document[k] for k in _DETAILED}
+    for key in ("latencies", "start_times", "errors"):
+        if document.get(key) is not None:
+            lists[key] = document[key]
+    if not all(isinstance(v, list) for v in lists.values()) or len({len(v) for v in lists.values()}) != 1:
+        raise fail(source, f"the per-request lists ({', '.join(lists)}) are malformed or of unequal length")
+    starts = numbers(lists["start_times"], "start_times", source, float("-inf")) if "start_times" in lists else None
+    first_start = min(starts) if starts else 0.0
+    if starts and (max(starts) - first_start) * 1e9 > BIG_MAX:
+        raise fail(source, "start_times span longer than any benchmark")
+    records = []
+    for i in range(len(lists["ttfts"])):
+        n_in = integer(lists["input_lens"][i], f"input_lens[{i}]", source)
+        n_out = integer(lists["output_lens"][i], f"output_lens[{i}]", source)
+        error = text(lists["errors"][i], f"errors[{i}]", source, 4096) if "errors" in lists else None
+        send_ns = round((starts[i] - first_start) * 1e9) if starts else 0
+        record = {"sample_idx": 0, "idx": i, "role": "load", "n_prompt": n_in, "max_tokens": n_out, "n_gen": 0,
+                  "send_ns": send_ns, "first_ns": None, "end_ns": None, "status": "ok", "error": None,
+                  "http_status": None, "finish_reason": None, "events": [], "usage": {}, "engine": {}}
+        if error:
+            records.append(record | {"status": "error", "error": error})
             continue
-        if not (isinstance(ttft, (int, float)) and ttft > 0 and isinstance(itls, list)):
-            raise fail(source, f"request {i} has a malformed ttft or itls")
-        e2el = latencies[i] if isinstance(latencies, list) and i < len(latencies) else ttft + sum(itls)
-        samples.append(sample(e2el * 1e9, int(n_in), int(n_out), ttft * 1e9, (e2el - ttft) * 1e9,
-                              engine={"itls_s": itls}))
-    return samples, failures
+        ttft = seconds(lists["ttfts"][i], f"ttfts[{i}]", source, positive=True)
+        if not isinstance(lists["itls"][i], list):
+            raise fail(source, f"itls[{i}] is not a list of inter-token latencies")
+        itls = [seconds(v, f"itls[{i}][{j}]", source) for j, v in enumerate(lists["itls"][i])]
+        if n_out < len(itls) + 1:
+            raise fail(source, f"request {i}: {len(itls)} inter-token latencies for only {n_out} output tokens")
+        at = ttft
+        events = [[round(ttft * 1e9), 1]]
+        for gap in itls:
+            at += gap
+            events.append([round(at * 1e9), 1])
+        events[-1][1] += n_out - len(events)  # tokens that arrived together in the last chunk
+        e2el = seconds(lists["latencies"][i], f"latencies[{i}]", source, positive=True) if "latencies" in lists \
+            else at
+        if at * 1e9 > BIG_MAX:
+            raise fail(source, f"request {i}: its tokens arrive after {at:g} s, longer than any benchmark")
+        if e2el < at - 1e-6:
+            raise fail(source, f"request {i}: its latency {e2el:g} s ends before its last token ({at:g} s)")
+        records.append(record | {"n_gen": n_out, "first_ns": events[0][0], "end_ns": max(round(e2el * 1e9),
+                                                                                          events[-1][0]),
+                                 "events": events})
+    return records
 
 
-def read(path: Path, document: object, text: str) -> list[dict]:
+def _spec(document: dict, n_prompt: int, n_gen: int, n_requests: int, source) -> dict:
+    from pdx.serving.spec import ServeSpec
+
+    raw_rate = document.get("request_rate", "inf")
+    rate = float("inf") if raw_rate in ("inf", None) else number(raw_rate, "request_rate", source, positive=True)
+    cap = integer(document["max_concurrency"], "max_concurrency", source, 1) \
+        if document.get("max_concurrency") is not None else None
+    burstiness = number(document.get("burstiness", 1.0), "burstiness", source, positive=True)
+    closed = rate == float("inf") and cap is not None  # as fast as it could, cap in flight: a closed loop
+    try:
+        spec = ServeSpec("load", max(n_prompt, 1), max(n_gen, 1), concurrency=cap if closed else None,
+                         rate=None if closed else rate, burstiness=burstiness,
+                         max_concurrency=None if closed else cap, n_requests=max(n_requests, 1),
+                         warmup_requests=0, percentiles=_percentiles(document))
+    except PdxError as exc:
+        raise fail(source, str(exc)) from None
+    return spec.to_dict()
+
+
+def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict]:
     if not isinstance(document, dict):
         raise fail(path, "not a vllm bench serve result (a JSON object)")
     missing = [k for k in _REQUIRED if k not in document]
     if missing:
         raise fail(path, f"lacks {', '.join(missing)}: not a vllm bench serve result")
-    completed = int(_number(document, "completed", path))
-    detailed = all(k in document for k in _DETAILED)
-    samples, failures = _samples(document, path) if detailed else ([], [])
-    if samples:
-        n_in = statistics.mode(s["n_prompt"] for s in samples)
-        n_out = statistics.mode(s["n_gen"] for s in samples)
+    completed = integer(document["completed"], "completed", path)
+    failed = integer(document.get("failed") or 0, "failed", path)
+    duration = seconds(document["duration"], "duration", path, positive=True)
+    total_in = integer(document["total_input_tokens"], "total_input_tokens", path)
+    total_out = integer(document["total_output_tokens"], "total_output_tokens", path)
+    detailed = all(document.get(k) is not None for k in _DETAILED)
+    requests = _requests(document, path) if detailed else []
+    ok = [r for r in requests if r["status"] == "ok"]
+    if ok:
+        n_in = statistics.mode(r["n_prompt"] for r in ok)
+        n_out = statistics.mode(r["n_gen"] for r in ok)
     else:
-        n_in = round(_number(document, "total_input_tokens", path) / max(completed, 1))
-        n_out = round(_number(document, "total_output_tokens", path) / max(completed, 1))
+        n_in, n_out = round(total_in / max(completed, 1)), round(total_out / max(completed, 1))
+    spec = _spec(document, n_in, n_out, completed + failed, path)
+    engine = {k: v for k, v in document.items() if k not in _PER_REQUEST}
+    if not requests:
+        engine["reported"] = {"serving": _reported_figures(document, path)}
     try:
-        spec = TestSpec(n_in, n_out)
-    except Exception as exc:
-        raise fail(path, str(exc)) from None
-    engine = {k: v for k, v in document.items() if k not in _DETAILED + ("latencies", "start_times", "queue_times",
-                                                                           "generated_texts", "errors")}
-    e2el_ms = document.get("mean_e2el_ms") or _e2el_from_phases(document, n_out)
-    if not samples and e2el_ms:
-        engine["reported"] = {"mean": (n_in + n_out) / (e2el_ms / 1000), "stddev": None, "n": completed}
-    try:
-        when = datetime.strptime(str(document["date"]), "%Y%m%d-%H%M%S").isoformat() + "+00:00"
+        when = datetime.strptime(str(document["date"]), "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc).isoformat()
     except ValueError:
         raise fail(path, f"date {document['date']!r} is not vLLM's YYYYMMDD-HHMMSS") from None
-    status = "ok" if completed else "failed"
-    error = f"{len(failures)} requests failed, first: {failures[0][:200]}" if failures else None
-    test = make_test(0, spec, samples, engine, when, status=status, error=error)
-    model_id = str(document.get("model_id") or "?")
-    model = described_model(model_id, Path(model_id).name or model_id, "hf", tokenizer=document.get("tokenizer_id"))
+    failures = [r["error"] for r in requests if r["status"] != "ok"]
+    error = f"{len(failures)} of {len(requests)} requests failed: {failures[0][:200]}" if failures else None
+    test = make_test(0, _Shape(spec), [{"ns": max(1, round(duration * 1e9)), "n_prompt": total_in,
+                                        "n_gen": total_out, "prompt_ns": None, "gen_ns": None, "engine": {}}],
+                     engine, when, status="ok" if completed else "failed", error=error)
+    test |= {"spec": spec, "requests": requests}
+    model_id = text(document.get("model_id"), "model_id", path, 1024) or "?"
+    model = described_model(model_id, Path(model_id).name or model_id, "hf",
+                            tokenizer=text(document.get("tokenizer_id"), "tokenizer_id", path, 1024))
     return [imported_run(
-        ORIGIN, "vllm", {"name": "vLLM", "details": {"endpoint_type": document.get("endpoint_type"),
-                                                      "label": document.get("label")}},
-        model, described_hardware(), [test],
-        file_facts(path, text, "vllm-bench-serve") | {"time_zone": "vLLM writes local time; read as UTC"},
-        created_at=when, repetitions=completed, status="complete" if completed else "failed",
+        ORIGIN, "vllm", {"name": "vLLM", "settings": {"mode": "server"},
+                         "details": {"endpoint_type": document.get("endpoint_type"), "label": document.get("label")}},
+        model, described_hardware(chip=hardware), [test],
+        file_facts(path, text_, "vllm-bench-serve") | {"time_zone": "vLLM writes local time; read as UTC"},
+        created_at=when, repetitions=1, status="complete" if completed else "failed",
     )]
+
+
+class _Shape:
+    """The fields :func:`make_test` reads, from a serving spec's dict."""
+
+    def __init__(self, spec: dict) -> None:
+        self.name, self.kind, self.depth, self.batch = spec["name"], "serve", 0, spec["batch"]
+        self.n_prompt, self.n_gen = spec["n_prompt"], spec["n_gen"]

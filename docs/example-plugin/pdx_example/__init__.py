@@ -1,6 +1,7 @@
 """pdx-example: a pdx plugin that adds the ``example-llama-server`` backend, the
 ``pdx example-server`` command, the ``--example-server`` bench option, a
-footer for pdx's reports and a chart of every decode sample.
+footer for pdx's reports, a chart of every decode sample and an importer of
+llama-server's timings.
 
 Every hook imports what it registers inside itself: this module is imported by
 every ``pdx`` command, so it must stay cheap.
@@ -43,3 +44,10 @@ def pdx_register_charts(register):
     from pdx_example.charts import decode_samples
 
     register(decode_samples)
+
+
+@hookimpl
+def pdx_register_importers(register):
+    from pdx_example.timings import IMPORTER
+
+    register(IMPORTER)

@@ -1,0 +1,34 @@
+"""pdx's own importers, registered through the ``pdx_register_importers`` hook
+like any plugin's (entry point ``importers`` in pdx's pyproject.toml)."""
+
+from __future__ import annotations
+
+from pdx.hookspecs import hookimpl
+
+PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep their tracebacks
+
+
+@hookimpl
+def pdx_register_importers(register) -> None:
+    from pdx.importer import Importer
+    from pdx.registry.importers import llama_bench, llama_bench_md, mlx_benchmark, vllm_bench
+
+    def llama_bench_reader(fmt: str):
+        return lambda path, text, document, hardware: llama_bench.read(path, text, fmt, document, hardware)
+
+    register(Importer("llama-bench-sql", "llama-bench -o sql (means and standard deviations only)",
+                      llama_bench_reader("sql"), llama_bench.looks_like_sql, priority=10))
+    register(Importer("mlx-lm-benchmark", "mlx_lm.benchmark text output",
+                      lambda path, text, document, hardware: mlx_benchmark.read(path, text, hardware),
+                      lambda text, document: mlx_benchmark.looks_like(text), priority=20))
+    register(Importer("vllm-bench-serve", "vllm bench serve --save-result JSON (--save-detailed: per request)",
+                      lambda path, text, document, hardware: vllm_bench.read(path, document, text, hardware),
+                      lambda text, document: vllm_bench.looks_like(document), priority=30, json=True))
+    register(Importer("llama-bench-json", "llama-bench -o json", llama_bench_reader("json"),
+                      lambda text, document: llama_bench.looks_like(text.lstrip()[:4000]) == "json", priority=40,
+                      json=True))
+    register(Importer("llama-bench-jsonl", "llama-bench -o jsonl", llama_bench_reader("jsonl"),
+                      lambda text, document: llama_bench.looks_like(text.lstrip()[:4000]) == "jsonl", priority=40))
+    register(Importer("llama-bench-md", "llama-bench -o md: every table of a text, as pasted into forums",
+                      lambda path, text, document, hardware: llama_bench_md.read(path, text, hardware),
+                      lambda text, document: llama_bench_md.looks_like(text), priority=90))

@@ -1,0 +1,152 @@
+"""llama-bench's markdown tables (what people paste into forum threads) and the
+ceilings an imported run gets from the device its file or the user names."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_one_line_error, pdx_here, run_pdx_here
+
+DATA = Path(__file__).parent / "data"
+M1_MAX = DATA / "llama_bench_forum_m1max.md"
+RTX_4090 = DATA / "llama_bench_forum_rtx4090.md"
+
+
+def pdx_import(url, path, *args):
+    return json.loads(pdx_here("import", str(path), "--registry", url, "--json", *args))
+
+
+def show(url, run_id):
+    return json.loads(pdx_here("show", run_id, "--registry", url, "--json"))
+
+
+def napkin(hardware: str, model_bytes: str, params: str) -> dict:
+    return json.loads(pdx_here("ceiling", "--hardware", hardware, "--model-bytes", model_bytes, "--params", params,
+                               "--json"))
+
+
+def test_every_table_of_a_forum_post(registry_url):
+    done = pdx_import(registry_url, M1_MAX, "--hardware", "M1 Max")
+    assert done["format"] == "llama-bench-md" and len(done["added"]) == 2  # two tables, two settings
+    runs = [show(registry_url, r) for r in done["added"]]
+    tests = {t["name"]: t for run in runs for t in run["tests"]}
+    assert set(tests) == {"pp512", "tg128", "pp512@d4096", "tg128@d4096", "pp512+tg128"}
+    assert tests["pp512@d4096"]["depth"] == 4096 and tests["pp512+tg128"]["kind"] == "pg"
+    tg = tests["tg128"]
+    assert tg["samples"] == [] and tg["stats"]["reported"]
+    assert tg["stats"]["rate"]["mean"] == 61.19 and tg["stats"]["rate"]["stddev"] == 0.04
+    for run in runs:
+        assert run["engine"]["commit"] == "8e672efe" and run["engine"]["version"] == "b2710"
+        assert run["model"]["file_bytes"] == round(3.56 * 2**30) and run["model"]["n_params"] == 6_740_000_000
+        assert run["threads"] == 8 and run["engine"]["details"]["backends"] == "Metal,BLAS"
+        assert run["hardware"]["catalog"] == "apple-m1-max" and run["hardware"]["kind"] == "soc"
+    fa_run = next(r for r in runs if "pp512+tg128" in [t["name"] for t in r["tests"]])
+    assert fa_run["engine"]["settings"]["flash_attn"] == "on"
+    assert pdx_import(registry_url, M1_MAX, "--hardware", "M1 Max")["added"] == []  # twice adds nothing
+
+
+def test_m1_max_decode_at_its_memory_bound_as_pdx_ceiling_says(registry_url):
+    """The acceptance of issue 12: tg128 61.19 t/s of Llama-2-7B Q4_0 on an M1 Max against its memory bound,
+    the same ceiling `pdx ceiling` gives for the table's size and parameters."""
+    done = pdx_import(registry_url, M1_MAX, "--hardware", "M1 Max")
+    tests = {t["name"]: (t, run) for run in (show(registry_url, r) for r in done["added"]) for t in run["tests"]}
+    tg, run = tests["tg128"]
+    expected = napkin("M1 Max", "3.56GiB", "6.74B")["decode"]
+    assert tg["ceilings"]["source"] == "catalog"  # the M1 Max's FLOP/s are not in the catalog: no compute bound
+    assert tg["ceilings"]["ceiling"] == pytest.approx(expected["ceiling"], rel=1e-9)
+    assert tg["ceilings"]["ceiling"] == pytest.approx(400e9 / (3.56 * 2**30), rel=1e-9)  # 104.6 t/s
+    assert tg["ceilings"]["fraction"] == pytest.approx(61.19 / expected["ceiling"], rel=1e-9)
+    assert tg["ceilings"]["phases"]["decode"]["memory_bound"] == pytest.approx(expected["memory_bound"], rel=1e-9)
+    basis = run["ceiling_basis"]
+    assert basis["imported"] and basis["device_from"] == "--hardware" and basis["ref"] == "apple-m1-max"
+    shown = pdx_here("show", run["id"], "--registry", registry_url)
+    assert "an imported run" in shown and "as reported" in shown and "104.6" in shown
+
+
+def test_an_rtx_4090_table_gets_the_4090s_ceiling(registry_url):
+    (plain,) = pdx_import(registry_url, RTX_4090)["added"]
+    assert show(registry_url, plain)["ceiling_basis"]["source"] == "none"  # the table names no device
+    assert "give --hardware NAME" in show(registry_url, plain)["ceiling_basis"]["reason"]
+    (named,) = pdx_import(registry_url, RTX_4090, "--hardware", "RTX 4090")["added"]
+    run = show(registry_url, named)
+    assert run["hardware"]["catalog"] == "nvidia-rtx-4090" and run["hardware"]["gpus"][0]["catalog"]
+    tg = next(t for t in run["tests"] if t["name"] == "tg128")
+    assert tg["ceilings"]["ref"] == "nvidia-rtx-4090" and tg["ceilings"]["bound"] == "memory"
+    assert tg["ceilings"]["ceiling"] == pytest.approx(napkin("RTX 4090", "3.56GiB", "6.74B")["decode"]["ceiling"],
+                                                      rel=1e-3)  # the table's K cache is q8_0: a little less KV
+    assert run["threads"] is None and run["engine"]["settings"]["n_gpu_layers"] == 99
+    assert run["engine"]["settings"]["type_k"] == "q8_0" and run["engine"]["settings"]["n_ubatch"] == 512
+
+
+def test_unknown_hardware_is_one_line(registry_url):
+    result = run_pdx_here("import", str(M1_MAX), "--hardware", "M9 Ultra Max", "--registry", registry_url)
+    assert_one_line_error(result, "unknown hardware")
+    assert json.loads(pdx_here("runs", "--registry", registry_url, "--json")) == []
+
+
+@pytest.mark.parametrize("damage, needle", [
+    (lambda t: t.replace("61.19 ± 0.04", "61.x ± 0.04"), "is not a rate"),
+    (lambda t: t.replace("tg128 |", "warp9 |", 1), "is not a llama-bench test"),
+    (lambda t: t.replace("3.56 GiB |", "lots |", 1), "size 'lots'"),
+    (lambda t: t.replace("|       8 |         tg128", "|  8 | 9 |         tg128"), "cells under"),
+    (lambda t: t.replace("|       8 |         tg128", "|       x |         tg128"), "n_threads 'x'"),
+    (lambda t: t.replace("61.19 ± 0.04", "0 ± 0.04"), "not positive"),
+])
+def test_a_damaged_table_stores_nothing(registry_url, tmp_path, damage, needle):
+    path = tmp_path / "post.md"
+    path.write_text(damage(M1_MAX.read_text()))
+    assert_one_line_error(run_pdx_here("import", str(path), "--registry", registry_url), "cannot import", needle)
+    assert json.loads(pdx_here("runs", "--registry", registry_url, "--json")) == []
+
+
+def test_a_llama_bench_json_naming_its_gpu_gets_that_gpus_ceiling_and_renders(registry_url, tmp_path):
+    """Issue 12: a non-empty gpu_info broke `pdx report` and `pdx publish`; now it names the device."""
+    from test_import_hardening import LLAMA_BENCH
+
+    gpu = LLAMA_BENCH | {"gpu_info": "NVIDIA GeForce RTX 4090", "backends": "CUDA", "n_gpu_layers": 99,
+                         "model_type": "llama 7B Q4_0", "model_size": 3825065984, "model_n_params": 6738415616}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps([gpu, gpu | {"n_prompt": 0, "n_gen": 4, "samples_ns": [20000000, 21000000]}]))
+    (run_id,) = pdx_import(registry_url, path)["added"]
+    run = show(registry_url, run_id)
+    assert run["hardware"]["kind"] == "gpu" and run["hardware"]["catalog"] == "nvidia-rtx-4090"
+    assert run["hardware"]["gpus"] == [run["hardware"]["gpus"][0]] and run["hardware"]["gpus"][0]["name"] == \
+        "NVIDIA GeForce RTX 4090"
+    assert run["ceiling_basis"]["device_from"] == "the imported file"
+    tg = next(t for t in run["tests"] if t["kind"] == "tg")
+    assert tg["ceilings"]["ref"] == "nvidia-rtx-4090" and tg["ceilings"]["fraction"] > 0
+    pdx_here("report", "--registry", registry_url, "-o", str(tmp_path / "report.html"))
+    pdx_here("publish", str(tmp_path / "site"), "--registry", registry_url)
+    pages = {p.name for p in (tmp_path / "site").rglob("*.html")}
+    assert any("rtx-4090" in p for p in pages)
+
+
+def test_an_apple_cpu_info_names_the_soc(registry_url, tmp_path):
+    from test_import_hardening import LLAMA_BENCH
+
+    mac = LLAMA_BENCH | {"cpu_info": "Apple M1 Max", "gpu_info": "Apple M1 Max", "backends": "Metal,BLAS"}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps([mac]))
+    run = show(registry_url, pdx_import(registry_url, path)["added"][0])
+    assert run["hardware"]["kind"] == "soc" and run["hardware"]["catalog"] == "apple-m1-max"
+    assert run["hardware"]["gpus"] == [] and run["tests"][0]["ceilings"]["ref"] == "apple-m1-max"
+
+
+def test_m1_max_json_with_the_exact_file_size(registry_url, tmp_path):
+    """With llama-bench's exact model_size (JSON), Llama-2-7B Q4_0's tg128 at 61.19 t/s is 59% of the M1 Max's
+    memory bound; the markdown table's rounded 3.56 GiB puts it at 58.5%, shown as 58%."""
+    from test_import_hardening import LLAMA_BENCH
+
+    ns = round(128 / 61.19 * 1e9)
+    tg = LLAMA_BENCH | {"cpu_info": "Apple M1 Max", "gpu_info": "Apple M1 Max", "backends": "Metal,BLAS",
+                        "model_type": "llama 7B Q4_0", "model_size": 3825065984, "model_n_params": 6738415616,
+                        "n_prompt": 0, "n_gen": 128, "samples_ns": [ns] * 3, "samples_ts": [61.19] * 3}
+    path = tmp_path / "m1max.json"
+    path.write_text(json.dumps([tg]))
+    run = show(registry_url, pdx_import(registry_url, path)["added"][0])
+    (test,) = run["tests"]
+    expected = napkin("M1 Max", "3825065984B", "6738415616")["decode"]["ceiling"]
+    assert test["ceilings"]["ceiling"] == pytest.approx(expected, rel=1e-9) == pytest.approx(104.57, abs=0.01)
+    assert f"{test['ceilings']['fraction']:.0%}" == "59%"
+    assert "59%" in pdx_here("show", run["id"], "--registry", registry_url)
