@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pdx import ceilings
 from pdx.hardware import catalog
-from pdx.registry.bundle import content_id
 from pdx.results import derive_stats
 
 
@@ -21,7 +20,9 @@ def _none(reason: str) -> dict:
 
 
 def judge(record: dict, hardware: str | None = None) -> dict:
-    """The record with its ceiling basis and every test's ceilings set; a new content id to match."""
+    """The record with its ceiling basis and every test's ceilings set. Its id stays the content id of
+    what the file said: ceilings are pdx's judgement, and a catalog that learns a figure must not make
+    the same file a new run on its next import."""
     chip_id = catalog.lookup(hardware).id if hardware else record["hardware"].get("catalog")
     model = record["model"]
     tests = [t | {"ceilings": None} for t in record["tests"]]
@@ -41,5 +42,4 @@ def judge(record: dict, hardware: str | None = None) -> dict:
             if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":
                 test["ceilings"] = ceilings.test_ceilings(test, derive_stats(test), model_figures, figures,
                                                           settings.get("n_ubatch"))
-    judged = record | {"ceiling_basis": basis, "tests": tests}
-    return judged | {"id": content_id(judged)}
+    return record | {"ceiling_basis": basis, "tests": tests}

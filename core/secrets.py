@@ -14,7 +14,8 @@ from typing import Any, Iterable
 
 MARK = "REDACTED"
 # Values that stand for a value in help and messages ("-o KEY=VALUE"): nothing to hide.
-_PLACEHOLDERS = {MARK, "VALUE", "KEY", "TOKEN", "SECRET", "PASSWORD", "...", "***"}
+# Matched without case: an error saying a line "is not key=number" shows the form it wanted.
+_PLACEHOLDERS = {MARK.lower(), "value", "key", "token", "secret", "password", "number", "...", "***"}
 
 # A name (flag, option key, variable) that holds a secret: a part of it, split on
 # anything but letters and digits, is one of these words or ends in one of the
@@ -63,7 +64,7 @@ def _secret_spans(text: str):
         if value is None or (not match["sep"].strip() and value[0].startswith("-")):
             continue
         quoted = value[0][0] in "'\"" and len(value[0]) > 1
-        if value[0].strip("'\"") not in _PLACEHOLDERS:  # a quoted value keeps its quotes (JSON stays JSON)
+        if value[0].strip("'\"").lower() not in _PLACEHOLDERS:  # a quoted value keeps its quotes (JSON stays JSON)
             yield value.start() + quoted, value.end() - quoted
         last = value.end()
 
