@@ -41,6 +41,12 @@ _NAMES = {"embed": "token_embd", "attn_norm": "attn_norm", "q": "attn_q", "k": "
           "norm": "output_norm", "output": "output"}
 
 
+def _require_dense(shape: Shape, layout: str) -> None:
+    if shape.is_moe:
+        raise ModelError(f"shape {shape.name} has experts, and pdx writes only dense synthetic {layout} models yet",
+                         "use `pdx ceiling --shape` for its ceilings, or a dense shape")
+
+
 def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
     """(name, numpy shape) in llama.cpp's naming; numpy shape is (rows, cols)."""
     return [(f"blk.{layer}.{_NAMES[role]}.weight" if layer is not None else f"{_NAMES[role]}.weight", dims)
@@ -96,6 +102,9 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     writer.add_head_count(shape.n_heads)
     writer.add_head_count_kv(shape.n_kv_heads)
     writer.add_rope_dimension_count(shape.head_dim)
+    if shape.head_dim * shape.n_heads != shape.n_embd:  # Qwen3, Gemma, gpt-oss: heads wider or narrower
+        writer.add_key_length(shape.head_dim)
+        writer.add_value_length(shape.head_dim)
     writer.add_rope_freq_base(shape.rope_theta)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_vocab_size(shape.n_vocab)
@@ -123,6 +132,7 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
 def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0) -> Path:
     """Write ``shape`` with random weights of ``dtype`` (f32, f16, q8_0, q4_0) to ``path``."""
     path = Path(path)
+    _require_dense(shape, "GGUF")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     rng = np.random.default_rng(seed)

@@ -137,7 +137,10 @@ def write_tokenizer(directory: Path, n_vocab: int, n_ctx: int) -> None:
 
 def write_hf(shape: Shape, dtype: str, directory: Path, seed: int = 0) -> Path:
     """Write ``shape`` with random ``dtype`` weights as an HF model directory (atomically)."""
+    from pdx.synth.gguf_writer import _require_dense
+
     directory = Path(directory)
+    _require_dense(shape, "HF")
     dtype = hf_dtype(dtype)
     if directory.exists() and any(directory.iterdir()):
         raise ModelError(f"{directory} exists and is not empty", "give a new directory")
