@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdx import ceilings
+from pdx.display import human_count
 from pdx.models import expert_summary, identify
 from pdx.synth import get_shape, write_gguf, write_hf
 
@@ -145,7 +146,8 @@ def test_model_info_shows_experts_total_and_active_parameters(moe_files):
         result = run_pdx("model", "info", str(path))
         assert result.returncode == 0, result.stderr
         assert "experts: 2 of 8 per token" in result.stdout
-        assert f"active: 559.74 K ({TINY.active_params}) of 1.15 M parameters per token" in result.stdout
+        assert f"active: {human_count(TINY.active_params)} ({TINY.active_params}) of {human_count(TINY.n_params)} " \
+            "parameters per token" in result.stdout
 
 
 def test_model_synth_writes_tiny_moe_in_both_layouts(tmp_path):
