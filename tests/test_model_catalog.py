@@ -99,3 +99,24 @@ def test_sliding_windows_reach_the_ceilings():
     kv = per_layer * (12 * decode["context"] + 12 * 128)  # half the layers hold 128 tokens
     assert decode["bytes_per_token"] == pytest.approx(report["model"]["weight_bytes_per_step"] + kv)
     assert report["model"]["sliding_layers"] == 12
+
+
+@pytest.mark.parametrize("text, name", [
+    ("gpt-oss 120B MXFP4 MoE", "gpt-oss-120b"), ("gpt-oss 20B MXFP4 MoE", "gpt-oss-20b"),
+    ("qwen3moe 30B.A3B Q4_K - Medium", "qwen3-30b-a3b"), ("Qwen3-30B-A3B-Q4_K_M.gguf", "qwen3-30b-a3b"),
+    ("Meta-Llama-3.1-8B-Instruct-Q4_K_M", "llama-3.1-8b"), ("Mixtral-8x7B-v0.1.Q4_K_M.gguf", "mixtral-8x7b"),
+    ("gemma-3-12b-it-Q4_K_M", "gemma-3-12b"), ("llama 8B Q4_0", None), ("tiny", None),
+])
+def test_a_free_form_model_name_finds_its_catalog_shape(text, name):
+    from pdx.synth.shapes import find_shape
+
+    found = find_shape(text)
+    assert (found.name if found else None) == name
+
+
+@given(st.text(max_size=80))
+def test_any_name_finds_a_real_shape_or_none(text):
+    from pdx.synth.shapes import find_shape
+
+    found = find_shape(text)
+    assert found is None or not found.source.startswith("pdx")

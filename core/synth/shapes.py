@@ -154,6 +154,29 @@ SHAPES: dict[str, Shape] = {s.name: s for s in map(_shape, catalog()["models"])}
 DEFAULT_SHAPE = "100m"
 
 
+def _words(text: str) -> list[str]:
+    import re
+
+    # "moe" is dropped: llama-bench names qwen3moe models "qwen3moe 30B.A3B".
+    return [w for w in re.findall(r"[a-z]+|\d+(?:\.\d+)?", text.lower()) if w != "moe"]
+
+
+def find_shape(text: str) -> Shape | None:
+    """The catalog shape a free-form model name names, e.g. llama-bench's "gpt-oss 120B MXFP4 MoE"
+    or a file name "Qwen3-30B-A3B-Q4_K_M.gguf"; None when no real shape's every word is in it
+    (the longest such name wins, so "llama 3.1 8B" is not "llama 3 8B")."""
+    words = _words(text)
+    found = [s for s in SHAPES.values() if not s.source.startswith("pdx") and
+             _contains(words, _words(s.name))]
+    return max(found, key=lambda s: len(_words(s.name)), default=None)
+
+
+def _contains(words: list[str], wanted: list[str]) -> bool:
+    """Whether ``wanted`` appears in ``words`` in order and contiguously."""
+    n = len(wanted)
+    return any(words[i:i + n] == wanted for i in range(len(words) - n + 1))
+
+
 def get_shape(name: str) -> Shape:
     try:
         return SHAPES[name.lower()]
