@@ -204,3 +204,33 @@ def test_a_shape_s_weight_type_is_costed_from_llama_cpp_s_block_table():
     assert weight_bytes_per_param("mxfp4") == 17 / 32 and weight_bytes_per_param("bf16") == 2
     assert_one_line_error(run_pdx("ceiling", "--bandwidth", "1TB/s", "--shape", "llama-3.1-8b", "--type", "q4_k_m"),
                           "--type q4_k_m", "llama-quantize")
+
+
+def test_a_napkin_for_this_machine_s_chip_is_also_judged_by_its_probe(monkeypatch):
+    # A Mac cannot exist here: detection is replaced by what an M1 Max reports, the probe cache by a result.
+    from pdx import hardware, napkin
+    from pdx.hardware import probe
+
+    cached = {"threads": 8, "bandwidth": {"best": 2.5e11, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 4e12}}}
+    monkeypatch.setattr(hardware, "detect", lambda: {"id": "mac", "kind": "cpu", "catalog": "apple-m1-max"})
+    monkeypatch.setattr(probe, "cached", lambda machine, threads: cached if machine == "mac" else None)
+    sources = napkin.hardware_sources("M1 Max", None, None, "fp16", threads=8)
+    assert [s.source for s in sources] == ["catalog", "probe"]
+    report = napkin.ceiling_report(sources, DENSE, measured=61.19, measured_pp=300.0)
+    assert report["decode"]["source"] == "probe" and report["decode"]["ceiling"] == pytest.approx(2.5e11 / 3.83e9)
+    assert report["decode"]["above_ceiling"] is False and set(report["sources"]) == {"catalog", "probe"}
+    # The vendor publishes no FLOP/s for the M1 Max: prefill's only ceiling is the probe's compute bound.
+    assert report["prefill"]["source"] == "probe" and report["prefill"]["bound"] == "compute"
+    assert report["sources"]["catalog"]["prefill"]["ceiling"] is None
+    monkeypatch.setattr(hardware, "detect", lambda: {"id": "pc", "kind": "cpu", "catalog": None})
+    assert [s.source for s in napkin.hardware_sources("M1 Max", None, None, "fp16")] == ["catalog"]
+
+
+def test_hardware_probe_judges_by_this_machine_s_probe(monkeypatch):
+    from pdx import napkin
+    from pdx.hardware import probe
+
+    result = {"threads": 2, "bandwidth": {"best": 4e10, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 1e11}}}
+    monkeypatch.setattr(probe, "measure", lambda machine, threads, force=False: result)
+    hw = napkin.hardware_figures("probe", None, None, "fp16", threads=2)
+    assert (hw.source, hw.bandwidth, hw.flops) == ("probe", 4e10, 1e11)
