@@ -17,6 +17,7 @@ from conftest import assert_one_line_error, run_pdx
 
 def _cached_build(root: Path) -> None:
     (root / "bin").mkdir(parents=True)
+    (root / "bin" / "libllama.so").write_text("old")
     for tool in build.TARGETS:
         (root / "bin" / tool).write_text("old")
     (root / build.BUILD_RECORD).write_text(json.dumps({"version": "0.3.36", "flags": build.cmake_flags(),
@@ -35,6 +36,8 @@ def test_a_build_without_llama_quantize_gets_only_that_tool(monkeypatch, tmp_pat
         (tmp / "build" / "bin").mkdir(parents=True)
         for target in targets:
             (tmp / "build" / "bin" / target).write_text("new")
+        (tmp / "build" / "bin" / "libllama-quantize-impl.so").write_text("lib")  # what the tool links
+        (tmp / "build" / "bin" / "libllama.so").write_text("rebuilt")  # already there: left alone
         return tmp / "build"
 
     monkeypatch.setattr(build, "_compile", fake_compile)
@@ -43,7 +46,8 @@ def test_a_build_without_llama_quantize_gets_only_that_tool(monkeypatch, tmp_pat
     result = build.install(bindings=False, say=lambda line: None)
     assert compiled == [list(build.TOOLS)] and result.root == root
     assert (root / "bin" / "llama-quantize").read_text() == "new"
-    assert all((root / "bin" / t).read_text() == "old" for t in build.TARGETS)  # untouched
+    assert (root / "bin" / "libllama-quantize-impl.so").read_text() == "lib"
+    assert all((root / "bin" / t).read_text() == "old" for t in [*build.TARGETS, "libllama.so"])  # untouched
     build.install(bindings=False, say=lambda line: None)
     assert len(compiled) == 1  # complete now: nothing compiled again
 

@@ -215,10 +215,14 @@ def add_tools(build: Build, tools: list[str], version: str, jobs: int | None, lo
     sdist = _sdist(version, log)
     with tempfile.TemporaryDirectory(prefix="pdx-llamacpp-", dir=builds_root()) as tmp:
         work = _compile(sdist, Path(tmp), build.flags or cmake_flags(), tools, jobs, log)
-        for tool in tools:
-            staged = build.bin_dir / f".{tool}.{os.getpid()}.tmp"
-            shutil.copy2(work / "bin" / tool, staged)
-            os.replace(staged, build.tool(tool))
+        # Libraries the tools brought (llama-quantize links libllama-quantize-impl.so) first, the tools last,
+        # so a tool is never present without what it loads.
+        new = [f for f in sorted((work / "bin").iterdir()) if not (build.bin_dir / f.name).exists()
+               and f.name not in tools and (f.name.startswith("lib") or f.is_symlink())]
+        for item in [*new, *(work / "bin" / tool for tool in tools)]:
+            staged = build.bin_dir / f".{item.name}.{os.getpid()}.tmp"
+            shutil.copy2(item, staged, follow_symlinks=False)
+            os.replace(staged, build.bin_dir / item.name)
 
 
 QUANT_TYPES = ("Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M",
