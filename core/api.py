@@ -98,7 +98,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         figures, basis = _hardware_figures(config, model, machine, threads, engine)
         model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
                                                                  engine.settings.get("type_v", "f16")))
-        basis |= ceilings.predictions(model_figures, figures)
+        basis |= ceilings.predictions(model_figures, figures[0] if figures else None)
         judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures)
         resident = _residency_check(model_figures, workload, progress)
         rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
@@ -159,18 +159,19 @@ def _hardware_figures(config: BenchConfig, model: ModelInfo, machine: dict, thre
     if not model.n_params or (config.options.get("url") and not config.hardware):
         reason = "the model's dimensions are unknown" if not model.n_params else \
             "the server runs elsewhere; give --hardware NAME to judge it by a catalog chip"
-        return None, {"version": ceilings.CEILINGS_VERSION, "source": "none", "reason": reason}
-    return ceilings.resolve(machine, model.to_dict(), threads, config.hardware, config.reprobe,
-                            engine.details.get("device"), engine.details.get("probe_device"))
+        return [], {"version": ceilings.CEILINGS_VERSION, "source": "none", "reason": reason}
+    return ceilings.resolve_sources(machine, model.to_dict(), threads, config.hardware, config.reprobe,
+                                    engine.details.get("device"), engine.details.get("probe_device"))
 
 
-def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: HardwareFigures | None):
-    """A function that sets an outcome's ceilings (none when no hardware figures are known)."""
+def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: list[HardwareFigures]):
+    """A function that sets an outcome's ceilings against every set of figures (none when no
+    hardware figures are known)."""
 
     def judge(outcome: TestOutcome) -> TestOutcome:
-        if figures is not None:
+        if figures:
             test = outcome.test.to_dict() | {"samples": [s.to_dict() for s in outcome.samples]}
-            outcome.ceilings = ceilings.test_ceilings(test, derive_stats(test), model, figures, ubatch)
+            outcome.ceilings = ceilings.judged(test, derive_stats(test), model, figures, ubatch)
         return outcome
 
     return judge

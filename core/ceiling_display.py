@@ -26,6 +26,8 @@ def ceiling_cell(test: dict) -> str:
     if not record or not record.get("ceiling"):
         return "-"
     text = f"{rate(record['ceiling'])} {_SHORT.get(record.get('bound'), '?')}"
+    if record.get("sources"):  # judged against a vendor's peak and a probe: say whose ceiling binds
+        text += f" {record['source']}"
     phases = _phases(record)
     if len(phases) == 2:
         text += " (" + ", ".join(f"{short} {_SHORT.get(p['bound'], '?')}" for short, p in phases) + ")"
@@ -62,10 +64,19 @@ def basis_line(run: dict) -> str:
     line = f"ceilings from {where}: {fmt_si(basis.get('bandwidth'), 'B/s')} memory, {flops}"
     if basis.get("imported"):
         line += f" (an imported run; the device named by {basis.get('device_from')})"
+    if basis.get("probe_figures"):
+        probed = basis["probe_figures"]
+        line += (f"; and {probed.get('label')}: {fmt_si(probed.get('bandwidth'), 'B/s')} memory, "
+                 f"{fmt_si(probed.get('flops'), 'FLOP/s')} {probed.get('flops_dtype') or ''}".rstrip()
+                 + " (the lower ceiling binds)")
     if basis.get("ridge_point"):
         knee = basis.get("knee_batch")
         line += f"; ridge {basis['ridge_point']:.3g} FLOP/byte, " + \
             (f"decode turns compute-bound at batch ~{knee:.3g}" if knee else "decode stays memory-bound at any batch")
+        if knee and basis.get("knee_experts_per_layer"):
+            line += f" ({basis['knee_experts_per_layer']:.3g} experts per layer read there)"
+    if basis.get("routing"):
+        line += f"; experts: {basis['routing']}"
     return line
 
 

@@ -6,6 +6,12 @@ given; else the catalog entry detection matched, when the engine runs on
 that accelerator (a backend may say where with ``details["device"]``); else
 the probes, at the run's thread count. The stored record says which,
 with the numbers used, so a reader never has to guess.
+
+Two ceilings, named: where a vendor's figures are used and a probe of the
+device the engine computes on is cached, every test is judged against
+both; the lower ceiling is the one shown (a probe measures what the
+machine can use, a vendor's peak what it cannot exceed), its source named,
+and the record keeps both under ``sources``.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ def model_figures(model: dict, kv_types: tuple[str, str] = ("f16", "f16")) -> Mo
     except PdxError:
         kv = None
     tied = bool(extra.get("tied_embeddings"))
+    experts = extra.get("experts") or {}
     return ModelFigures(
         name=model.get("name") or "model",
         file_bytes=float(model["file_bytes"]),
@@ -54,6 +61,10 @@ def model_figures(model: dict, kv_types: tuple[str, str] = ("f16", "f16")) -> Mo
         output_params=float(extra.get("output_params", table)),
         kv=kv,
         kv_element_bytes=sum(kvcache.element_bytes(t) for t in kv_types) / 2,
+        expert_bytes=float(experts.get("expert_bytes") or 0.0),
+        expert_params=float(experts.get("expert_params") or 0.0),
+        n_experts=int(experts.get("count") or 0),
+        experts_used=int(experts.get("used") or 0),
     )
 
 
@@ -86,7 +97,16 @@ def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
 
 def resolve(hardware: dict, model: dict, threads: int, name: str | None = None, reprobe: bool = False,
             device: str | None = None, probe_device: str | None = None) -> tuple[HardwareFigures | None, dict]:
-    """The figures a run is judged against, and the record of them stored with the run.
+    """The figures a run is judged against, and the record of them stored with the run."""
+    figures, basis = resolve_sources(hardware, model, threads, name, reprobe, device, probe_device)
+    return (figures[0] if figures else None), basis
+
+
+def resolve_sources(hardware: dict, model: dict, threads: int, name: str | None = None, reprobe: bool = False,
+                    device: str | None = None, probe_device: str | None = None
+                    ) -> tuple[list[HardwareFigures], dict]:
+    """Every set of figures a run is judged against (a vendor's, and a cached probe of the device
+    the engine runs on), first the one named or detected; and their record.
 
     ``probe_device`` (a backend's ``details["probe_device"]``, e.g. ``mlx:gpu``) names the device probe
     that measures where the engine computes; without it the CPU probes stand in."""
@@ -99,16 +119,37 @@ def resolve(hardware: dict, model: dict, threads: int, name: str | None = None, 
         chip = catalog.get(hardware["catalog"])
     if chip is not None:
         figures = chip_figures(chip, dtype)
-        return figures, _basis(figures, dtype, chip=chip.figures())
+        basis = _basis(figures, dtype, chip=chip.figures())
+        probed = device_probe(hardware, threads, probe_device or ("gpu" if on_accelerator else "cpu"))
+        if probed is None:
+            return [figures], basis
+        second = probe_figures(probed, dtype)
+        return [figures, second], basis | {"probe": probed, "probe_figures": second.to_dict()}
     if on_accelerator and not probe_device:
         reason = f"{hardware.get('name')} is not in the hardware catalog; give --hardware NAME (see `pdx hw list`)"
-        return None, {"version": CEILINGS_VERSION, "source": "none", "reason": reason}
+        return [], {"version": CEILINGS_VERSION, "source": "none", "reason": reason}
     try:
         result = probe.measure(hardware["id"], threads, force=reprobe, device=probe_device or "cpu")
     except PdxError as exc:
-        return None, {"version": CEILINGS_VERSION, "source": "none", "reason": str(exc)}
+        return [], {"version": CEILINGS_VERSION, "source": "none", "reason": str(exc)}
     figures = probe_figures(result, dtype)
-    return figures, _basis(figures, dtype, probe={k: v for k, v in result.items() if k != "cache_path"})
+    return [figures], _basis(figures, dtype, probe={k: v for k, v in result.items() if k != "cache_path"})
+
+
+def device_probe(hardware: dict, threads: int, device: str) -> dict | None:
+    """A cached probe of the device the engine computes on, or None (never measured here: a run
+    named its figures). The CPU probes are pdx's own; an accelerator's come from a device probe
+    (``mlx:gpu``, ``cuda:0``: ``pdx hw probe --device``) once one is cached at its default sizes."""
+    if not hardware.get("id") or device == "gpu":  # an accelerator no device probe names
+        return None
+    if device == "cpu":
+        result = probe.cached(hardware["id"], threads)
+    else:
+        name = probe.device_name(device)
+        result = probe.cached_device(hardware["id"], name, threads)
+    if not result or "bandwidth" not in result or "f32" not in (result.get("matmul") or {}):
+        return None
+    return result
 
 
 def _basis(figures: HardwareFigures, dtype: str, **detail) -> dict:
@@ -116,17 +157,23 @@ def _basis(figures: HardwareFigures, dtype: str, **detail) -> dict:
 
 
 def predictions(model: ModelFigures, hw: HardwareFigures | None) -> dict:
-    """The ridge point and the decode batch at which this model stops being memory-bound here."""
+    """The ridge point and the decode batch at which this model stops being memory-bound here
+    (for MoE, with the expert coverage that batch reads, and the routing assumed)."""
     if hw is None:
         return {}
-    return {"ridge_point": ridge_point(hw), "knee_batch": knee_batch(model, hw)}
+    out = {"ridge_point": ridge_point(hw), "knee_batch": knee_batch(model, hw)}
+    if model.is_moe:
+        out["routing"] = model.routing
+        if out["knee_batch"] and model.n_experts:
+            out["knee_experts_per_layer"] = model.experts_read(out["knee_batch"])
+    return out
 
 
 def _rate(stats: dict | None, key: str) -> float | None:
     return ((stats or {}).get(key) or {}).get("mean")
 
 
-def _judge(entry: dict, measured: float | None, ceiling: float | None, what: str | None) -> None:
+def judge(entry: dict, measured: float | None, ceiling: float | None, what: str | None) -> None:
     entry["measured"] = measured
     entry["fraction"] = measured / ceiling if measured and ceiling else None
     entry["above_ceiling"] = bool(entry["fraction"] and entry["fraction"] > 1.0)
@@ -147,6 +194,8 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
         phases["decode"] = phase(model, hw, "decode", n_g, depth + n_p, batch).to_dict()
     record = {"version": CEILINGS_VERSION, "source": hw.source, "ref": hw.ref, "bandwidth": hw.bandwidth,
               "flops": hw.flops, "flops_dtype": hw.flops_dtype, "phases": phases}
+    if model.is_moe:
+        record["routing"] = model.routing
     if len(phases) == 1:
         (only,) = phases.values()
         record["ceiling"], record["bound"] = only["ceiling"], only["bound"]
@@ -156,8 +205,22 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
         record["bound"] = phases[max(times, key=times.get)]["bound"]  # the phase that takes longer
     else:
         record["ceiling"], record["bound"] = None, None
-    _judge(record, _rate(stats, "rate"), record["ceiling"], record["bound"])
+    if not record["ceiling"]:
+        record["missing"] = "; ".join(dict.fromkeys(p["missing"] for p in phases.values() if p.get("missing"))) or None
+    judge(record, _rate(stats, "rate"), record["ceiling"], record["bound"])
     if len(phases) == 2:
         for name, key in (("prefill", "prompt_rate"), ("decode", "gen_rate")):
-            _judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"])
+            judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"])
     return record
+
+
+def judged(test: dict, stats: dict | None, model: ModelFigures, sources: list[HardwareFigures],
+           ubatch: int | None = None) -> dict:
+    """One test judged against every set of figures: the lowest ceiling is the record's own
+    (its ``source`` says whose), and ``sources`` keeps each judgement, so a rate above the
+    probed ceiling is flagged even where the vendor's peak is higher."""
+    records = [test_ceilings(test, stats, model, hw, ubatch) for hw in sources]
+    if len(records) == 1:
+        return records[0]
+    binding = min((r for r in records if r["ceiling"]), key=lambda r: r["ceiling"], default=records[0])
+    return binding | {"sources": {r["source"]: r for r in records}}

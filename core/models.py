@@ -1,7 +1,12 @@
 """Model identity: what a model file is, read from its own metadata.
 
 A GGUF file is read through the ``gguf`` package; a Hugging Face directory
-(config.json + safetensors) through its JSON headers. The content hash is
+(config.json + safetensors) through its JSON headers. Mixture-of-experts
+models are told by their metadata (expert counts) and their tensor tables
+(GGUF's ``*_exps`` tensors, HF's ``.experts.`` weights), which give the
+exact bytes of the routed experts and of everything else; the ``extra``
+dict keeps them (``experts``), and sliding-window attention
+(``sliding_window``, ``sliding_layers``) beside them. The content hash is
 what identifies a model across machines; it is cached by path, size and
 mtime so a 4 GB file is hashed once.
 """
@@ -93,9 +98,12 @@ def _identify_gguf(path: Path) -> ModelInfo:
     tokens = reader.get_field("tokenizer.ggml.tokens")
     n_vocab = int(field_value(f"{arch}.vocab_size", 0) or (len(tokens.data) if tokens else 0))
     counts: dict[str, int] = {}
+    type_bytes: dict[str, int] = {}  # bytes per weight type, from the tensor table, not the type's name
     for t in reader.tensors:
         if len(t.shape) > 1:
             counts[t.tensor_type.name] = counts.get(t.tensor_type.name, 0) + int(t.n_elements)
+            type_bytes[t.tensor_type.name] = type_bytes.get(t.tensor_type.name, 0) + int(t.n_bytes)
+    n_layers = int(field_value(f"{arch}.block_count", 0) or 0)
     file_type = field_value("general.file_type")
     dtype = _file_type_name(file_type) if file_type is not None else max(counts, key=counts.get, default="?")
     stat = path.stat()
@@ -106,7 +114,7 @@ def _identify_gguf(path: Path) -> ModelInfo:
         architecture=str(arch),
         n_params=sum(int(t.n_elements) for t in reader.tensors),
         dtype=dtype,
-        n_layers=int(field_value(f"{arch}.block_count", 0)),
+        n_layers=n_layers,
         n_heads=n_heads,
         n_kv_heads=int(n_kv if not isinstance(n_kv, list) else max(n_kv)),
         head_dim=head_dim,
@@ -117,8 +125,56 @@ def _identify_gguf(path: Path) -> ModelInfo:
         file_bytes=stat.st_size,
         sha256=content_hash(path),
         synthetic=field_value("pdx.synthetic.shape"),
-        extra={"tensor_types": counts} | _gguf_embeddings(reader.tensors),
+        extra={"tensor_types": counts, "tensor_type_bytes": type_bytes} | _gguf_embeddings(reader.tensors)
+        | _gguf_experts(arch, field_value, reader.tensors) | _gguf_sliding(arch, field_value, n_layers),
     )
+
+
+# Every n-th layer attends to the whole context, the others to a window, where the GGUF
+# metadata gives the window but not the pattern (llama.cpp sets these per architecture).
+_SLIDING_PATTERN = {"gpt-oss": 2, "gemma2": 2, "gemma3": 6}
+
+
+def _gguf_sliding(arch: str, field_value, n_layers: int) -> dict:
+    window = field_value(f"{arch}.attention.sliding_window")
+    if not window or not n_layers:
+        return {}
+    pattern = field_value(f"{arch}.attention.sliding_window_pattern")
+    if isinstance(pattern, list):  # one flag per layer
+        sliding = sum(bool(p) for p in pattern)
+    else:
+        every = int(pattern) if pattern else _SLIDING_PATTERN.get(arch)
+        sliding = n_layers - n_layers // every if every else n_layers
+    return {"sliding_window": int(window), "sliding_layers": int(sliding)}
+
+
+def _gguf_experts(arch: str, field_value, tensors) -> dict:
+    """Routed experts (``ffn_*_exps``), shared experts (``*_shexp``) and the rest, from the tensor table."""
+    routed = [t for t in tensors if "_exps." in t.name]
+    count = int(field_value(f"{arch}.expert_count", 0) or 0)
+    if not routed and not count:
+        return {}
+    shared = [t for t in tensors if "_shexp." in t.name]
+    return {"experts": expert_summary(
+        count=count, used=int(field_value(f"{arch}.expert_used_count", 0) or 0),
+        shared=int(field_value(f"{arch}.expert_shared_count", 0) or 0),
+        total_params=sum(int(t.n_elements) for t in tensors), total_bytes=sum(int(t.n_bytes) for t in tensors),
+        expert_params=sum(int(t.n_elements) for t in routed), expert_bytes=sum(int(t.n_bytes) for t in routed),
+        shared_params=sum(int(t.n_elements) for t in shared), shared_bytes=sum(int(t.n_bytes) for t in shared),
+    )}
+
+
+def expert_summary(count: int, used: int, shared: int, total_params: int, total_bytes: int, expert_params: int,
+                   expert_bytes: int, shared_params: int = 0, shared_bytes: int = 0) -> dict:
+    """The ``experts`` entry of a model's extra: counts, exact bytes and parameters of the routed
+    experts and of the rest (shared experts are always active, so they count with the rest),
+    and the active parameters (the rest + used/count of the routed experts)."""
+    active = total_params - expert_params * (count - used) / count if count and used else None
+    return {"count": count, "used": used, "shared": shared,
+            "expert_params": expert_params, "expert_bytes": expert_bytes,
+            "shared_expert_params": shared_params, "shared_expert_bytes": shared_bytes,
+            "non_expert_params": total_params - expert_params, "non_expert_bytes": total_bytes - expert_bytes,
+            "total_params": total_params, "active_params": round(active) if active is not None else None}
 
 
 def _gguf_embeddings(tensors) -> dict:
@@ -153,6 +209,7 @@ def _identify_hf(path: Path) -> ModelInfo:
     except (OSError, ValueError) as exc:
         raise ModelError(f"{path / 'config.json'} cannot be read: {exc}") from None
     n_params, dtypes, embedding_bytes, has_head = 0, {}, 0, False
+    total_bytes, expert_params, expert_bytes, shared_params, shared_bytes = 0, 0, 0, 0, 0
     files = sorted(path.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{path} has no .safetensors weights", "give a Hugging Face model directory")
@@ -165,9 +222,16 @@ def _identify_hf(path: Path) -> ModelInfo:
                 count *= dim
             n_params += count
             dtypes[meta["dtype"]] = dtypes.get(meta["dtype"], 0) + count
+            nbytes = count * _SAFETENSORS_BYTES.get(meta["dtype"], 2)
+            total_bytes += nbytes
             if "embed_tokens." in name:  # weight, and scales/biases when quantised
-                embedding_bytes += count * _SAFETENSORS_BYTES.get(meta["dtype"], 2)
+                embedding_bytes += nbytes
+            if ".experts." in name:  # Mixtral's experts.{j}.w1, Qwen's experts.{j}.gate_proj, gpt-oss's fused ones
+                expert_params, expert_bytes = expert_params + count, expert_bytes + nbytes
+            elif ".shared_expert" in name:
+                shared_params, shared_bytes = shared_params + count, shared_bytes + nbytes
             has_head = has_head or name.startswith("lm_head.")
+    stored_params = n_params
     quant = config.get("quantization") or config.get("quantization_config")
     dtype = f"q{quant['bits']}" if isinstance(quant, dict) and "bits" in quant else max(dtypes, key=dtypes.get)
     if quant and "bits" in quant:
@@ -196,8 +260,31 @@ def _identify_hf(path: Path) -> ModelInfo:
         sha256=_directory_hash(path),
         synthetic=config.get("pdx_synthetic_shape"),
         extra={"tensor_dtypes": dtypes, "embedding_params": table, "embedding_bytes": embedding_bytes,
-               "output_params": table, "tied_embeddings": not has_head},
+               "output_params": table, "tied_embeddings": not has_head}
+        | _hf_experts(config, n_params, stored_params, total_bytes, expert_params, expert_bytes, shared_params,
+                      shared_bytes) | _hf_sliding(config),
     )
+
+
+def _hf_experts(config: dict, n_params: int, stored_params: int, total_bytes: int, expert_params: int,
+                expert_bytes: int, shared_params: int, shared_bytes: int) -> dict:
+    count = int(config.get("num_local_experts") or config.get("num_experts") or config.get("n_routed_experts") or 0)
+    if not count and not expert_params:
+        return {}
+    used = int(config.get("num_experts_per_tok") or config.get("experts_per_token") or 0)
+    shared = int(config.get("n_shared_experts") or (1 if config.get("shared_expert_intermediate_size") else 0))
+    if stored_params != n_params and stored_params:  # packed quantised words: scale to logical parameters
+        scale = n_params / stored_params
+        expert_params, shared_params = round(expert_params * scale), round(shared_params * scale)
+    return {"experts": expert_summary(count, used, shared, n_params, total_bytes, expert_params, expert_bytes,
+                                      shared_params, shared_bytes)}
+
+
+def _hf_sliding(config: dict) -> dict:
+    from pdx.kvcache import config_sliding_layers
+
+    window, sliding = config_sliding_layers(config)
+    return {"sliding_window": window, "sliding_layers": sliding} if window and sliding else {}
 
 
 def _hf_param_count(config: dict) -> int:

@@ -6,6 +6,7 @@ benchmark run.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from pdx import ceilings, kvcache
@@ -14,8 +15,27 @@ from pdx.hardware import catalog
 from pdx.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 from pdx.units import parse_bandwidth, parse_bytes, parse_count, parse_flops
 
-# Bytes per weight of the synthetic types, norms aside (llama.cpp blocks: 32 values + an f16 scale).
-_WEIGHT_BYTES = {"f32": 4.0, "f16": 2.0, "bf16": 2.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
+# Weight types a --shape can be costed in: llama.cpp's block types (bytes per weight from gguf's
+# own block table) and the float types. Mixes such as Q4_K_M vary by tensor: a file made by
+# llama-quantize (-m FILE) has the exact bytes.
+_FLOAT_BYTES = {"f32": 4.0, "f16": 2.0, "bf16": 2.0}
+
+
+def weight_bytes_per_param(weight_type: str) -> float:
+    """Bytes per weight of one weight type, e.g. q4_k: 144 bytes per 256 weights."""
+    import gguf
+
+    name = weight_type.lower()
+    if name in _FLOAT_BYTES:
+        return _FLOAT_BYTES[name]
+    qtype = getattr(gguf.GGMLQuantizationType, name.upper(), None)
+    if qtype is None or name in ("q8_1", "q8_k", "i8", "i16", "i32", "i64", "f64"):
+        hint = "a per-tensor mix: give -m FILE (made by llama-quantize) or the type of its bulk, e.g. q4_k" \
+            if name.endswith(("_m", "_s", "_l", "_xl")) else \
+            "use f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, iq4_xs, mxfp4 or another llama.cpp block type"
+        raise PdxError(f"--type {weight_type}: not a weight type a shape can be costed in", hint)
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    return size / block
 
 
 @dataclass
@@ -28,6 +48,9 @@ class ModelSpec:
     weight_type: str = "f16"
     model_bytes: str | None = None
     params: str | None = None
+    active_params: str | None = None
+    experts: int | None = None
+    experts_used: int | None = None
     n_layers: int | None = None
     n_kv_heads: int | None = None
     head_dim: int | None = None
@@ -56,9 +79,7 @@ def kv_dims(spec: ModelSpec) -> kvcache.KVDims:
     if spec.shape:
         from pdx.synth import get_shape
 
-        s = get_shape(spec.shape)
-        return kvcache.make_dims(f"shape {s.name}", s.n_layers, s.n_kv_heads, s.head_dim, s.n_heads,
-                                 n_ctx_train=s.n_ctx)
+        return get_shape(spec.shape).kv_dims()
     raise PdxError("no model given", "give -m FILE, --config config.json, --shape NAME, or --n-layers, "
                                      "--n-kv-heads and --head-dim")
 
@@ -73,41 +94,85 @@ def model_figures(spec: ModelSpec, kv_type: str = "f16") -> tuple[ModelFigures, 
         figures = ceilings.model_figures(info, (kv_type, kv_type))
         if any(v is not None for v in spec.explicit_dims.values()):
             figures = replace(figures, kv=kv_dims(spec))
-        return figures, info["dtype"]
+        return _with_experts(figures, spec), info["dtype"]
     if spec.shape:
-        return _shape_figures(spec, element), spec.weight_type
+        return _with_experts(_shape_figures(spec, element), spec), spec.weight_type
     if spec.model_bytes or spec.params:
-        if not (spec.model_bytes and spec.params):
-            raise PdxError("the napkin form needs both --model-bytes and --params", "e.g. --model-bytes 3.83GB --params 7B")
+        if not spec.model_bytes:
+            raise PdxError("the napkin form needs --model-bytes (the weights read per token)",
+                           "e.g. --model-bytes 3.83GB, with --params 7B for the compute bound")
         kv = kv_dims(spec) if any(v is not None for v in spec.explicit_dims.values()) else None
-        return ModelFigures(name="given model", file_bytes=parse_bytes(spec.model_bytes, "--model-bytes"),
-                            params=parse_count(spec.params, "--params"), kv=kv, kv_element_bytes=element), "f16"
-    raise PdxError("no model given", "give -m FILE, --shape NAME, or --model-bytes and --params")
+        params = parse_count(spec.params, "--params") if spec.params else None
+        figures = ModelFigures(name="given model", file_bytes=parse_bytes(spec.model_bytes, "--model-bytes"),
+                               params=params, kv=kv, kv_element_bytes=element)
+        return _with_experts(figures, spec), "f16"
+    raise PdxError("no model given", "give -m FILE, --shape NAME, or --model-bytes (and --params)")
+
+
+def _with_experts(figures: ModelFigures, spec: ModelSpec) -> ModelFigures:
+    """Apply --active-params, --experts and --experts-used over what the model says of itself."""
+    if spec.active_params is None and spec.experts is None and spec.experts_used is None:
+        return figures
+    if (spec.experts is None) != (spec.experts_used is None):
+        raise PdxError("--experts and --experts-used go together", "e.g. --experts 128 --experts-used 4")
+    if spec.experts is not None and spec.experts_used > spec.experts:
+        raise PdxError(f"--experts-used {spec.experts_used} is more than --experts {spec.experts}")
+    if spec.active_params is None:
+        if not figures.is_moe:
+            raise PdxError("--experts needs to know which weights are experts",
+                           "give --active-params too, or a model file or shape with experts")
+        return replace(figures, n_experts=spec.experts, experts_used=spec.experts_used, expert_active=None)
+    if figures.params is None:
+        raise PdxError("--active-params needs --params (the total)", "e.g. --params 117B --active-params 5.1B")
+    active = parse_count(spec.active_params, "--active-params")
+    if active > figures.params:
+        raise PdxError(f"--active-params {spec.active_params} is more than the {figures.params:.4g} parameters")
+    share = spec.experts_used / spec.experts if spec.experts else 0.0
+    # active = total - experts x (1 - k/E); with E and k unknown the inactive part is all there is to know.
+    expert_params = (figures.params - active) / (1 - share) if share < 1 else 0.0
+    expert_bytes = figures.file_bytes * expert_params / figures.params  # bytes in proportion to parameters
+    return replace(figures, expert_params=expert_params, expert_bytes=expert_bytes, n_experts=spec.experts or 0,
+                   experts_used=spec.experts_used or 0, expert_active=share if spec.experts else 0.0)
 
 
 def _shape_figures(spec: ModelSpec, element: float) -> ModelFigures:
+    """A named shape in one weight type (every matrix in ``--type``; norms float32)."""
     from pdx.synth import get_shape
 
     s = get_shape(spec.shape)
-    per_weight = _WEIGHT_BYTES.get(spec.weight_type.lower())
-    if per_weight is None:
-        raise PdxError(f"--type {spec.weight_type}: use one of {', '.join(_WEIGHT_BYTES)}")
-    norms = (2 * s.n_layers + 1) * s.n_embd  # float32 vectors
+    per_weight = weight_bytes_per_param(spec.weight_type)
+    matrix, vectors, experts, expert_params = 0, 0, 0.0, 0
+    for role, _, dims in s.tensors():
+        count = math.prod(dims)
+        if len(dims) == 1:
+            vectors += count
+        else:
+            matrix += count
+        if s.is_expert(role):
+            experts += count * per_weight
+            expert_params += count
     table = s.n_vocab * s.n_embd
     return ModelFigures(
-        name=f"shape {s.name} {spec.weight_type}", file_bytes=(s.n_params - norms) * per_weight + 4 * norms,
+        name=f"shape {s.name} {spec.weight_type}", file_bytes=matrix * per_weight + 4 * vectors,
         params=s.n_params, embedding_params=table,
         embedding_bytes_unread=0.0 if s.tie_embeddings else table * per_weight, output_params=table,
-        kv=kv_dims(ModelSpec(shape=spec.shape)), kv_element_bytes=element,
+        kv=s.kv_dims(), kv_element_bytes=element, expert_bytes=experts, expert_params=expert_params,
+        n_experts=s.n_experts, experts_used=s.n_experts_used,
     )
 
 
-def hardware_figures(name: str | None, bandwidth: str | None, flops: str | None, dtype: str) -> HardwareFigures:
-    """A catalog chip, figures given on the command line, or a chip with some figures overridden."""
+def hardware_figures(name: str | None, bandwidth: str | None, flops: str | None, dtype: str,
+                     threads: int | None = None) -> HardwareFigures:
+    """A catalog chip, this machine's probe (``probe``), figures given on the command line, or
+    either with some figures overridden."""
     if not (name or bandwidth or flops):
         raise PdxError("no hardware given", "give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
-    base = ceilings.chip_figures(catalog.lookup(name), dtype) if name else \
-        HardwareFigures(None, None, None, "given", "command line", "figures given")
+    if name and name.lower() == ceilings.PROBE:
+        base = ceilings.probe_figures(_this_machine_probe(threads), dtype)
+    elif name:
+        base = ceilings.chip_figures(catalog.lookup(name), dtype)
+    else:
+        base = HardwareFigures(None, None, None, "given", "command line", "figures given")
     if bandwidth:
         base = replace(base, bandwidth=parse_bandwidth(bandwidth), source="given" if not name else base.source)
     if flops:
@@ -115,26 +180,76 @@ def hardware_figures(name: str | None, bandwidth: str | None, flops: str | None,
     return base
 
 
-def ceiling_report(hw: HardwareFigures, model: ModelFigures, n_prompt: int = 512, depth: int = 0, batch: int = 1,
-                   ubatch: int = 512, measured: float | None = None, measured_pp: float | None = None) -> dict:
-    """Decode and prefill ceilings, ridge point, knee batch and measured fractions."""
+def hardware_sources(name: str | None, bandwidth: str | None, flops: str | None, dtype: str,
+                     threads: int | None = None) -> list[HardwareFigures]:
+    """The figures to judge by: the ones named, and, when the chip named is this machine's and a
+    probe of it is cached, the probe's too (two ceilings, the lower binds)."""
+    first = hardware_figures(name, bandwidth, flops, dtype, threads)
+    if first.source != "catalog" or bandwidth or flops:
+        return [first]
+    from pdx import hardware
+
+    machine = hardware.detect()
+    if machine.get("catalog") != first.ref:
+        return [first]
+    on_cpu = machine.get("kind") not in ("gpu", "soc")
+    probed = ceilings.device_probe(machine, threads or hardware.default_threads(), "cpu" if on_cpu else "gpu")
+    return [first, ceilings.probe_figures(probed, dtype)] if probed else [first]
+
+
+def _this_machine_probe(threads: int | None) -> dict:
+    from pdx import hardware
+    from pdx.hardware import probe
+
+    machine = hardware.detect()
+    return probe.measure(machine["id"], threads or hardware.default_threads())
+
+
+def ceiling_report(hw: HardwareFigures | list[HardwareFigures], model: ModelFigures, n_prompt: int = 512,
+                   depth: int = 0, batch: int = 1, ubatch: int = 512, measured: float | None = None,
+                   measured_pp: float | None = None) -> dict:
+    """Decode and prefill ceilings, ridge point, knee batch and measured fractions; with several sets
+    of figures, each phase's lowest ceiling is the one reported (its source named) and
+    ``sources`` keeps every set's own report."""
+    sources = hw if isinstance(hw, list) else [hw]
+    reports = [_one_report(h, model, n_prompt, depth, batch, ubatch, measured, measured_pp) for h in sources]
+    if len(reports) == 1:
+        return reports[0]
+    report = dict(reports[0])
+    for name in ("decode", "prefill"):
+        known = [r[name] | {"source": r["hardware"]["source"]} for r in reports if r[name]["ceiling"]]
+        report[name] = min(known, key=lambda e: e["ceiling"]) if known else reports[0][name]
+    report["sources"] = {r["hardware"]["source"]: r for r in reports}
+    return report
+
+
+def _one_report(hw: HardwareFigures, model: ModelFigures, n_prompt: int, depth: int, batch: int, ubatch: int,
+                measured: float | None, measured_pp: float | None) -> dict:
     if depth and model.kv is None:
         raise PdxError("a depth needs the model's KV dimensions",
                        "give --n-layers, --n-kv-heads and --head-dim, or a model file or shape")
     decode = phase(model, hw, "decode", 1, depth, batch).to_dict()
     prefill = phase(model, hw, "prefill", n_prompt, depth, batch, ubatch).to_dict()
     for entry, value in ((decode, measured), (prefill, measured_pp)):
-        entry["measured"] = value
-        entry["fraction"] = value / entry["ceiling"] if value and entry["ceiling"] else None
+        ceilings.judge(entry, value, entry["ceiling"], entry["bound"])
+    described = {"name": model.name, "weight_bytes_per_step": model.step_bytes, "params": model.params,
+                 "kv_bytes_per_token": model.kv_bytes_per_token if model.kv else None}
+    if model.is_moe:
+        described |= {"active_params": model.active_params, "expert_bytes": model.expert_bytes,
+                      "n_experts": model.n_experts or None, "experts_used": model.experts_used or None,
+                      "routing": model.routing}
+    if model.kv and model.kv.n_sliding_layers:
+        described |= {"sliding_window": model.kv.sliding_window, "sliding_layers": model.kv.n_sliding_layers}
     report = {
         "hardware": hw.to_dict(),
-        "model": {"name": model.name, "weight_bytes_per_step": model.step_bytes, "params": model.params,
-                  "kv_bytes_per_token": model.kv_bytes_per_token if model.kv else None},
+        "model": described,
         "decode": decode,
         "prefill": prefill,
         "ridge_point": ridge_point(hw),
         "knee_batch": knee_batch(model, hw, depth),
     }
+    if report["knee_batch"] and model.is_moe and model.n_experts:
+        report["knee_experts_per_layer"] = model.experts_read(report["knee_batch"])
     if hw.memory_bytes and model.kv:
         report["fit"] = kvcache.fit(model.kv, model.kv_element_bytes, max(depth, 1), hw.memory_bytes, model.file_bytes)
     return report
@@ -163,7 +278,7 @@ def kv_report(dims: kvcache.KVDims, kv_type: str, contexts: list[int], batch: in
               memory: float | None = None, weights: float = 0.0) -> dict:
     element = kvcache.element_bytes(kv_type)
     per_token = dims.bytes_per_token(element)
-    rows = [{"context": c, "bytes_per_sequence": per_token * c, "bytes_batch": per_token * c * batch,
+    rows = [{"context": c, "bytes_per_sequence": dims.bytes_at(c, element), "bytes_batch": dims.bytes_at(c, element) * batch,
              **({"fit": kvcache.fit(dims, element, c, memory, weights)} if memory else {})} for c in contexts]
     return {"dims": dims.to_dict(), "type": kv_type, "element_bytes": element, "bytes_per_token": per_token,
             "batch": batch, "contexts": rows}

@@ -76,8 +76,9 @@ def add_run(registry: Registry, hw: dict, mdl: ModelInfo, backend: str, when: da
         ceiling_basis=basis))
     share = rng.uniform(0.4, 0.8)
     for ordinal, test in enumerate(tests):
-        if judged:
-            rate = ceilings.test_ceilings(test.to_dict(), None, *judged)["ceiling"] * share
+        ceiling = ceilings.test_ceilings(test.to_dict(), None, *judged)["ceiling"] if judged else None
+        if ceiling:  # a chip without published FLOP/s has no prefill ceiling
+            rate = ceiling * share
         else:
             rate = (2000.0 if test.kind == "pp" else 60.0) * speed / (1 + test.depth / 8192) * test.batch ** 0.7
         samples = []

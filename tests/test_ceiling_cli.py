@@ -85,7 +85,7 @@ def _gguf_without_heads(path):
     (["ceiling", "--bandwidth", "lots", *NAPKIN], ["--bandwidth", "cannot read 'lots'"]),
     (["ceiling", "--flops", "27TFLIPS", *NAPKIN], ["--flops", "unknown unit"]),
     (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "0GB", "--params", "7B"], ["--model-bytes", "is zero"]),
-    (["ceiling", "--bandwidth", "400GB/s", "--params", "7B"], ["needs both --model-bytes and --params"]),
+    (["ceiling", "--bandwidth", "400GB/s", "--params", "7B"], ["napkin form needs --model-bytes"]),
     (["ceiling", "--bandwidth", "400GB/s"], ["no model given"]),
     (["ceiling", *NAPKIN], ["no hardware given"]),
     (["ceiling", "--bandwidth", "400GB/s", *NAPKIN, "-d", "4096"], ["depth needs the model's KV dimensions"]),

@@ -51,7 +51,13 @@ def test_a_catalog_chip_can_be_named_for_the_ceilings(registry_url, tiny_gguf):
     (run,) = _json("bench", "--registry", registry_url, "--backend", "llamacpp-python", "-m", str(tiny_gguf),
                    "-p", "16", "-n", "4", "-r", "1", "--hardware", "rtx 4090")
     assert run["ceiling_basis"]["ref"] == "nvidia-rtx-4090" and run["ceiling_basis"]["flops_dtype"] == "fp16"
-    assert all(t["ceilings"]["bandwidth"] == 1008e9 for t in run["tests"])
+    for test in run["tests"]:  # with this CPU's probe cached, each row is judged against both; the lower binds
+        record = test["ceilings"]
+        judged = record.get("sources") or {"catalog": record}
+        assert judged["catalog"]["bandwidth"] == 1008e9
+        assert record["ceiling"] == min(r["ceiling"] for r in judged.values() if r["ceiling"])
+        if "probe" in judged:
+            assert run["ceiling_basis"]["probe_figures"]["bandwidth"] == judged["probe"]["bandwidth"]
     line = run_pdx("bench", "--registry", registry_url, "-m", str(tiny_gguf), "--hardware", "rtx 9090")
     assert line.returncode != 0 and "unknown hardware 'rtx 9090'" in line.stderr
 

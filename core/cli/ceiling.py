@@ -17,7 +17,8 @@ def model_options(func):
     options = [
         click.option("-m", "--model", "path", metavar="PATH", help="A GGUF file, a Hugging Face directory or its config.json."),
         click.option("--shape", help="A named shape (see `pdx model shapes`)."),
-        click.option("--type", "weight_type", default="f16", show_default=True, help="Weight type of --shape."),
+        click.option("--type", "weight_type", default="f16", show_default=True,
+                     help="Weight type of every matrix of --shape: f16, bf16, q8_0, q4_0, q4_k, q6_k, mxfp4..."),
         click.option("--n-layers", type=_POSITIVE, help="Layers."),
         click.option("--n-kv-heads", type=_POSITIVE, help="KV heads (grouped-query attention)."),
         click.option("--head-dim", type=_POSITIVE, help="Head dimension."),
@@ -29,12 +30,17 @@ def model_options(func):
 
 
 @click.command()
-@click.option("--hardware", metavar="NAME", help="A catalog chip (see `pdx hw list`), e.g. 'm2 max', 'H100 SXM5'.")
+@click.option("--hardware", metavar="NAME",
+              help="A catalog chip (see `pdx hw list`), e.g. 'm2 max', 'H100 SXM5'; 'probe': this machine's probe.")
 @click.option("--bandwidth", metavar="RATE", help="Memory bandwidth, e.g. 400GB/s (overrides the chip's).")
 @click.option("--flops", metavar="RATE", help="Peak FLOP/s, e.g. 27TFLOPS (overrides the chip's).")
 @click.option("--dtype", help="Data type the engine computes in (fp16, bf16, fp32, int8, fp8). [default: from the model]")
 @click.option("--model-bytes", metavar="SIZE", help="Napkin form: weight bytes read per token, e.g. 3.83GB.")
-@click.option("--params", metavar="COUNT", help="Napkin form: parameters, e.g. 7B.")
+@click.option("--params", metavar="COUNT", help="Napkin form: parameters, e.g. 7B (without it, no compute bound).")
+@click.option("--active-params", metavar="COUNT",
+              help="Mixture-of-experts: parameters one token uses, e.g. 5.1B (with --params).")
+@click.option("--experts", type=_POSITIVE, help="Mixture-of-experts: routed experts per layer (with --experts-used).")
+@click.option("--experts-used", type=_POSITIVE, help="Mixture-of-experts: experts each token routes to.")
 @model_options
 @click.option("-p", "--n-prompt", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens of the prefill.")
 @click.option("-d", "--depth", default=0, show_default=True, type=Integer(min=0, max=MAX_TOKENS), help="Tokens already in the KV cache.")
@@ -43,15 +49,19 @@ def model_options(func):
 @click.option("--measured", type=Number(min=0, min_open=True), help="A measured decode rate (t/s): its fraction.")
 @click.option("--measured-pp", type=Number(min=0, min_open=True), help="A measured prefill rate (t/s).")
 @json_option
-def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, kv_type, n_prompt, depth, batch, ubatch,
-            measured, measured_pp, as_json, **model) -> None:
-    """Decode and prefill ceilings, ridge point and knee batch for a model on hardware."""
+def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_params, experts, experts_used, kv_type,
+            n_prompt, depth, batch, ubatch, measured, measured_pp, as_json, **model) -> None:
+    """Decode and prefill ceilings, ridge point and knee batch for a model on hardware.
+
+    --hardware probe judges by this machine's probe; a catalog chip that is this machine is
+    judged by its cached probe too, and the lower ceiling binds."""
     from pdx import ceilings, napkin
     from pdx.napkin_display import print_ceiling_report
 
-    spec = napkin.ModelSpec(model_bytes=model_bytes, params=params, **model)
+    spec = napkin.ModelSpec(model_bytes=model_bytes, params=params, active_params=active_params, experts=experts,
+                            experts_used=experts_used, **model)
     figures, weight_dtype = napkin.model_figures(spec, kv_type)
-    hw = napkin.hardware_figures(hardware, bandwidth, flops, dtype or ceilings.compute_dtype(weight_dtype))
+    hw = napkin.hardware_sources(hardware, bandwidth, flops, dtype or ceilings.compute_dtype(weight_dtype))
     report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp)
     echo_json(report) if as_json else print_ceiling_report(report)
 

@@ -68,7 +68,11 @@ def shapes(as_json) -> None:
         echo_json({name: s.to_dict() for name, s in SHAPES.items()})
         return
     for s in SHAPES.values():
-        click.echo(f"{s.name:14} {human_count(s.n_params):>9}  d={s.n_embd} layers={s.n_layers} heads={s.n_heads}/{s.n_kv_heads} ff={s.n_ff} vocab={s.n_vocab}")
+        moe = f" experts={s.n_experts_used}/{s.n_experts} ff_expert={s.expert_ff} active={human_count(s.active_params)}" \
+            if s.is_moe else ""
+        window = f" window={s.sliding_window}x{s.n_sliding_layers}" if s.n_sliding_layers else ""
+        click.echo(f"{s.name:14} {human_count(s.n_params):>9}  d={s.n_embd} layers={s.n_layers} "
+                   f"heads={s.n_heads}/{s.n_kv_heads} head_dim={s.head_dim} ff={s.n_ff} vocab={s.n_vocab}{moe}{window}")
 
 
 @model.command()
@@ -91,8 +95,30 @@ def info(path, as_json) -> None:
         ("context", found.n_ctx_train), ("file size", f"{human_bytes(found.file_bytes)} ({found.file_bytes} bytes)"),
         ("sha256", found.sha256), ("synthetic", found.synthetic or "no"),
     ]
+    rows[4:4] = _moe_rows(found.extra)
     for key, value in rows:
         click.echo(f"{key:>13}: {value}")
+
+
+def _moe_rows(extra: dict) -> list[tuple[str, str]]:
+    """Experts, active parameters and sliding windows, where the model has them."""
+    from pdx.display import human_bytes, human_count
+
+    rows = []
+    experts = extra.get("experts")
+    if experts:
+        shared = f", {experts['shared']} shared" if experts.get("shared") else ""
+        rows.append(("experts", f"{experts['used']} of {experts['count']} per token{shared}; "
+                                f"{human_count(experts['expert_params'])} params in "
+                                f"{human_bytes(experts['expert_bytes'])} routed, "
+                                f"{human_count(experts['non_expert_params'])} in "
+                                f"{human_bytes(experts['non_expert_bytes'])} always read"))
+        if experts.get("active_params"):
+            rows.append(("active", f"{human_count(experts['active_params'])} ({experts['active_params']}) "
+                                   f"of {human_count(experts['total_params'])} parameters per token"))
+    if extra.get("sliding_window"):
+        rows.append(("window", f"{extra['sliding_layers']} layers attend to the last {extra['sliding_window']:,} tokens"))
+    return rows
 
 
 def register(cli: click.Group) -> None:

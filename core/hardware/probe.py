@@ -193,3 +193,8 @@ def cached(machine: str, threads: int) -> dict | None:
         return json.loads(cache_path(machine, threads).read_text())
     except (OSError, ValueError):
         return None
+
+
+def cached_device(machine: str, device: str, threads: int) -> dict | None:
+    """A device probe cached at its default sizes (what ``pdx hw probe --device`` stores), or None."""
+    return _cached(device_cache_path(machine, device, threads, device_sizes(device)))

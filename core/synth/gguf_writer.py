@@ -1,4 +1,5 @@
-"""Write a random-weight llama-architecture GGUF file.
+"""Write a random-weight llama-architecture GGUF file, dense or with experts
+(as Mixtral GGUFs are: llama with ``ffn_gate_inp`` and stacked ``ffn_*_exps``).
 
 Tensors are written one at a time, so a 7B model needs memory for its
 largest tensor only. Quantised blocks are written directly (random quants
@@ -38,12 +39,16 @@ def default_model_path(shape: str, dtype: str, seed: int = 0) -> Path:
 
 _NAMES = {"embed": "token_embd", "attn_norm": "attn_norm", "q": "attn_q", "k": "attn_k", "v": "attn_v",
           "o": "attn_output", "ffn_norm": "ffn_norm", "gate": "ffn_gate", "up": "ffn_up", "down": "ffn_down",
-          "norm": "output_norm", "output": "output"}
+          "norm": "output_norm", "output": "output", "gate_inp": "ffn_gate_inp", "gate_exps": "ffn_gate_exps",
+          "up_exps": "ffn_up_exps", "down_exps": "ffn_down_exps"}
+_F32_ROLES = ("gate_inp",)  # the router stays F32, as llama-quantize leaves it
 
 
-def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
-    """(name, numpy shape) in llama.cpp's naming; numpy shape is (rows, cols)."""
-    return [(f"blk.{layer}.{_NAMES[role]}.weight" if layer is not None else f"{_NAMES[role]}.weight", dims)
+def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...], bool]]:
+    """(name, numpy shape, kept F32) in llama.cpp's naming; numpy shape is (rows, cols), or
+    (experts, rows, cols) for stacked experts."""
+    return [(f"blk.{layer}.{_NAMES[role]}.weight" if layer is not None else f"{_NAMES[role]}.weight", dims,
+             len(dims) == 1 or role in _F32_ROLES)
             for role, layer, dims in shape.tensors()]
 
 
@@ -60,7 +65,7 @@ def _random_blocks(rng: np.random.Generator, ggml_type: str, count: int) -> np.n
 
 def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...]) -> np.ndarray:
     count = int(np.prod(dims))
-    if len(dims) == 1:  # norms stay F32, as llama.cpp expects
+    if len(dims) == 1:  # norms stay F32, as llama.cpp expects (ones: activations keep their scale)
         return np.ones(count, dtype=np.float32)
     if ggml_type == "F16":
         return random_f16(rng, count)
@@ -92,13 +97,19 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     writer.add_context_length(shape.n_ctx)
     writer.add_embedding_length(shape.n_embd)
     writer.add_block_count(shape.n_layers)
-    writer.add_feed_forward_length(shape.n_ff)
+    writer.add_feed_forward_length(shape.expert_ff if shape.is_moe else shape.n_ff)  # llama.cpp sizes experts by it
     writer.add_head_count(shape.n_heads)
     writer.add_head_count_kv(shape.n_kv_heads)
     writer.add_rope_dimension_count(shape.head_dim)
+    if shape.head_dim * shape.n_heads != shape.n_embd:  # Qwen3, Gemma, gpt-oss: heads wider or narrower
+        writer.add_key_length(shape.head_dim)
+        writer.add_value_length(shape.head_dim)
     writer.add_rope_freq_base(shape.rope_theta)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_vocab_size(shape.n_vocab)
+    if shape.is_moe:
+        writer.add_expert_count(shape.n_experts)
+        writer.add_expert_used_count(shape.n_experts_used)
     writer.add_tokenizer_model("llama")
     tokens, scores, types = _vocabulary(shape.n_vocab)
     writer.add_token_list(tokens)
@@ -110,8 +121,8 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     writer.add_string("pdx.synthetic.shape", shape.name)
     writer.add_uint32("pdx.synthetic.seed", seed)
     plan = []
-    for name, dims in _tensors(shape):
-        tensor_type = "F32" if len(dims) == 1 else ggml_type
+    for name, dims, keep_f32 in _tensors(shape):
+        tensor_type = "F32" if keep_f32 else ggml_type
         qtype = gguf.GGMLQuantizationType[tensor_type]
         block_size, type_size = gguf.GGML_QUANT_SIZES[qtype]
         nbytes = int(np.prod(dims)) // block_size * type_size

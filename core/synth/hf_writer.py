@@ -1,6 +1,7 @@
 """Write a random-weight llama model in Hugging Face layout (vLLM, MLX, transformers).
 
-A directory with ``config.json`` (LlamaForCausalLM), ``model.safetensors``
+A directory with ``config.json`` (LlamaForCausalLM, or MixtralForCausalLM
+for a shape with experts), ``model.safetensors``
 under the HF tensor names, a word-level tokenizer built with the
 ``tokenizers`` package (``tokenizer.json`` + ``tokenizer_config.json``) whose
 vocabulary is exactly the model's, and ``generation_config.json``.
@@ -54,10 +55,34 @@ _NAMES = {"embed": "model.embed_tokens", "attn_norm": "input_layernorm", "q": "s
           "down": "mlp.down_proj", "norm": "model.norm", "output": "lm_head"}
 
 
+# Mixtral's names for a layer's router and each expert's projections (w1 gate, w3 up, w2 down).
+_MOE_NAMES = {"gate_inp": "block_sparse_moe.gate", "gate_exps": "w1", "up_exps": "w3", "down_exps": "w2"}
+
+
 def hf_tensor_shapes(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
-    """(HF name, torch shape (out, in)) of every tensor, in file order."""
-    return [(f"model.layers.{layer}.{_NAMES[role]}.weight" if layer is not None else f"{_NAMES[role]}.weight", dims)
-            for role, layer, dims in shape.tensors()]
+    """(HF name, torch shape (out, in)) of every tensor, in file order; stacked experts are
+    written one tensor per expert, as Mixtral checkpoints are."""
+    out = []
+    for role, layer, dims in shape.tensors():
+        if layer is None:
+            out.append((f"{_NAMES[role]}.weight", dims))
+        elif role == "gate_inp":
+            out.append((f"model.layers.{layer}.{_MOE_NAMES[role]}.weight", dims))
+        elif shape.is_expert(role):
+            out += [(f"model.layers.{layer}.block_sparse_moe.experts.{j}.{_MOE_NAMES[role]}.weight", dims[1:])
+                    for j in range(dims[0])]
+        else:
+            out.append((f"model.layers.{layer}.{_NAMES[role]}.weight", dims))
+    return out
+
+
+def _experts(shape: Shape) -> dict:
+    """Mixtral's config keys, for a shape with experts (vLLM and mlx-lm both know Mixtral)."""
+    if not shape.is_moe:
+        return {}
+    return {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "intermediate_size": shape.expert_ff,
+            "num_local_experts": shape.n_experts, "num_experts_per_tok": shape.n_experts_used,
+            "sliding_window": None, "router_aux_loss_coef": 0.0, "output_router_logits": False}
 
 
 def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...]) -> np.ndarray:
@@ -110,7 +135,7 @@ def hf_config(shape: Shape, dtype: str, seed: int = 0) -> dict:
         "_name_or_path": f"pdx-synth-{shape.name}-{hf_dtype(dtype)}",
         "pdx_synthetic_shape": shape.name,
         "pdx_synthetic_seed": seed,
-    }
+    } | _experts(shape)
 
 
 def write_tokenizer(directory: Path, n_vocab: int, n_ctx: int) -> None:

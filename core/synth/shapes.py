@@ -1,12 +1,22 @@
 """Named model shapes: a tiny one for tests, small ones for quick benchmarks,
-and the real dimensions of popular models so their true size can be measured."""
+and the real dimensions of popular models (dense, mixture-of-experts and
+sliding-window) so their true size can be measured and their ceilings
+computed. Every shape is defined once, in pdx's model catalog
+(``model_catalog.json``, with the config.json each dimension comes from).
+"""
 
 from __future__ import annotations
 
+import functools
+import json
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 
 from pdx.errors import ModelError
+
+CATALOG_PATH = Path(__file__).parent.parent / "model_catalog.json"
+_EXPERT_ROLES = ("gate_exps", "up_exps", "down_exps")
 
 
 @dataclass(frozen=True)
@@ -21,37 +31,99 @@ class Shape:
     n_ctx: int = 4096
     tie_embeddings: bool = False
     rope_theta: float = 10000.0
+    head_dim_: int | None = None  # given when it differs from n_embd / n_heads (Qwen3, Gemma, gpt-oss)
+    architecture: str = "llama"
+    n_experts: int = 0  # routed experts per layer; 0: a dense feed-forward
+    n_experts_used: int = 0  # experts each token routes to
+    n_ff_expert: int = 0  # each expert's feed-forward width [default: n_ff]
+    sliding_window: int = 0  # tokens a sliding-window layer attends to; 0: none
+    sliding_pattern: int = 0  # every Nth layer attends to the whole context, the rest slide
+    source: str = ""  # the published config.json its dimensions come from, or "pdx synthetic shape"
 
     def __post_init__(self) -> None:
         for key in ("n_embd", "n_layers", "n_heads", "n_kv_heads", "n_ff", "n_vocab", "n_ctx"):
             if getattr(self, key) < 1:
                 raise ModelError(f"shape {self.name}: {key} must be positive, not {getattr(self, key)}")
-        if self.n_embd % self.n_heads:
+        if self.head_dim_ is None and self.n_embd % self.n_heads:
             raise ModelError(f"shape {self.name}: n_embd {self.n_embd} is not a multiple of n_heads {self.n_heads}")
         if self.n_heads % self.n_kv_heads:
             raise ModelError(f"shape {self.name}: n_heads {self.n_heads} is not a multiple of n_kv_heads {self.n_kv_heads}")
-        if self.n_embd % 32 or self.n_ff % 32:
+        if self.n_embd % 32 or self.n_ff % 32 or self.expert_ff % 32:
             raise ModelError(f"shape {self.name}: n_embd and n_ff must be multiples of 32 (quantisation blocks)")
         if self.n_vocab < 512:
             raise ModelError(f"shape {self.name}: n_vocab must be at least 512 (specials and byte tokens)")
+        if self.n_experts and not 1 <= self.n_experts_used <= self.n_experts:
+            raise ModelError(f"shape {self.name}: {self.n_experts_used} experts used of {self.n_experts}",
+                             "each token routes to between 1 and n_experts experts")
 
     @property
     def head_dim(self) -> int:
-        return self.n_embd // self.n_heads
+        return self.head_dim_ or self.n_embd // self.n_heads
+
+    @property
+    def expert_ff(self) -> int:
+        return self.n_ff_expert or self.n_ff
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+    @property
+    def n_sliding_layers(self) -> int:
+        if not (self.sliding_window and self.sliding_pattern):
+            return 0
+        return self.n_layers - self.n_layers // self.sliding_pattern
+
+    def sliding(self, layer: int) -> bool:
+        """Whether ``layer`` attends to a window (gpt-oss: even layers; Gemma 3: all but every 6th)."""
+        return bool(self.sliding_window and self.sliding_pattern and (layer + 1) % self.sliding_pattern)
 
     @property
     def n_params(self) -> int:
         return sum(math.prod(dims) for _, _, dims in self.tensors())
 
+    @property
+    def expert_params(self) -> int:
+        """Parameters of the routed experts, all layers."""
+        return sum(math.prod(dims) for role, _, dims in self.tensors() if role in _EXPERT_ROLES)
+
+    @property
+    def active_params(self) -> int:
+        """Parameters one token multiplies through: all but the experts it does not route to."""
+        if not self.is_moe:
+            return self.n_params
+        return self.n_params - self.expert_params * (self.n_experts - self.n_experts_used) // self.n_experts
+
+    @staticmethod
+    def is_expert(role: str) -> bool:
+        return role in _EXPERT_ROLES
+
     def tensors(self) -> list[tuple[str, int | None, tuple[int, ...]]]:
-        """Every weight of the llama architecture in file order: (role, layer or None, (rows, cols)).
-        Each file format names the roles its own way (gguf_writer, hf_writer)."""
-        d, kv, ff, vocab = self.n_embd, self.n_kv_heads * self.head_dim, self.n_ff, self.n_vocab
-        per_layer = (("attn_norm", (d,)), ("q", (d, d)), ("k", (kv, d)), ("v", (kv, d)), ("o", (d, d)),
-                     ("ffn_norm", (d,)), ("gate", (ff, d)), ("up", (ff, d)), ("down", (d, ff)))
-        layers = [(role, i, dims) for i in range(self.n_layers) for role, dims in per_layer]
+        """Every weight in file order: (role, layer or None, dims). Dense layers are llama's;
+        an MoE layer has a router (``gate_inp``) and each projection stacked over its experts,
+        (experts, rows, cols), as GGUF stores them. Each file format names the roles its own way
+        (gguf_writer, hf_writer)."""
+        d, q, kv, ff, vocab = self.n_embd, self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim, \
+            self.n_ff, self.n_vocab
+        attention = (("attn_norm", (d,)), ("q", (q, d)), ("k", (kv, d)), ("v", (kv, d)), ("o", (d, q)),
+                     ("ffn_norm", (d,)))
+        if self.is_moe:
+            e, eff = self.n_experts, self.expert_ff
+            ffn = (("gate_inp", (e, d)), ("gate_exps", (e, eff, d)), ("up_exps", (e, eff, d)),
+                   ("down_exps", (e, d, eff)))
+        else:
+            ffn = (("gate", (ff, d)), ("up", (ff, d)), ("down", (d, ff)))
+        layers = [(role, i, dims) for i in range(self.n_layers) for role, dims in (*attention, *ffn)]
         output = [] if self.tie_embeddings else [("output", None, (vocab, d))]
         return [("embed", None, (vocab, d)), *layers, ("norm", None, (d,)), *output]
+
+    def kv_dims(self):
+        """The KV-cache dimensions of this shape (sliding-window layers included)."""
+        from pdx import kvcache
+
+        return kvcache.make_dims(f"shape {self.name}", self.n_layers, self.n_kv_heads, self.head_dim, self.n_heads,
+                                 n_ctx_train=self.n_ctx, sliding_window=self.sliding_window or None,
+                                 n_sliding_layers=self.n_sliding_layers)
 
     def with_dims(self, **dims: int) -> "Shape":
         changed = {k: v for k, v in dims.items() if v is not None}
@@ -60,28 +132,49 @@ class Shape:
         return replace(self, name=f"{self.name}-custom", **changed)
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"head_dim": self.head_dim, "n_params": self.n_params}
+        data = {k: v for k, v in asdict(self).items() if k != "head_dim_"}
+        return data | {"head_dim": self.head_dim, "n_params": self.n_params, "active_params": self.active_params}
 
 
-SHAPES: dict[str, Shape] = {
-    s.name: s
-    for s in (
-        # Small enough that a whole test benchmark takes seconds.
-        Shape("tiny", n_embd=128, n_layers=2, n_heads=4, n_kv_heads=2, n_ff=256, n_vocab=1024, n_ctx=8192),
-        # The default: about 106M parameters, real llama proportions.
-        Shape("100m", n_embd=768, n_layers=8, n_heads=12, n_kv_heads=12, n_ff=2048, n_vocab=32000),
-        # About 207M parameters (the size of ENGINES.md's reference measurements).
-        Shape("200m", n_embd=1024, n_layers=11, n_heads=16, n_kv_heads=16, n_ff=2816, n_vocab=32000),
-        Shape("llama-3.2-1b", n_embd=2048, n_layers=16, n_heads=32, n_kv_heads=8, n_ff=8192,
-              n_vocab=128256, n_ctx=131072, tie_embeddings=True, rope_theta=500000.0),
-        Shape("llama-2-7b", n_embd=4096, n_layers=32, n_heads=32, n_kv_heads=32, n_ff=11008, n_vocab=32000),
-        Shape("llama-3-8b", n_embd=4096, n_layers=32, n_heads=32, n_kv_heads=8, n_ff=14336,
-              n_vocab=128256, n_ctx=8192, rope_theta=500000.0),
-        Shape("llama-2-13b", n_embd=5120, n_layers=40, n_heads=40, n_kv_heads=40, n_ff=13824, n_vocab=32000),
-    )
-}
+def _shape(entry: dict) -> Shape:
+    known = {f.name for f in fields(Shape)} - {"head_dim_"}
+    unknown = set(entry) - known - {"head_dim"}
+    if unknown:
+        raise ModelError(f"model catalog: {entry.get('name')}: unknown fields {', '.join(sorted(unknown))}")
+    return Shape(**{k: v for k, v in entry.items() if k in known}, head_dim_=entry.get("head_dim"))
+
+
+@functools.lru_cache(maxsize=1)
+def catalog() -> dict:
+    return json.loads(CATALOG_PATH.read_text())
+
+
+SHAPES: dict[str, Shape] = {s.name: s for s in map(_shape, catalog()["models"])}
 
 DEFAULT_SHAPE = "100m"
+
+
+def _words(text: str) -> list[str]:
+    import re
+
+    # "moe" is dropped: llama-bench names qwen3moe models "qwen3moe 30B.A3B".
+    return [w for w in re.findall(r"[a-z]+|\d+(?:\.\d+)?", text.lower()) if w != "moe"]
+
+
+def find_shape(text: str) -> Shape | None:
+    """The catalog shape a free-form model name names, e.g. llama-bench's "gpt-oss 120B MXFP4 MoE"
+    or a file name "Qwen3-30B-A3B-Q4_K_M.gguf"; None when no real shape's every word is in it
+    (the longest such name wins, so "llama 3.1 8B" is not "llama 3 8B")."""
+    words = _words(text)
+    found = [s for s in SHAPES.values() if not s.source.startswith("pdx") and
+             _contains(words, _words(s.name))]
+    return max(found, key=lambda s: len(_words(s.name)), default=None)
+
+
+def _contains(words: list[str], wanted: list[str]) -> bool:
+    """Whether ``wanted`` appears in ``words`` in order and contiguously."""
+    n = len(wanted)
+    return any(words[i:i + n] == wanted for i in range(len(words) - n + 1))
 
 
 def get_shape(name: str) -> Shape:

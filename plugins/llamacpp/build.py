@@ -8,6 +8,11 @@ a second time: the bindings load this build's ``libllama``. Both backends
 therefore measure the same binary, and one compile (about 5 minutes on 2
 cores) serves both.
 
+``llama-quantize`` is built with them, so K-quant, IQ and MXFP4 files are
+made by llama.cpp's own quantiser; a cached build from before it was added
+gets the one tool compiled into it (same source and flags) on the next
+``pdx llamacpp install``, without a rebuild of the rest.
+
 x86 builds pass ``-mno-amx-int8``: with llama.cpp's AMX path, quantised
 models die with SIGILL on some AMX CPUs (measured on this project's machines).
 """
@@ -33,7 +38,8 @@ from pdx.errors import PdxError
 from pdx.paths import cache_dir
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
-TARGETS = ("llama-bench", "llama-server")
+TARGETS = ("llama-bench", "llama-server")  # a build without them is incomplete
+TOOLS = ("llama-quantize",)  # built too; added to an older build that lacks them
 BUILD_RECORD = "build.json"
 
 
@@ -164,6 +170,9 @@ def install(
     log = cache_dir("engines") / f"build-{root.name}.log"
     if build:
         say(f"llama.cpp already built: {root}")
+        missing = [t for t in TOOLS if not build.tool(t).exists()]
+        if missing:
+            add_tools(build, missing, version, jobs, log, say)
     else:
         if root.exists():
             shutil.rmtree(root)
@@ -171,12 +180,7 @@ def install(
         say(f"building llama.cpp from llama-cpp-python {version} into {root} (log: {log})")
         sdist = _sdist(version, log)
         with tempfile.TemporaryDirectory(prefix="pdx-llamacpp-", dir=builds_root()) as tmp:
-            source = _extract(sdist, Path(tmp))
-            work = Path(tmp) / "build"
-            generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-            _run(["cmake", "-S", str(source), "-B", str(work), *generator, *flags], log)
-            n_jobs = str(jobs or os.cpu_count() or 2)
-            _run(["cmake", "--build", str(work), "--target", *TARGETS, "-j", n_jobs], log)
+            work = _compile(sdist, Path(tmp), flags, [*TARGETS, *TOOLS], jobs, log)
             staging = Path(tmp) / "out"
             shutil.copytree(work / "bin", staging / "bin", symlinks=True)
             commit, number = tool_version(staging / "bin" / "llama-bench")
@@ -191,6 +195,64 @@ def install(
     if bindings:
         install_bindings(version, log, say)
     return build
+
+
+def _compile(sdist: Path, tmp: Path, flags: list[str], targets: list[str], jobs: int | None, log: Path) -> Path:
+    """Configure llama.cpp's source from ``sdist`` under ``tmp`` and build ``targets``; the build folder."""
+    source = _extract(sdist, tmp)
+    work = tmp / "build"
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    _run(["cmake", "-S", str(source), "-B", str(work), *generator, *flags], log)
+    _run(["cmake", "--build", str(work), "--target", *targets, "-j", str(jobs or os.cpu_count() or 2)], log)
+    return work
+
+
+def add_tools(build: Build, tools: list[str], version: str, jobs: int | None, log: Path,
+              say: Callable[[str], None] = print) -> None:
+    """Compile ``tools`` from the build's own source and flags into its bin folder (each one
+    atomically), leaving the libraries and binaries already there untouched."""
+    say(f"adding {', '.join(tools)} to {build.root} (log: {log})")
+    sdist = _sdist(version, log)
+    with tempfile.TemporaryDirectory(prefix="pdx-llamacpp-", dir=builds_root()) as tmp:
+        work = _compile(sdist, Path(tmp), build.flags or cmake_flags(), tools, jobs, log)
+        # Libraries the tools brought (llama-quantize links libllama-quantize-impl.so) first, the tools last,
+        # so a tool is never present without what it loads.
+        new = [f for f in sorted((work / "bin").iterdir()) if not (build.bin_dir / f.name).exists()
+               and f.name not in tools and (f.name.startswith("lib") or f.is_symlink())]
+        for item in [*new, *(work / "bin" / tool for tool in tools)]:
+            staged = build.bin_dir / f".{item.name}.{os.getpid()}.tmp"
+            shutil.copy2(item, staged, follow_symlinks=False)
+            os.replace(staged, build.bin_dir / item.name)
+
+
+QUANT_TYPES = ("Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M",
+               "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4_MOE", "TQ1_0", "TQ2_0", "F16", "BF16")
+
+
+def quantize(source: Path, dest: Path, qtype: str, threads: int | None = None) -> Path:
+    """``llama-quantize SOURCE DEST TYPE`` from pdx's build: the bytes llama.cpp itself writes.
+    Types that need an importance matrix (IQ1-IQ3) are refused: a random model has none."""
+    qtype = qtype.upper()
+    if qtype not in QUANT_TYPES:
+        raise PdxError(f"llama-quantize type {qtype!r} is not one pdx makes",
+                       f"choose one of: {', '.join(QUANT_TYPES)}")
+    build = find_build()
+    tool = build.tool("llama-quantize") if build else None
+    if tool is None or not tool.exists():
+        raise PdxError("pdx's llama.cpp build has no llama-quantize", "run `pdx llamacpp install` (it adds it)")
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    cmd = [str(tool), str(source), str(tmp), qtype, *([str(threads)] if threads else [])]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        if out.returncode != 0:
+            last = (out.stderr.strip().splitlines() or out.stdout.strip().splitlines() or ["no output"])[-1]
+            raise PdxError(f"llama-quantize {qtype} failed (exit {out.returncode}): {last}")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
 
 
 def install_bindings(version: str, log: Path, say: Callable[[str], None] = print) -> None:
