@@ -18,8 +18,8 @@ from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, R
 
 _TEST_FIELDS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
 _SAMPLE_FIELDS = ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns", "engine")
-_REQUEST_FIELDS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "first_ns", "end_ns",
-                   "status", "error", "http_status", "finish_reason", "usage", "engine")
+_REQUEST_FIELDS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "scheduled_ns",
+                   "first_ns", "end_ns", "status", "error", "http_status", "finish_reason", "usage", "engine")
 
 
 def iso(value: datetime | None) -> str | None:
@@ -83,7 +83,7 @@ def add_record(session: Session, record: dict, environment_id: str) -> None:
                 finished_at=parse_time(t["finished_at"]), engine=t["engine"], ceilings=t.get("ceilings"),
                 adaptive=t.get("adaptive"), spec=t.get("spec") or {},
                 samples=[SampleRow(idx=i, **{k: s[k] for k in _SAMPLE_FIELDS}) for i, s in enumerate(t["samples"])],
-                requests=[RequestRow(**{k: r[k] for k in _REQUEST_FIELDS}, events=r["events"])
+                requests=[RequestRow(**{k: r.get(k) for k in _REQUEST_FIELDS}, events=r["events"])
                           for r in t.get("requests") or ()],
             )
             for t in record["tests"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.workload import parse_int_list
 
 
@@ -29,6 +30,8 @@ def _rates(text: str | None) -> list[float] | None:
 @click.option("--request-rate", metavar="R[,R]", help="Requests per second (open loop, Poisson or gamma); inf sends all at once.")
 @click.option("--burstiness", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Gamma shape of the arrivals (1: Poisson; <1 burstier).")
 @click.option("--max-concurrency", type=click.IntRange(min=1), help="Cap on requests in flight (open loop).")
+@click.option("--catch-up", is_flag=True, help="Open loop: send late requests as soon as a slot frees, in a burst if need be. [default: each keeps its own gap after the one before]")
+@click.option("--saturation-window", default=DEFAULT_WINDOW_S, show_default=True, type=click.FloatRange(min=0), metavar="S", help="Open loop: stop a test once its queue and TTFT both rise over this many seconds (0: never).")
 @click.option("--num-requests", type=click.IntRange(min=1), help="Requests per test. [default: 4 x concurrency, at least 8]")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), help="Seconds of sending per test, instead of --num-requests.")
 @click.option("--inject", default=1024, show_default=True, type=click.IntRange(min=1), help="stall: tokens of the long prompt.")
@@ -45,7 +48,7 @@ def _rates(text: str | None) -> list[float] | None:
 @json_option
 @click.pass_context
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
-                max_concurrency, num_requests, duration, inject, prefix, warmup_requests, slo, percentiles,
+                max_concurrency, catch_up, saturation_window, num_requests, duration, inject, prefix, warmup_requests, slo, percentiles,
                 repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput."""
     from pdx import api
@@ -56,7 +59,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     workload = serve_workload(
         scenario, input_len, output_len, parse_int_list(concurrency, "-c", minimum=1) if concurrency else None,
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
-        warmup_requests, parse_slo(slo), parse_percentiles(percentiles), repetitions, seed)
+        warmup_requests, parse_slo(slo), parse_percentiles(percentiles), repetitions, seed, catch_up,
+        saturation_window)
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
                            tags=list(tags), argv=api.command_line(), api_key=api_key)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]

@@ -21,7 +21,7 @@ def _num(value, fmt: str = ".2f") -> str:
 def serving_table(run: dict) -> Table:
     table = Table(header_style="bold")
     columns = ("test", "ok/sent", "req/s", "out tok/s", "tok/s/stream", "TTFT p50", "TTFT p99",
-               "ITL p50", "ITL p99", "TPOT p50", "E2EL p50", "goodput")
+               "sched TTFT p99", "wait p99", "ITL p50", "ITL p99", "TPOT p50", "E2EL p50", "goodput")
     for column in columns:
         table.add_column(column, justify="left" if column == "test" else "right", no_wrap=True)
     for test in run["tests"]:
@@ -33,15 +33,41 @@ def serving_table(run: dict) -> Table:
             test["name"] + ("" if test["status"] == "ok" else f" [red]({test['status']})[/red]"),
             f"{stats['completed']}/{stats['requests']}", _num(stats["request_throughput"]),
             _num(stats["output_throughput"], ".1f"), _num(stats["per_stream_decode_rate"], ".1f"),
-            _ms(stats["ttft_ms"], "p50"), _ms(stats["ttft_ms"], "p99"), _ms(stats["itl_ms"], "p50"),
+            _ms(stats["ttft_ms"], "p50"), _ms(stats["ttft_ms"], "p99"), _ms(stats.get("ttft_sched_ms"), "p99"),
+            _ms(stats.get("dispatch_ms"), "p99"), _ms(stats["itl_ms"], "p50"),
             _ms(stats["itl_ms"], "p99"), _ms(stats["tpot_ms"], "p50"), _ms(stats["e2el_ms"], "p50"),
             _num(stats.get("goodput")),
         )
     return table
 
 
+ITL_NOTE = ("ITL: every gap between tokens, pooled over requests (a chunk of k tokens counts as k gaps), as vLLM; "
+            "TPOT: each request's mean gap, which GuideLLM and AIPerf call ITL. sched TTFT: from the scheduled send, "
+            "so the wait for a slot (wait) counts.")
+
+
 def print_scenarios(run: dict, console: Console) -> None:
     """One line per scenario figure that spans requests or tests."""
+    serving = [t for t in run["tests"] if t.get("kind") == "serve" and t.get("stats")]
+    if serving:
+        console.print(ITL_NOTE, style="dim", highlight=False)
+    for test in serving:
+        stats = test["stats"]
+        if stats.get("ttft_sched_ms"):
+            console.print(
+                f"{test['name']}: from the schedule, TTFT p50 {_ms(stats['ttft_sched_ms'], 'p50')} / p99 "
+                f"{_ms(stats['ttft_sched_ms'], 'p99')} ms, E2EL p50 {_ms(stats['e2el_sched_ms'], 'p50')} ms "
+                f"(sent: TTFT p50 {_ms(stats['ttft_ms'], 'p50')} ms); dispatch delay p50 "
+                f"{_ms(stats['dispatch_ms'], 'p50')} / p99 {_ms(stats['dispatch_ms'], 'p99')} ms; "
+                f"chunks per token {_num(stats.get('chunks_per_token'))}", highlight=False)
+        saturation = stats.get("saturation")
+        if saturation:
+            console.print(
+                f"[yellow]{test['name']}: stopped early at {saturation['at_s']:.1f} s: over-saturated[/yellow] "
+                f"(in the last {saturation['window_s']:g} s {saturation['due_in_window']} requests came due and "
+                f"{saturation['ended_in_window']} ended; "
+                f"scheduled TTFT {saturation['ttft_slope_ms_per_s']:+.1f} ms/s; {saturation['unsent_due']} due "
+                f"requests never sent; test: {saturation['test']})", highlight=False)
     for test in run["tests"]:
         stall = (test.get("stats") or {}).get("stall")
         if stall:

@@ -90,10 +90,14 @@ def _plan(spec: ServeSpec, prompts: PromptMaker) -> tuple[list, list[Planned], i
 def scenario_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
     """One run of a serving scenario, and a summary of its failed requests (if any)."""
     plan, warmup, cap = _plan(spec, prompts)
-    result = run_load(client, plan, cap, warmup)
+    open_loop = spec.scenario == "load" and spec.rate is not None and spec.rate != float("inf")
+    result = run_load(client, plan, cap, warmup, catch_up=spec.catch_up,
+                      saturation_window_s=spec.saturation_window_s if open_loop else None)
     ok = [r for r in result.records if r.ok]
     sample = Sample(ns=max(result.makespan_ns, 1), n_prompt=sum(r.n_prompt for r in ok),
                     n_gen=sum(r.n_gen for r in ok), requests=result.records,
                     engine={"client_cpu_s": round(result.cpu_s, 4)})
+    if result.saturation:
+        sample.engine["saturation"] = result.saturation
     summary = failure_summary(result.records)
     return sample, f"{spec.name}: {summary}" if summary else None

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 from pdx.errors import WorkloadError
 from pdx.serving.metrics import DEFAULT_PERCENTILES
+from pdx.serving.saturation import DEFAULT_WINDOW_S
 
 SCENARIOS = ("load", "stall", "cache-cold", "cache-warm")
 
@@ -43,6 +44,8 @@ class ServeSpec:
     inject: int = 0  # stall: the long prompt's tokens
     prefix: int = 0  # cache-warm: tokens every prompt shares
     warmup_requests: int = 1
+    catch_up: bool = False  # open loop: late requests go as soon as a slot frees, bursting if need be
+    saturation_window_s: float = DEFAULT_WINDOW_S  # open loop: stop once over-saturated over this window (0: never)
     slo: dict = field(default_factory=dict, compare=False, hash=False)  # metric -> ms
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
     depth: int = 0  # the columns every test has
@@ -61,6 +64,8 @@ class ServeSpec:
             raise WorkloadError(f"{self.scenario}: give a number of requests or a duration")
         if self.scenario == "stall" and self.inject < 1:
             raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
+        if self.saturation_window_s < 0:
+            raise WorkloadError(f"the over-saturation window must be 0 (off) or more seconds, not {self.saturation_window_s}")
         if self.scenario == "cache-warm" and not 0 < self.prefix < self.n_prompt:
             raise WorkloadError(f"cache-warm: the shared prefix ({self.prefix}) must be shorter than the prompt")
 
@@ -112,12 +117,13 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                    rates: list[float] | None = None, burstiness: float = 1.0, max_concurrency: int | None = None,
                    n_requests: int | None = None, duration_s: float | None = None, inject: int = 1024,
                    prefix: int | None = None, warmup_requests: int = 1, slo: dict | None = None,
-                   percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42):
+                   percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42,
+                   catch_up: bool = False, saturation_window_s: float = DEFAULT_WINDOW_S):
     """The tests of one ``pdx serve-bench`` run."""
     from pdx.workload import Workload
 
     common = dict(n_prompt=n_prompt, n_gen=n_gen, warmup_requests=warmup_requests, slo=dict(slo or {}),
-                  percentiles=tuple(percentiles))
+                  percentiles=tuple(percentiles), catch_up=catch_up, saturation_window_s=saturation_window_s)
     count = dict(n_requests=n_requests, duration_s=duration_s)
     if scenario in ("load", "sweep"):
         if rates and concurrency:
