@@ -106,8 +106,9 @@ def test_a_capped_open_loop_queues_and_the_scheduled_ttft_says_so(fake_server, r
     records = sorted(test["requests"], key=lambda r: r["idx"])
     assert all(r["status"] == "ok" and r["scheduled_ns"] is not None for r in records)
     assert all(r["send_ns"] >= r["scheduled_ns"] for r in records)
-    # No burst to catch up: two sends are never closer than their scheduled gap.
-    for a, b in zip(records, records[1:]):
+    # No burst to catch up: a request the cap held (all but the first two) is never sent sooner after
+    # the one before than its scheduled gap.
+    for a, b in zip(records[1:], records[2:]):
         assert b["send_ns"] - a["send_ns"] >= b["scheduled_ns"] - a["scheduled_ns"] - 1000
     # The queue builds: the wait for a slot grows, and the scheduled-time TTFT holds it, the sent-time one not.
     waits = [r["send_ns"] - r["scheduled_ns"] for r in records]
@@ -146,3 +147,93 @@ def test_a_server_that_keeps_up_is_not_stopped(fake_server, registry_url):
                  "--saturation-window", "1")
     (test,) = run["tests"]
     assert "saturation" not in test["stats"] and test["stats"]["completed"] == len(test["requests"])
+
+
+# Capacity search: the bracketing on a known threshold, then end to end on a server that queues.
+
+from pdx.errors import PdxError  # noqa: E402
+from pdx.serving.capacity import SIDES, Search, bracket, judge, parse_capacity_slo  # noqa: E402
+
+
+@settings(max_examples=300)
+@given(st.floats(0.05, 500), st.floats(0.05, 500), st.floats(0.05, 1.0))
+def test_the_search_brackets_a_threshold_to_its_precision(threshold, start, precision):
+    search = Search(lambda x: x <= threshold, start, precision, max_points=40)
+    lo, hi = search.run()
+    assert lo is not None and hi is not None and lo <= threshold < hi
+    assert hi / lo - 1 <= precision
+    assert [x for x, _ in search.tried].count(lo) >= 2 and [x for x, _ in search.tried].count(hi) >= 2
+
+
+@given(st.integers(1, 300), st.integers(1, 300))
+def test_the_concurrency_search_ends_on_neighbours(threshold, start):
+    lo, hi = Search(lambda c: c <= threshold, start, precision=0.001, integer=True, max_points=40).run()
+    assert (lo, hi) == (threshold, threshold + 1)
+
+
+def test_a_repeat_that_disagrees_widens_the_bracket():
+    seen: dict = {}
+
+    def flaky(x):  # 8 holds the first time only
+        seen[x] = seen.get(x, 0) + 1
+        return x < 8 or (x == 8 and seen[x] == 1)
+
+    search = Search(flaky, 1, precision=0.01, integer=True, max_points=20)
+    assert search.run() == (7, 8)
+    assert bracket([(4, True), (8, True), (8, False), (16, False)]) == (4, 8)
+    assert bracket([(4, True), (8, True)]) == (8, None) and bracket([(4, False)]) == (None, 4)
+    assert Search(lambda x: False, 1, integer=True).run() == (None, 1)
+
+
+def test_capacity_slo_and_what_broke():
+    assert parse_capacity_slo("ttft=2s,itl=200ms") == ({"ttft": 2000, "itl": 200}, 90)
+    assert parse_capacity_slo("ttft=500ms, p=99") == ({"ttft": 500}, 99)
+    for bad in (None, "p=99", "ttft=1s,p=0", "ttft=1s,p=x"):
+        with pytest.raises(PdxError, match="SLO|--slo"):
+            parse_capacity_slo(bad)
+    stats = {"failed": 0, "ttft_sched_ms": {"p90": 900.0}, "ttft_ms": {"p90": 100.0}, "itl_ms": {"p90": 400.0}}
+    verdict = judge(stats, {"ttft": 1000, "itl": 100}, 90, saturated=False)
+    assert verdict == {"held": False, "values": {"ttft": 900.0, "itl": 400.0}, "broke": ["itl"]}
+    assert judge(stats, {"ttft": 800}, 90, False)["broke"] == ["ttft"]  # judged from the schedule
+    assert judge(dict(stats, failed=2), {"ttft": 1000}, 90, True)["broke"] == ["errors", "saturation"]
+    assert judge(stats, {"ttft": 1000}, 90, False)["held"] is True
+
+
+@pytest.fixture(scope="module")
+def queueing_server():
+    """The local test server serving two streams at a time: past ~2 / service time per second it queues."""
+    import subprocess
+    import sys
+
+    from conftest import FAKE_SERVER
+
+    proc = subprocess.Popen([sys.executable, str(FAKE_SERVER), "--ttft", "0.05", "--itl", "0.01", "--slots", "2"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        yield f"http://127.0.0.1:{int(proc.stdout.readline().split()[1])}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("axis", [(), ("-c", "1")], ids=["rate", "concurrency"])
+def test_capacity_search_end_to_end(queueing_server, registry_url, axis):
+    run = _serve(queueing_server, registry_url, "--scenario", "capacity", "--slo", "ttft=300ms,itl=100ms,p=90",
+                 "-p", "8", "-n", "4", "--num-requests", "10", "--precision", "0.5", "--saturation-window", "2", *axis)
+    (test,) = run["tests"]
+    found = test["stats"]["capacity"]
+    assert found["axis"] == ("concurrency" if axis else "rate") and found["percentile"] == 90
+    assert found["slo"] == {"ttft": 300, "itl": 100}
+    points = found["points"]
+    roles = {r["role"] for r in test["requests"]}
+    assert roles == {p["role"] for p in points} and all(p["requests"] == 10 for p in points)
+    lo, hi = found["bracket"]
+    for point in points:  # the verdict agrees with the figures stored beside it
+        over = [m for m, v in point["values"].items() if v is None or v > found["slo"][m]]
+        assert point["held"] == (not point["broke"]) and set(over) <= set(point["broke"])
+    if found["found"]:
+        assert lo < hi and lo <= found["capacity"] <= hi and found["side"] == SIDES[found["broke_first"]]
+        assert [p["x"] for p in points].count(hi) >= 2  # the boundary measured again
+        assert found["broke_first"] in next(p for p in points if p["x"] == hi and not p["held"])["broke"]
+    shown = run_pdx("show", run["id"], "--registry", registry_url).stdout
+    assert "capacity" in shown and ("broke first" in shown or "not bracketed" in shown)

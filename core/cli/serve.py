@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.serving.capacity import DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.workload import parse_int_list
 
@@ -22,8 +23,8 @@ def _rates(text: str | None) -> list[float] | None:
 @click.command("serve-bench")
 @click.option("--backend", "backends", metavar="NAME[,NAME]", required=True, help="Server backend(s): vllm-server, llamacpp-server, openai (see `pdx backends`).")
 @click.option("-m", "--model", metavar="PATH", help="Model to serve. [default: a synthetic ~100M llama; with --url: what the server serves]")
-@click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache"]), default="load", show_default=True,
-              help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: cold vs warm prefix.")
+@click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache", "capacity"]), default="load", show_default=True,
+              help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: cold vs warm prefix; capacity: the largest request rate (or -c: concurrency) that holds --slo.")
 @click.option("-p", "--input-len", default=128, show_default=True, type=click.IntRange(min=1), help="Prompt tokens per request.")
 @click.option("-n", "--output-len", default=32, show_default=True, type=click.IntRange(min=1), help="Generated tokens per request (EOS ignored).")
 @click.option("-c", "--concurrency", metavar="N[,N]", help="Requests in flight (closed loop); a list sweeps.")
@@ -37,7 +38,8 @@ def _rates(text: str | None) -> list[float] | None:
 @click.option("--inject", default=1024, show_default=True, type=click.IntRange(min=1), help="stall: tokens of the long prompt.")
 @click.option("--prefix", type=click.IntRange(min=1), help="cache: tokens the warm prompts share. [default: 3/4 of the prompt]")
 @click.option("--warmup-requests", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted requests before each test.")
-@click.option("--slo", metavar="METRIC=TIME,...", help="Goodput targets, e.g. ttft=500ms,tpot=50ms (ttft, tpot, itl, e2el).")
+@click.option("--slo", metavar="METRIC=TIME,...", help="Goodput targets, e.g. ttft=500ms,tpot=50ms (ttft, tpot, itl, e2el); capacity: also p=PERCENTILE [default: 90].")
+@click.option("--precision", default=DEFAULT_PRECISION, show_default=True, type=click.FloatRange(min=0, min_open=True), help="capacity: stop the search once the bracket's hi / lo - 1 is at most this.")
 @click.option("--percentiles", metavar="P,P", help="Percentiles to report. [default: 50,90,95,99]")
 @click.option("-r", "--repetitions", default=1, show_default=True, type=click.IntRange(min=1), help="Runs of each test.")
 @click.option("--seed", default=42, show_default=True, type=int, help="Seed of the prompts and arrivals.")
@@ -48,19 +50,21 @@ def _rates(text: str | None) -> list[float] | None:
 @json_option
 @click.pass_context
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
-                max_concurrency, catch_up, saturation_window, num_requests, duration, inject, prefix, warmup_requests, slo, percentiles,
-                repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
+                max_concurrency, catch_up, saturation_window, num_requests, duration, inject, prefix, warmup_requests,
+                slo, precision, percentiles, repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput."""
     from pdx import api
     from pdx.cli.bench import execute, parse_options, server_variants
+    from pdx.serving.capacity import parse_capacity_slo
     from pdx.serving.metrics import parse_percentiles, parse_slo
     from pdx.serving.spec import serve_workload
 
+    targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
     workload = serve_workload(
         scenario, input_len, output_len, parse_int_list(concurrency, "-c", minimum=1) if concurrency else None,
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
-        warmup_requests, parse_slo(slo), parse_percentiles(percentiles), repetitions, seed, catch_up,
-        saturation_window)
+        warmup_requests, targets, parse_percentiles(percentiles), repetitions, seed, catch_up,
+        saturation_window, slo_percentile, precision)
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
                            tags=list(tags), argv=api.command_line(), api_key=api_key)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]

@@ -68,6 +68,10 @@ def print_scenarios(run: dict, console: Console) -> None:
                 f"{saturation['ended_in_window']} ended; "
                 f"scheduled TTFT {saturation['ttft_slope_ms_per_s']:+.1f} ms/s; {saturation['unsent_due']} due "
                 f"requests never sent; test: {saturation['test']})", highlight=False)
+    for test in serving:
+        found = test["stats"].get("capacity")
+        if found:
+            print_capacity(test["name"], found, console)
     for test in run["tests"]:
         stall = (test.get("stats") or {}).get("stall")
         if stall:
@@ -90,3 +94,31 @@ def print_scenarios(run: dict, console: Console) -> None:
                       f"{_num(cache['warm_ttft_median_ms'], '.1f')} ms (saving {_num((cache['ttft_saving'] or 0) * 100, '.0f')}%); "
                       f"server hits cold {_num(cache['cold_prefix_hits'], '.0f')}, warm {_num(cache['warm_prefix_hits'], '.0f')}",
                       highlight=False)
+
+
+def _axis(value, axis: str) -> str:
+    if value is None:
+        return "?"
+    return f"c={value:g}" if axis == "concurrency" else f"{value:.3g} req/s"
+
+
+def print_capacity(name: str, found: dict, console: Console) -> None:
+    """The capacity, its bracket and what broke first, then one line per point measured."""
+    slo = ", ".join(f"{k} {v:g} ms" for k, v in found["slo"].items())
+    lo, hi = found["bracket"]
+    if found["found"]:
+        unit = "" if found["axis"] == "concurrency" else " req/s"
+        head = (f"capacity {found['capacity']:.3g}{unit} (bracket {_axis(lo, found['axis'])} holds, "
+                f"{_axis(hi, found['axis'])} breaks; +/- {found['uncertainty']:.2g}{unit})")
+    else:
+        head = f"capacity not bracketed: {found['note']} ({_axis(lo, found['axis'])} .. {_axis(hi, found['axis'])})"
+    broke = found.get("broke_first")
+    cause = f"; broke first: {broke} ({found['side']} side)" if broke and broke not in ("errors", "saturation") else (
+        f"; broke first: {broke}" if broke else "")
+    console.print(f"[bold]{name}[/bold]: {head} for {slo} at p{found['percentile']:g}{cause}", highlight=False)
+    for point in sorted(found["points"], key=lambda p: p["x"]):
+        values = ", ".join(f"{k} {v:.1f} ms" if isinstance(v, (int, float)) else f"{k} -"
+                           for k, v in point["values"].items())
+        verdict = "holds" if point["held"] else f"breaks ({', '.join(point['broke'])})"
+        console.print(f"  {_axis(point['x'], found['axis'])}: {verdict}; {values}; {point['requests']} requests, "
+                      f"{_num(point['output_throughput'], '.1f')} out tok/s", highlight=False)

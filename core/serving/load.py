@@ -9,10 +9,11 @@ and are not counted. Once a connection is refused (the server is gone), no
 further requests are sent.
 
 Open loop, every request keeps its scheduled time beside its send time. When
-the cap holds requests back and slots then free together, the waiting
-requests do not burst out to catch up: each is sent no sooner after the one
-before than its own drawn gap (the arrival process holds on the wire), unless
-``catch_up`` is asked. An open-loop run stops early when the server is not
+the cap holds requests back (they come due while every slot is busy) and
+slots then free together, the waiting requests do not burst out to catch up:
+each is sent no sooner after the one before than its own drawn gap (the
+arrival process holds on the wire), unless ``catch_up`` is asked. A request
+the cap did not hold goes at its scheduled time, however late the one before. An open-loop run stops early when the server is not
 keeping up (see :mod:`pdx.serving.saturation`), and says so.
 """
 
@@ -95,6 +96,7 @@ class _Driver:
         self.polling = False
         self.last: tuple[float, int] | None = None  # (scheduled offset s, send ns) of the last open-loop send
         self.saturation: dict | None = None
+        self.freed_at: int | None = None  # when a slot last freed with every slot busy
 
     @property
     def next(self) -> Planned | None:
@@ -139,7 +141,8 @@ class _Driver:
                 return
             if planned.at_s is not None:
                 due = self.origin + int(planned.at_s * 1e9)
-                if not self.catch_up and self.last is not None:  # no burst: keep this request's own gap
+                held = self.freed_at is not None and due <= self.freed_at  # it came due while every slot was busy
+                if held and not self.catch_up and self.last is not None:  # no burst: keep its own gap
                     due = max(due, self.last[1] + int((planned.at_s - self.last[0]) * 1e9))
                 if due > now:
                     if self.timer_at != due:
@@ -163,6 +166,8 @@ class _Driver:
         self.fill()
 
     def finished(self, record: RequestRecord) -> None:
+        if self.cap is not None and self.in_flight >= self.cap:
+            self.freed_at = time.perf_counter_ns()
         self.in_flight -= 1
         if record.error and record.error.startswith("cannot connect"):
             self.stop()  # the server is gone: the requests in flight finish, no new ones are sent

@@ -87,8 +87,63 @@ def _plan(spec: ServeSpec, prompts: PromptMaker) -> tuple[list, list[Planned], i
     return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, spec.concurrency
 
 
+def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> Sample:
+    """The capacity search (:mod:`pdx.serving.capacity`): one load run per point, every request kept
+    (``role`` names its point), the points and the verdict in the sample's ``engine``."""
+    from pdx.serving import capacity
+    from pdx.serving.metrics import serving_stats
+
+    percentiles = tuple(sorted(set(spec.percentiles) | {spec.slo_percentile}))
+    warm = run_load(client, iter([Planned(prompts.tokens(spec.n_prompt), spec.n_gen, "warmup")
+                                  for _ in range(max(1, spec.warmup_requests))]), 1)
+    closed = spec.concurrency is not None
+    if closed:
+        start = spec.concurrency
+    elif spec.rate is not None:
+        start = spec.rate
+    else:  # one request's service rate
+        ends = [r.end_ns for r in warm.records if r.ok and r.end_ns]
+        start = 1e9 / max(ends) if ends else 1.0
+    records, points, first_origin = [], [], None
+
+    def measure(x: float) -> bool:
+        nonlocal first_origin
+        role = f"point{len(points)}"
+        n = spec.n_requests if spec.n_requests or spec.duration_s else capacity.point_requests(x, closed)
+        source = prompts.stream(spec.n_prompt) if n is None else prompts.many(n, spec.n_prompt)
+        if closed:
+            plan = closed_loop(source, spec.n_gen, role)
+            result = run_load(client, for_duration(plan, spec.duration_s) if spec.duration_s else plan, int(x))
+        else:
+            plan = open_loop(source, spec.n_gen, x, spec.burstiness, prompts.rng.randrange(2**31), role,
+                             spec.duration_s)
+            result = run_load(client, plan, spec.max_concurrency, catch_up=spec.catch_up,
+                              saturation_window_s=spec.saturation_window_s)
+        first_origin = result.origin_ns if first_origin is None else first_origin
+        records.extend(result.records)
+        stats = serving_stats(result.records, result.makespan_ns, percentiles=percentiles)
+        verdict = capacity.judge(stats, spec.slo, spec.slo_percentile, result.saturation is not None)
+        points.append({"x": x, "role": role, **verdict, "requests": len(result.records),
+                       "failed": stats["failed"], "saturation": result.saturation,
+                       "output_throughput": stats["output_throughput"],
+                       "request_throughput": stats["request_throughput"],
+                       "origin_offset_ns": result.origin_ns - first_origin, "makespan_ns": result.makespan_ns})
+        return verdict["held"]
+
+    search = capacity.Search(measure, start, spec.precision, integer=closed, max_points=spec.max_points)
+    lo, hi = search.run()
+    ok = [r for r in records if r.ok]
+    span = max((p["origin_offset_ns"] + p["makespan_ns"] for p in points), default=1)
+    found = capacity.summary(points, lo, hi, "concurrency" if closed else "rate", spec.slo, spec.slo_percentile,
+                             spec.precision)
+    return Sample(ns=max(span, 1), n_prompt=sum(r.n_prompt for r in ok), n_gen=sum(r.n_gen for r in ok),
+                  requests=records, engine={"capacity": found, "start": start})
+
+
 def scenario_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
     """One run of a serving scenario, and a summary of its failed requests (if any)."""
+    if spec.scenario == "capacity":  # failed requests are a finding here (a point that broke), not a failure
+        return capacity_sample(client, spec, prompts), None
     plan, warmup, cap = _plan(spec, prompts)
     open_loop = spec.scenario == "load" and spec.rate is not None and spec.rate != float("inf")
     result = run_load(client, plan, cap, warmup, catch_up=spec.catch_up,

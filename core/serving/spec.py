@@ -13,6 +13,10 @@ stored the same way (its parameters in the test's ``spec``). Scenarios:
 - ``cache-cold`` / ``cache-warm``: prompts that share no prefix (the server's
   prefix-cache hit counter must stay flat), then prompts sharing a ``prefix``
   of their tokens, warmed first: the TTFT saving.
+- ``capacity``: the largest request rate (open loop; ``rate`` the start) or
+  concurrency (closed loop; ``concurrency`` the start) at which the ``slo``
+  holds at ``slo_percentile``, by a bracketing search to ``precision``
+  (:mod:`pdx.serving.capacity`); each point sends ``n_requests`` requests.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from pdx.errors import WorkloadError
+from pdx.serving.capacity import DEFAULT_MAX_POINTS, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.metrics import DEFAULT_PERCENTILES
 from pdx.serving.saturation import DEFAULT_WINDOW_S
 
-SCENARIOS = ("load", "stall", "cache-cold", "cache-warm")
+SCENARIOS = ("load", "stall", "cache-cold", "cache-warm", "capacity")
 
 
 def _number(value: float) -> str:
@@ -47,6 +52,9 @@ class ServeSpec:
     catch_up: bool = False  # open loop: late requests go as soon as a slot frees, bursting if need be
     saturation_window_s: float = DEFAULT_WINDOW_S  # open loop: stop once over-saturated over this window (0: never)
     slo: dict = field(default_factory=dict, compare=False, hash=False)  # metric -> ms
+    slo_percentile: float = DEFAULT_PERCENTILE  # capacity: the percentile the SLO is judged at
+    precision: float = DEFAULT_PRECISION  # capacity: stop once hi / lo - 1 is at most this
+    max_points: int = DEFAULT_MAX_POINTS  # capacity: points of the search before the two repeats
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
     depth: int = 0  # the columns every test has
     kind: str = "serve"
@@ -56,11 +64,22 @@ class ServeSpec:
             raise WorkloadError(f"unknown scenario {self.scenario!r}; choose one of: {', '.join(SCENARIOS)}")
         if self.n_prompt < 1 or self.n_gen < 1:
             raise WorkloadError(f"{self.scenario}: requests need at least 1 prompt and 1 generated token")
+        if self.scenario == "capacity":
+            if not self.slo:
+                raise WorkloadError("capacity: give the SLO to hold (--slo ttft=2s,itl=200ms[,p=99])")
+            if self.concurrency is not None and self.rate is not None:
+                raise WorkloadError("capacity: search a concurrency (closed loop) or a request rate (open loop), "
+                                    "not both")
+            if self.rate == float("inf"):
+                raise WorkloadError("capacity: start the search at a finite request rate")
+            if not 0 < self.precision < 10 or self.max_points < 2:
+                raise WorkloadError(f"capacity: the precision must be above 0 (not {self.precision}) "
+                                    f"and at least 2 points allowed (not {self.max_points})")
         if (self.concurrency is None) == (self.rate is None) and self.scenario == "load":
             raise WorkloadError("a load test needs a concurrency (closed loop) or a request rate (open loop)")
         if self.concurrency is not None and self.concurrency < 1:
             raise WorkloadError(f"concurrency must be at least 1, not {self.concurrency}")
-        if self.n_requests is None and self.duration_s is None and self.scenario != "stall":
+        if self.n_requests is None and self.duration_s is None and self.scenario not in ("stall", "capacity"):
             raise WorkloadError(f"{self.scenario}: give a number of requests or a duration")
         if self.scenario == "stall" and self.inject < 1:
             raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
@@ -78,11 +97,17 @@ class ServeSpec:
         shape = f"p{self.n_prompt}+g{self.n_gen}"
         if self.scenario == "stall":
             return f"stall:c{self.concurrency}:{shape}:inject{self.inject}"
-        count = f"n{self.n_requests}" if self.n_requests is not None else f"{_number(self.duration_s)}s"
+        count = f"n{self.n_requests}" if self.n_requests is not None else (
+            f"{_number(self.duration_s)}s" if self.duration_s is not None else "auto")
         if self.scenario == "cache-cold":
             return f"cache-cold:{shape}:{count}"
         if self.scenario == "cache-warm":
             return f"cache-warm:{shape}:prefix{self.prefix}:{count}"
+        if self.scenario == "capacity":
+            slo = "+".join(f"{k}{_number(v)}" for k, v in self.slo.items())
+            axis = f"c{self.concurrency}" if self.concurrency is not None else (
+                f"r{_number(self.rate)}" if self.rate is not None else "r")
+            return f"capacity:{axis}:{shape}:{count}:{slo}@p{self.slo_percentile:g}"
         if self.concurrency is not None:
             return f"c{self.concurrency}:{shape}:{count}"
         name = f"r{_number(self.rate)}:{shape}:{count}"
@@ -118,7 +143,8 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                    n_requests: int | None = None, duration_s: float | None = None, inject: int = 1024,
                    prefix: int | None = None, warmup_requests: int = 1, slo: dict | None = None,
                    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42,
-                   catch_up: bool = False, saturation_window_s: float = DEFAULT_WINDOW_S):
+                   catch_up: bool = False, saturation_window_s: float = DEFAULT_WINDOW_S,
+                   slo_percentile: float = DEFAULT_PERCENTILE, precision: float = DEFAULT_PRECISION):
     """The tests of one ``pdx serve-bench`` run."""
     from pdx.workload import Workload
 
@@ -136,6 +162,13 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
             tests = [ServeSpec("load", concurrency=c, **common,
                                n_requests=n_requests if n_requests or duration_s else max(4 * c, 8),
                                duration_s=duration_s) for c in levels]
+    elif scenario == "capacity":
+        if len(concurrency or []) > 1 or len(rates or []) > 1:
+            raise WorkloadError("capacity: give one start (-c N or --request-rate R), not a list")
+        tests = [ServeSpec("capacity", concurrency=(concurrency or [None])[0], rate=(rates or [None])[0],
+                           burstiness=burstiness, max_concurrency=max_concurrency, slo_percentile=slo_percentile,
+                           precision=precision, **common,
+                           n_requests=n_requests, duration_s=duration_s)]
     elif scenario == "stall":
         tests = [ServeSpec("stall", concurrency=c, inject=inject, **common) for c in (concurrency or [4])]
     elif scenario == "cache":
@@ -144,5 +177,5 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
         tests = [ServeSpec("cache-cold", **common, **count),
                  ServeSpec("cache-warm", prefix=shared, **common, **count)]
     else:
-        raise WorkloadError(f"unknown scenario {scenario!r}; choose load, sweep, stall or cache")
+        raise WorkloadError(f"unknown scenario {scenario!r}; choose load, sweep, stall, cache or capacity")
     return Workload(tuple(tests), repetitions=repetitions, warmup=0, seed=seed)
