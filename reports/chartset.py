@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from pdx.reports import charts, figures
+from pdx.reports import charts, figures, serving_charts
 from pdx.reports.figures import Namer
 from pdx.reports.render import ChartRenderer
 
@@ -96,4 +96,16 @@ def charts_for(runs: list[dict], renderer: ChartRenderer, namer: Namer, headline
         out.append(make_chart(renderer, "latency", "Serving latency distributions",
                               "per request, ms: line min to max, box the middle half, tick the median, dot p99",
                               charts.latency_distributions(latencies)))
+    capacity, marks = serving_charts.capacity_points(runs, namer)
+    if capacity:
+        out.append(make_chart(renderer, "capacity", "Capacity under the SLO",
+                              "each point measured (cross: the SLO broke); red dashed: the SLO; green: the capacity",
+                              serving_charts.capacity_curve(capacity, marks)))
+    timeline, left_out = serving_charts.timeline_points(runs, namer)
+    if timeline:
+        note = "per request: grey the wait for a slot (scheduled to sent), blue to the first token, orange to the last"
+        if left_out:
+            note += f"; the first {serving_charts.MAX_TIMELINE_REQUESTS} of each test shown ({left_out} left out)"
+        out.append(make_chart(renderer, "requests-timeline", "Requests over time", note,
+                              serving_charts.requests_timeline(timeline)))
     return out

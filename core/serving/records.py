@@ -83,10 +83,7 @@ class RequestRecord:
         """Per-token gaps: a chunk of k tokens after a gap g stands for k gaps of g / k, so
         a stream that merges tokens into chunks gives the same ITL as one that does not.
         (Tokens that came with the first chunk are in no gap: they arrived at TTFT.)"""
-        gaps: list[float] = []
-        for (a, _), (b, n) in zip(self.events, self.events[1:]):
-            gaps.extend([(b - a) / n] * n if n > 0 else [])
-        return gaps
+        return per_token_gaps(self.events)
 
     @property
     def decode_ns(self) -> int | None:
@@ -117,6 +114,14 @@ class RequestRecord:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         known["events"] = [tuple(e) for e in known.get("events") or []]
         return cls(**known)
+
+
+def per_token_gaps(events) -> list[float]:
+    """The per-token gaps of a stream's ``(arrival, tokens)`` events (see ``RequestRecord.itl_ns``)."""
+    gaps: list[float] = []
+    for (a, _), (b, n) in zip(events, events[1:]):
+        gaps.extend([(b - a) / n] * n if n > 0 else [])
+    return gaps
 
 
 class RequestsFailed(PdxError):
