@@ -20,6 +20,13 @@ def _rates(text: str | None) -> list[float] | None:
         raise click.BadParameter(f"{text!r}: give numbers per second, or inf", param_hint="--request-rate") from None
 
 
+def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> dict:
+    """The traffic-shape fields given (pdx.serving.traffic), as ServeSpec takes them."""
+    given = {"system_prompt": system_prompt, "turns": turns, "input_dist": input_dist, "output_dist": output_dist,
+             "ramp_s": ramp_up, "trace": trace}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 @click.command("serve-bench")
 @click.option("--backend", "backends", metavar="NAME[,NAME]", required=True, help="Server backend(s): vllm-server, llamacpp-server, openai (see `pdx backends`).")
 @click.option("-m", "--model", metavar="PATH", help="Model to serve. [default: a synthetic ~100M llama; with --url: what the server serves]")
@@ -35,6 +42,12 @@ def _rates(text: str | None) -> list[float] | None:
 @click.option("--saturation-window", default=DEFAULT_WINDOW_S, show_default=True, type=click.FloatRange(min=0), metavar="S", help="Open loop: stop a test once its queue and TTFT both rise over this many seconds (0: never).")
 @click.option("--num-requests", type=click.IntRange(min=1), help="Requests per test. [default: 4 x concurrency, at least 8]")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), help="Seconds of sending per test, instead of --num-requests.")
+@click.option("--system-prompt", type=click.IntRange(min=1), metavar="S", help="Traffic: a shared system prompt of S tokens ahead of every request.")
+@click.option("--turns", type=click.IntRange(min=2), metavar="T", help="Traffic: conversations of T turns, each sending the history and a new user part.")
+@click.option("--input-dist", metavar="DIST", help="Traffic: user-part lengths around -p: fixed, uniform:S (+/- S of the mean) or lognormal:SIGMA.")
+@click.option("--output-dist", metavar="DIST", help="Traffic: generated lengths around -n, as --input-dist.")
+@click.option("--ramp-up", type=click.FloatRange(min=0, min_open=True), metavar="S", help="Open loop: raise the rate linearly to --request-rate over S seconds.")
+@click.option("--trace", type=click.Path(dir_okay=False), metavar="FILE.jsonl", help="Replay a trace: one JSON line per request, timestamp (s), input_len, output_len[, conversation_id].")
 @click.option("--inject", default=1024, show_default=True, type=click.IntRange(min=1), help="stall: tokens of the long prompt.")
 @click.option("--prefix", type=click.IntRange(min=1), help="cache: tokens the warm prompts share. [default: 3/4 of the prompt]")
 @click.option("--warmup-requests", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted requests before each test.")
@@ -50,7 +63,8 @@ def _rates(text: str | None) -> list[float] | None:
 @json_option
 @click.pass_context
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
-                max_concurrency, catch_up, saturation_window, num_requests, duration, inject, prefix, warmup_requests,
+                max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
+                input_dist, output_dist, ramp_up, trace, inject, prefix, warmup_requests,
                 slo, precision, percentiles, repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput."""
     from pdx import api
@@ -64,7 +78,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         scenario, input_len, output_len, parse_int_list(concurrency, "-c", minimum=1) if concurrency else None,
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
         warmup_requests, targets, parse_percentiles(percentiles), repetitions, seed, catch_up,
-        saturation_window, slo_percentile, precision)
+        saturation_window, slo_percentile, precision,
+        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace))
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
                            tags=list(tags), argv=api.command_line(), api_key=api_key)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]

@@ -60,6 +60,10 @@ def print_scenarios(run: dict, console: Console) -> None:
                 f"(sent: TTFT p50 {_ms(stats['ttft_ms'], 'p50')} ms); dispatch delay p50 "
                 f"{_ms(stats['dispatch_ms'], 'p50')} / p99 {_ms(stats['dispatch_ms'], 'p99')} ms; "
                 f"chunks per token {_num(stats.get('chunks_per_token'))}", highlight=False)
+        for turn in stats.get("turns") or []:
+            console.print(f"{test['name']}: turn {turn['turn']}: {turn['requests']} requests, prompt "
+                          f"{turn['prompt_mean']:.0f} tokens, TTFT p50 {turn['ttft_median_ms']:.1f} ms, from the "
+                          f"prefix cache {_num(turn['cached_tokens_mean'], '.0f')} tokens", highlight=False)
         saturation = stats.get("saturation")
         if saturation:
             console.print(

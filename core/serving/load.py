@@ -62,19 +62,24 @@ _POLL_NS = 2_000_000  # how often a token-triggered request checks its trigger
 _MAX_BACKLOG = 100_000  # due requests counted ahead of sending at most (an endless plan at an infinite rate)
 
 
-def arrivals(rate: float, burstiness: float = 1.0, seed: int = 0) -> Iterator[float]:
+RAMP_FLOOR = 0.05  # a ramp-up starts at this fraction of the rate (from nothing, the first gap would be endless)
+
+
+def arrivals(rate: float, burstiness: float = 1.0, seed: int = 0, ramp_s: float = 0.0) -> Iterator[float]:
     """Send offsets (s) of arrivals at ``rate`` per second: gamma gaps of shape
     ``burstiness`` (1: Poisson; below 1: burstier), as ``vllm bench serve`` draws
-    them. An infinite rate sends everything at once."""
+    them. An infinite rate sends everything at once. ``ramp_s``: the rate rises
+    linearly from ``RAMP_FLOOR`` of itself to all of it over that long (each gap
+    drawn at the rate of the moment it starts)."""
     if rate <= 0 or burstiness <= 0:
         raise PdxError("--request-rate and --burstiness must be above 0")
     rng = random.Random(seed)
-    theta = 1.0 / (rate * burstiness)
     t = 0.0
     while True:
         yield t
         if rate != float("inf"):
-            t += rng.gammavariate(burstiness, theta)
+            now = rate * max(RAMP_FLOOR, min(1.0, t / ramp_s)) if ramp_s else rate
+            t += rng.gammavariate(burstiness, 1.0 / (now * burstiness))
 
 
 def _cpu_seconds() -> float:
@@ -223,9 +228,23 @@ def closed_loop(prompts: Iterable[list[int]], max_tokens: int, role: str = "load
 
 
 def open_loop(prompts: Iterable[list[int]], max_tokens: int, rate: float, burstiness: float = 1.0,
-              seed: int = 0, role: str = "load", duration_s: float | None = None) -> Iterator[Planned]:
+              seed: int = 0, role: str = "load", duration_s: float | None = None,
+              ramp_s: float = 0.0) -> Iterator[Planned]:
     """Requests arriving at ``rate`` per second, Poisson or gamma-distributed, for ``duration_s`` at most."""
-    for prompt, at in zip(prompts, arrivals(rate, burstiness, seed)):
+    for prompt, at in zip(prompts, arrivals(rate, burstiness, seed, ramp_s)):
+        if duration_s is not None and at >= duration_s:
+            return
+        yield Planned(prompt, max_tokens, role, at)
+
+
+def shaped_loop(requests: Iterable[tuple[list[int], int, str]], arrival_times: Iterable[float] | None = None,
+                duration_s: float | None = None) -> Iterator[Planned]:
+    """Requests of a traffic shape (prompt, max_tokens, role), closed loop or at ``arrival_times``."""
+    if arrival_times is None:
+        for prompt, max_tokens, role in requests:
+            yield Planned(prompt, max_tokens, role)
+        return
+    for (prompt, max_tokens, role), at in zip(requests, arrival_times):
         if duration_s is not None and at >= duration_s:
             return
         yield Planned(prompt, max_tokens, role, at)

@@ -27,6 +27,7 @@ from pdx.errors import WorkloadError
 from pdx.serving.capacity import DEFAULT_MAX_POINTS, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.metrics import DEFAULT_PERCENTILES
 from pdx.serving.saturation import DEFAULT_WINDOW_S
+from pdx.serving.traffic import Lengths, Shape
 
 SCENARIOS = ("load", "stall", "cache-cold", "cache-warm", "capacity")
 
@@ -55,6 +56,14 @@ class ServeSpec:
     slo_percentile: float = DEFAULT_PERCENTILE  # capacity: the percentile the SLO is judged at
     precision: float = DEFAULT_PRECISION  # capacity: stop once hi / lo - 1 is at most this
     max_points: int = DEFAULT_MAX_POINTS  # capacity: points of the search before the two repeats
+    # Traffic shape (pdx.serving.traffic), load and capacity tests:
+    system_prompt: int = 0  # tokens of a system prompt every request starts with
+    turns: int = 1  # turns per conversation (each sends the history and a new user part)
+    input_dist: str = "fixed"  # user-part lengths around n_prompt: fixed, uniform:S, lognormal:SIGMA
+    output_dist: str = "fixed"  # generated lengths around n_gen
+    ramp_s: float = 0.0  # open loop: the rate rises linearly to ``rate`` over this long
+    trace: str | None = None  # a JSONL trace replayed instead (its path, as given)
+    trace_sha256: str | None = None
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
     depth: int = 0  # the columns every test has
     kind: str = "serve"
@@ -64,6 +73,15 @@ class ServeSpec:
             raise WorkloadError(f"unknown scenario {self.scenario!r}; choose one of: {', '.join(SCENARIOS)}")
         if self.n_prompt < 1 or self.n_gen < 1:
             raise WorkloadError(f"{self.scenario}: requests need at least 1 prompt and 1 generated token")
+        if self.turns < 1 or self.system_prompt < 0 or self.ramp_s < 0:
+            raise WorkloadError("turns must be at least 1, the system prompt and the ramp-up 0 or more")
+        for flag, text in (("--input-dist", self.input_dist), ("--output-dist", self.output_dist)):
+            Lengths.parse(text, flag)
+        if self.ramp_s and self.rate is None:
+            raise WorkloadError("--ramp-up needs an open loop (--request-rate)")
+        if self.trace is not None and (self.rate is not None or self.concurrency is not None
+                                       or self.scenario != "load"):
+            raise WorkloadError("a trace sets its own arrivals: give --trace without -c or --request-rate")
         if self.scenario == "capacity":
             if not self.slo:
                 raise WorkloadError("capacity: give the SLO to hold (--slo ttft=2s,itl=200ms[,p=99])")
@@ -75,11 +93,12 @@ class ServeSpec:
             if not 0 < self.precision < 10 or self.max_points < 2:
                 raise WorkloadError(f"capacity: the precision must be above 0 (not {self.precision}) "
                                     f"and at least 2 points allowed (not {self.max_points})")
-        if (self.concurrency is None) == (self.rate is None) and self.scenario == "load":
+        if (self.concurrency is None) == (self.rate is None) and self.scenario == "load" and self.trace is None:
             raise WorkloadError("a load test needs a concurrency (closed loop) or a request rate (open loop)")
         if self.concurrency is not None and self.concurrency < 1:
             raise WorkloadError(f"concurrency must be at least 1, not {self.concurrency}")
-        if self.n_requests is None and self.duration_s is None and self.scenario not in ("stall", "capacity"):
+        if (self.n_requests is None and self.duration_s is None and self.scenario not in ("stall", "capacity")
+                and self.trace is None):
             raise WorkloadError(f"{self.scenario}: give a number of requests or a duration")
         if self.scenario == "stall" and self.inject < 1:
             raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
@@ -89,11 +108,28 @@ class ServeSpec:
             raise WorkloadError(f"cache-warm: the shared prefix ({self.prefix}) must be shorter than the prompt")
 
     @property
+    def shape(self) -> Shape:
+        return Shape(self.n_prompt, self.n_gen, self.system_prompt, self.turns,
+                     Lengths.parse(self.input_dist, "--input-dist"), Lengths.parse(self.output_dist, "--output-dist"))
+
+    def _traffic(self) -> str:
+        """The name's suffix for a traffic shape other than the plain one."""
+        parts = [f"sys{self.system_prompt}" if self.system_prompt else "",
+                 f"turns{self.turns}" if self.turns > 1 else "",
+                 f"in-{self.input_dist}" if self.input_dist != "fixed" else "",
+                 f"out-{self.output_dist}" if self.output_dist != "fixed" else "",
+                 f"ramp{_number(self.ramp_s)}s" if self.ramp_s else ""]
+        return "".join(f":{p}" for p in parts if p)
+
+    @property
     def batch(self) -> int:
         return self.concurrency or self.max_concurrency or 1
 
     @property
     def name(self) -> str:
+        return self._name() + self._traffic()
+
+    def _name(self) -> str:
         shape = f"p{self.n_prompt}+g{self.n_gen}"
         if self.scenario == "stall":
             return f"stall:c{self.concurrency}:{shape}:inject{self.inject}"
@@ -108,6 +144,9 @@ class ServeSpec:
             axis = f"c{self.concurrency}" if self.concurrency is not None else (
                 f"r{_number(self.rate)}" if self.rate is not None else "r")
             return f"capacity:{axis}:{shape}:{count}:{slo}@p{self.slo_percentile:g}"
+        if self.trace is not None:
+            name = f"trace-{self.trace.replace(chr(92), '/').rsplit('/', 1)[-1]}"[:48]
+            return f"{name}:{count}" + (f":max{self.max_concurrency}" if self.max_concurrency else "")
         if self.concurrency is not None:
             return f"c{self.concurrency}:{shape}:{count}"
         name = f"r{_number(self.rate)}:{shape}:{count}"
@@ -144,12 +183,29 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                    prefix: int | None = None, warmup_requests: int = 1, slo: dict | None = None,
                    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42,
                    catch_up: bool = False, saturation_window_s: float = DEFAULT_WINDOW_S,
-                   slo_percentile: float = DEFAULT_PERCENTILE, precision: float = DEFAULT_PRECISION):
+                   slo_percentile: float = DEFAULT_PERCENTILE, precision: float = DEFAULT_PRECISION,
+                   traffic: dict | None = None):
     """The tests of one ``pdx serve-bench`` run."""
     from pdx.workload import Workload
 
     common = dict(n_prompt=n_prompt, n_gen=n_gen, warmup_requests=warmup_requests, slo=dict(slo or {}),
                   percentiles=tuple(percentiles), catch_up=catch_up, saturation_window_s=saturation_window_s)
+    shaped = dict(traffic or {})
+    if shaped.get("trace"):
+        if scenario != "load" or rates or concurrency:
+            raise WorkloadError("a trace sets its own arrivals: give --trace with the load scenario, "
+                                "without -c or --request-rate")
+        from pdx.serving.traffic import read_trace
+
+        shaped["trace_sha256"] = read_trace(shaped["trace"])[1]
+        return Workload((ServeSpec("load", max_concurrency=max_concurrency, **common, **shaped,
+                                   n_requests=n_requests, duration_s=duration_s),), repetitions=repetitions,
+                        warmup=0, seed=seed)
+    shaped.pop("trace", None)
+    if shaped and scenario not in ("load", "sweep", "capacity"):
+        raise WorkloadError(f"{scenario}: traffic shapes (--system-prompt, --turns, --input-dist, --output-dist, "
+                            "--ramp-up) apply to load, sweep and capacity tests")
+    common |= shaped
     count = dict(n_requests=n_requests, duration_s=duration_s)
     if scenario in ("load", "sweep"):
         if rates and concurrency:
