@@ -237,3 +237,14 @@ def test_capacity_search_end_to_end(queueing_server, registry_url, axis):
         assert found["broke_first"] in next(p for p in points if p["x"] == hi and not p["held"])["broke"]
     shown = run_pdx("show", run["id"], "--registry", registry_url).stdout
     assert "capacity" in shown and ("broke first" in shown or "not bracketed" in shown)
+
+
+def test_a_spent_budget_reports_the_bracket_as_it_stands():
+    import time
+
+    def slow(x):
+        time.sleep(0.05)
+        return x <= 3
+
+    search = Search(slow, 1, precision=0.01, integer=True, max_points=40, budget_s=0.01)
+    assert search.run() == (1, None) and search.out_of_time and len(search.tried) == 1

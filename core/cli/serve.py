@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from pdx.cli.base import echo_json, engine_option, json_option, registry_option, server_options, tag_option
-from pdx.serving.capacity import DEFAULT_PERCENTILE, DEFAULT_PRECISION
+from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.workload import parse_int_list
 
@@ -53,6 +53,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 @click.option("--warmup-requests", default=1, show_default=True, type=click.IntRange(min=0), help="Uncounted requests before each test.")
 @click.option("--slo", metavar="METRIC=TIME,...", help="Goodput targets, e.g. ttft=500ms,tpot=50ms (ttft, tpot, itl, e2el); capacity: also p=PERCENTILE [default: 90].")
 @click.option("--precision", default=DEFAULT_PRECISION, show_default=True, type=click.FloatRange(min=0, min_open=True), help="capacity: stop the search once the bracket's hi / lo - 1 is at most this.")
+@click.option("--budget", default=DEFAULT_BUDGET_S, show_default=True, type=click.FloatRange(min=0), metavar="S", help="capacity: start no new point after S seconds and report the bracket as it stands (0: no limit).")
 @click.option("--percentiles", metavar="P,P", help="Percentiles to report. [default: 50,90,95,99]")
 @click.option("-r", "--repetitions", default=1, show_default=True, type=click.IntRange(min=1), help="Runs of each test.")
 @click.option("--seed", default=42, show_default=True, type=int, help="Seed of the prompts and arrivals.")
@@ -65,7 +66,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
                 max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
                 input_dist, output_dist, ramp_up, trace, inject, prefix, warmup_requests,
-                slo, precision, percentiles, repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
+                slo, precision, budget, percentiles, repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput."""
     from pdx import api
     from pdx.cli.bench import execute, parse_options, server_variants
@@ -79,7 +80,7 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
         warmup_requests, targets, parse_percentiles(percentiles), repetitions, seed, catch_up,
         saturation_window, slo_percentile, precision,
-        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace))
+        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace), budget)
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
                            tags=list(tags), argv=api.command_line(), api_key=api_key)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]

@@ -24,6 +24,7 @@ scheduled send (open loop), so the wait for a slot counts.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -33,6 +34,7 @@ from pdx.serving.metrics import parse_slo
 DEFAULT_PERCENTILE = 90.0
 DEFAULT_PRECISION = 0.25
 DEFAULT_MAX_POINTS = 12
+DEFAULT_BUDGET_S = 480.0  # the search starts no new point after this long (a slow server still gets an answer)
 ROUNDS = 3  # bisect-and-repeat rounds: a repeat that disagrees reopens the bracket, this often at most
 POINT_S = 10.0  # a point's arrivals span about this long (a queue needs time to show), with
 POINT_MIN_REQUESTS = 16  # at least this many requests (closed loop: at least 4 per stream)
@@ -98,12 +100,31 @@ class Search:
     integer: bool = False
     max_points: int = DEFAULT_MAX_POINTS
     floor: float = 1e-3  # rates below this are not tried (integers: 1)
+    budget_s: float | None = None  # no new point starts once this long has passed (the bracket as it stands)
     tried: list[tuple[float, bool]] = field(default_factory=list)
+    out_of_time: bool = False
+
+    def __post_init__(self) -> None:
+        self.started = time.monotonic()
+
+    def _spent(self) -> bool:
+        if self.budget_s is not None and time.monotonic() - self.started >= self.budget_s:
+            self.out_of_time = True
+        return self.out_of_time
 
     def _at(self, x: float) -> bool:
+        if self.tried and self._spent():
+            raise _OutOfTime
         held = self.measure(x)
         self.tried.append((x, held))
         return held
+
+    def run(self) -> tuple[float | None, float | None]:
+        """(lo, hi): the largest value measured to hold and the smallest measured to break (None: not found)."""
+        try:
+            return self._run()
+        except _OutOfTime:
+            return bracket(self.tried)
 
     def _narrow(self, lo: float, hi: float) -> bool:
         return hi / lo - 1 <= self.precision or (self.integer and hi - lo <= 1)
@@ -111,8 +132,7 @@ class Search:
     def _mid(self, lo: float, hi: float) -> float:
         return (lo + hi) // 2 if self.integer else math.sqrt(lo * hi)
 
-    def run(self) -> tuple[float | None, float | None]:
-        """(lo, hi): the largest value measured to hold and the smallest measured to break (None: not found)."""
+    def _run(self) -> tuple[float | None, float | None]:
         x = max(1, round(self.start)) if self.integer else self.start
         lo = hi = None
         if self._at(x):
@@ -140,6 +160,10 @@ class Search:
         return lo, hi
 
 
+class _OutOfTime(Exception):
+    pass
+
+
 def bracket(tried: list[tuple[float, bool]]) -> tuple[float | None, float | None]:
     """The smallest value that ever broke, and the largest below it at which every measurement held."""
     broke = [x for x, held in tried if not held]
@@ -149,7 +173,7 @@ def bracket(tried: list[tuple[float, bool]]) -> tuple[float | None, float | None
 
 
 def summary(points: list[dict], lo: float | None, hi: float | None, axis: str, slo: dict, percentile: float,
-            precision: float) -> dict:
+            precision: float, out_of_time: bool = False) -> dict:
     """What the capacity test reports: the capacity with its bracket, every point, and what broke first."""
     first_break = next((p for p in sorted(points, key=lambda p: p["x"]) if not p["held"] and p["x"] == hi), None)
     broke = first_break["broke"][0] if first_break else None
@@ -163,6 +187,9 @@ def summary(points: list[dict], lo: float | None, hi: float | None, axis: str, s
         "capacity": capacity, "bracket": [lo, hi], "uncertainty": uncertainty,
         "broke_first": broke, "side": SIDES.get(broke) if broke else None,
         "found": lo is not None and hi is not None,
+        "out_of_time": out_of_time,
+        "narrow": lo is not None and hi is not None and (hi / lo - 1 <= precision or (
+            axis == "concurrency" and hi - lo <= 1)),
         "note": None if lo is not None and hi is not None else (
             "the SLO held at every point tried: capacity is above the bracket" if hi is None
             else "the SLO broke at every point tried: capacity is below the lowest"),

@@ -119,6 +119,8 @@ def print_capacity(name: str, found: dict, console: Console) -> None:
     broke = found.get("broke_first")
     cause = f"; broke first: {broke} ({found['side']} side)" if broke and broke not in ("errors", "saturation") else (
         f"; broke first: {broke}" if broke else "")
+    if found.get("out_of_time"):
+        cause += "; [yellow]time budget spent: the bracket as it stood[/yellow]"
     console.print(f"[bold]{name}[/bold]: {head} for {slo} at p{found['percentile']:g}{cause}", highlight=False)
     for point in sorted(found["points"], key=lambda p: p["x"]):
         values = ", ".join(f"{k} {v:.1f} ms" if isinstance(v, (int, float)) else f"{k} -"

@@ -157,12 +157,13 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
                        "origin_offset_ns": result.origin_ns - first_origin, "makespan_ns": result.makespan_ns})
         return verdict["held"]
 
-    search = capacity.Search(measure, start, spec.precision, integer=closed, max_points=spec.max_points)
+    search = capacity.Search(measure, start, spec.precision, integer=closed, max_points=spec.max_points,
+                             budget_s=spec.budget_s or None)
     lo, hi = search.run()
     ok = [r for r in records if r.ok]
     span = max((p["origin_offset_ns"] + p["makespan_ns"] for p in points), default=1)
     found = capacity.summary(points, lo, hi, "concurrency" if closed else "rate", spec.slo, spec.slo_percentile,
-                             spec.precision)
+                             spec.precision, search.out_of_time)
     return Sample(ns=max(span, 1), n_prompt=sum(r.n_prompt for r in ok), n_gen=sum(r.n_gen for r in ok),
                   requests=records, engine={"capacity": found, "start": start})
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from pdx.errors import WorkloadError
-from pdx.serving.capacity import DEFAULT_MAX_POINTS, DEFAULT_PERCENTILE, DEFAULT_PRECISION
+from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_MAX_POINTS, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.metrics import DEFAULT_PERCENTILES
 from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.serving.traffic import Lengths, Shape
@@ -56,6 +56,7 @@ class ServeSpec:
     slo_percentile: float = DEFAULT_PERCENTILE  # capacity: the percentile the SLO is judged at
     precision: float = DEFAULT_PRECISION  # capacity: stop once hi / lo - 1 is at most this
     max_points: int = DEFAULT_MAX_POINTS  # capacity: points of the search before the two repeats
+    budget_s: float = DEFAULT_BUDGET_S  # capacity: no new point after this long (0: no limit)
     # Traffic shape (pdx.serving.traffic), load and capacity tests:
     system_prompt: int = 0  # tokens of a system prompt every request starts with
     turns: int = 1  # turns per conversation (each sends the history and a new user part)
@@ -184,7 +185,7 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42,
                    catch_up: bool = False, saturation_window_s: float = DEFAULT_WINDOW_S,
                    slo_percentile: float = DEFAULT_PERCENTILE, precision: float = DEFAULT_PRECISION,
-                   traffic: dict | None = None):
+                   traffic: dict | None = None, budget_s: float = DEFAULT_BUDGET_S):
     """The tests of one ``pdx serve-bench`` run."""
     from pdx.workload import Workload
 
@@ -223,7 +224,7 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
             raise WorkloadError("capacity: give one start (-c N or --request-rate R), not a list")
         tests = [ServeSpec("capacity", concurrency=(concurrency or [None])[0], rate=(rates or [None])[0],
                            burstiness=burstiness, max_concurrency=max_concurrency, slo_percentile=slo_percentile,
-                           precision=precision, **common,
+                           precision=precision, budget_s=budget_s, **common,
                            n_requests=n_requests, duration_s=duration_s)]
     elif scenario == "stall":
         tests = [ServeSpec("stall", concurrency=c, inject=inject, **common) for c in (concurrency or [4])]
