@@ -37,7 +37,8 @@ DEFAULT_MAX_POINTS = 12
 DEFAULT_BUDGET_S = 480.0  # the search starts no new point after this long (a slow server still gets an answer)
 ROUNDS = 3  # bisect-and-repeat rounds: a repeat that disagrees reopens the bracket, this often at most
 POINT_S = 10.0  # a point's arrivals span about this long (a queue needs time to show), with
-POINT_MIN_REQUESTS = 16  # at least this many requests (closed loop: at least 4 per stream)
+POINT_MIN_REQUESTS = 4  # at least this many requests (closed loop: at least 4 per stream); more would make
+# the points of a slow server's low rates minutes long
 
 
 def point_requests(x: float, closed: bool) -> int:
