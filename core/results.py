@@ -24,7 +24,7 @@ def _records(test: dict) -> list:
 
 def serve_stats(test: dict) -> dict | None:
     """A serving test: latency distributions and throughput from its requests."""
-    from pdx.serving.analysis import stall_stats
+    from pdx.serving.analysis import stall_stats, turn_stats
     from pdx.serving.metrics import serving_stats
 
     spec, records = test.get("spec") or {}, _records(test)
@@ -35,6 +35,15 @@ def serve_stats(test: dict) -> dict | None:
     stats = serving_stats(records, makespan, spec.get("slo"), spec.get("percentiles") or (50, 90, 95, 99))
     if spec.get("scenario") == "stall":
         stats["stall"] = stall_stats(records)
+    turns = turn_stats(records)
+    if turns:
+        stats["turns"] = turns
+    found = [s["engine"]["capacity"] for s in test.get("samples") or [] if (s.get("engine") or {}).get("capacity")]
+    if found:
+        stats["capacity"] = found[0] if len(found) == 1 else dict(found[0], repeats=found)
+    stopped = [s["engine"]["saturation"] for s in test.get("samples") or [] if (s.get("engine") or {}).get("saturation")]
+    if stopped:
+        stats["saturation"] = dict(stopped[0], samples_stopped=len(stopped))  # the first that stopped early
     return stats
 
 

@@ -18,8 +18,8 @@ TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch"
 TEST_FIELDS = (*TEST_COLUMNS, "started_at", "finished_at", "engine", "ceilings", "adaptive", "spec", "samples",
                "requests", "conditions")
 SAMPLE_FIELDS = ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns", "engine")
-REQUEST_COLUMNS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "first_ns", "end_ns",
-                   "status", "error", "http_status", "finish_reason", "usage", "engine")
+REQUEST_COLUMNS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "scheduled_ns",
+                   "first_ns", "end_ns", "status", "error", "http_status", "finish_reason", "usage", "engine")
 REQUEST_FIELDS = (*REQUEST_COLUMNS, "events")
 MODEL_FIELDS = ("id", "sha256", "name", "path", "format", "architecture", "n_params", "dtype", "n_layers", "n_heads",
                 "n_kv_heads", "head_dim", "n_embd", "n_ff", "n_vocab", "n_ctx_train", "file_bytes", "synthetic",

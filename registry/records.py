@@ -68,7 +68,7 @@ def test_row(test: dict) -> TestResult:
         finished_at=parse_time(test["finished_at"]), engine=test["engine"], ceilings=test.get("ceilings"),
         adaptive=test.get("adaptive"), conditions=test.get("conditions"), spec=test.get("spec") or {},
         samples=[SampleRow(idx=i, **{k: s[k] for k in _SAMPLE_FIELDS}) for i, s in enumerate(test["samples"])],
-        requests=[RequestRow(**{k: r[k] for k in _REQUEST_FIELDS}, events=r["events"])
+        requests=[RequestRow(**{k: r.get(k) for k in _REQUEST_FIELDS}, events=r["events"])
                   for r in test.get("requests") or ()],
     )
 

@@ -169,6 +169,7 @@ class RequestRow(Base):
     max_tokens: Mapped[int] = mapped_column(Integer)
     n_gen: Mapped[int] = mapped_column(Integer)
     send_ns: Mapped[int] = mapped_column(BigInteger)  # from the start of its load run
+    scheduled_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # when it was due (open loop), from the same start
     first_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # from send
     end_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # from send
     status: Mapped[str] = mapped_column(String(16))

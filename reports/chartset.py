@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from pdx.errors import PdxError
 from pdx.plugin_manager import registered
-from pdx.reports import charts, figures
+from pdx.reports import charts, figures, serving_charts
 from pdx.reports.figures import Namer
 from pdx.reports.render import ChartRenderer
 
@@ -199,4 +199,23 @@ def latency_chart(view: ChartView) -> ChartSpec | None:
                      charts.latency_distributions(latencies))
 
 
-BUILTIN = (phase_chart, depth_chart, batch_chart, latency_chart)
+def capacity_chart(view: ChartView) -> ChartSpec | None:
+    capacity, marks = serving_charts.capacity_points(view.runs, view.namer)
+    if not capacity:
+        return None
+    return ChartSpec("capacity", "Capacity under the SLO",
+                     "each point measured (cross: the SLO broke); red dashed: the SLO; green: the capacity",
+                     serving_charts.capacity_curve(capacity, marks))
+
+
+def timeline_chart(view: ChartView) -> ChartSpec | None:
+    timeline, left_out = serving_charts.timeline_points(view.runs, view.namer)
+    if not timeline:
+        return None
+    note = "per request: grey the wait for a slot (scheduled to sent), blue to the first token, orange to the last"
+    if left_out:
+        note += f"; the first {serving_charts.MAX_TIMELINE_REQUESTS} of each test shown ({left_out} left out)"
+    return ChartSpec("requests-timeline", "Requests over time", note, serving_charts.requests_timeline(timeline))
+
+
+BUILTIN = (phase_chart, depth_chart, batch_chart, latency_chart, capacity_chart, timeline_chart)

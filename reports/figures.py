@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Callable, Iterable
 
 from pdx.reports.rows import DECODE, Row, run_rows
+from pdx.serving.records import per_token_gaps
 
 Namer = Callable[[dict], str]
 # A sweep point keeps the per-sequence rate within this share of batch 1's
@@ -150,7 +151,7 @@ def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
     A serving test's ``requests`` (pdx.serving) keep each request's first-token
     time from its send (``first_ns``) and every streamed event's arrival
     (``events``: [ns from send, tokens]); TTFT is the former, ITL the gaps
-    between events. Distributions are summarised here (quartiles, p99,
+    between tokens (pdx.serving.records: a chunk of k tokens is k gaps). Distributions are summarised here (quartiles, p99,
     extremes) so a chart of thousands of requests stays small.
     """
     out = []
@@ -158,7 +159,7 @@ def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
         for test in run["tests"]:
             ok = [r for r in test.get("requests") or [] if r.get("status") == "ok"]
             ttft = [r["first_ns"] for r in ok if r.get("first_ns") is not None]
-            itl = [b[0] - a[0] for r in ok for a, b in zip(r.get("events") or [], (r.get("events") or [])[1:])]
+            itl = [gap for r in ok for gap in per_token_gaps(r.get("events") or [])]
             series = f"{namer(run)} · {test['name']}"
             out.extend(_spread(series, metric, values) for metric, values in (("TTFT", ttft), ("ITL", itl)) if values)
     return out

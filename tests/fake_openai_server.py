@@ -15,7 +15,8 @@ silence), ``miscount`` (usage claims one token more than were sent), ``merged`` 
 and one chunk carries two tokens), ``closing`` (as llama-server's /v1/completions: no token ids, and
 the finish in a closing chunk without text), ``closing-merged`` (and one chunk carries two tokens),
 ``closing-merged-nousage`` (and no usage event). ``ttft`` and ``itl`` (seconds) override the
-server's schedule.
+server's schedule. ``--slots N`` serves N streams at a time and queues the rest (their TTFT
+grows with the queue, as a saturated server's does).
 ``GET /sends`` returns every event's send time (perf_counter_ns) keyed by the
 prompt's first token id.
 
@@ -64,7 +65,18 @@ def _mode(body: dict) -> str:
     return body.get("fake") or (model.split("fake-", 1)[1] if model.startswith("fake-") else "ok")
 
 
+SLOTS: list[asyncio.Semaphore] = []  # --slots: one semaphore, made in the server's loop
+
+
 async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: float) -> None:
+    if SLOTS:
+        async with SLOTS[0]:
+            await _stream_now(writer, body, ttft, itl)
+    else:
+        await _stream_now(writer, body, ttft, itl)
+
+
+async def _stream_now(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: float) -> None:
     mode = _mode(body)
     prompt, n = body["prompt"], int(body["max_tokens"])
     key = int(prompt[0]) if prompt else -1
@@ -140,7 +152,9 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tt
         writer.close()
 
 
-async def serve(port: int, ttft: float, itl: float, tls: tuple[str, str] | None = None) -> None:
+async def serve(port: int, ttft: float, itl: float, tls: tuple[str, str] | None = None, slots: int = 0) -> None:
+    if slots:
+        SLOTS.append(asyncio.Semaphore(slots))
     context = None
     if tls:
         import ssl
@@ -159,10 +173,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ttft", type=float, default=0.02)
     parser.add_argument("--itl", type=float, default=0.01)
+    parser.add_argument("--slots", type=int, default=0, help="streams served at a time (0: all)")
     parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https with this certificate")
     args = parser.parse_args(argv)
     try:
-        asyncio.run(serve(args.port, args.ttft, args.itl, args.tls))
+        asyncio.run(serve(args.port, args.ttft, args.itl, args.tls, args.slots))
     except KeyboardInterrupt:
         sys.exit(0)
 

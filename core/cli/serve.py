@@ -9,6 +9,8 @@ import click
 
 from pdx.cli.base import Integer, Number, echo_json, engine_option, json_option, registry_option, server_options, tag_option
 from pdx.numbers import MAX_COUNT, MAX_TOKENS
+from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION
+from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.workload import parse_int_list
 
 
@@ -25,23 +27,40 @@ def _rates(text: str | None) -> list[float] | None:
         raise click.BadParameter(f"{text!r}: give numbers per second, or inf", param_hint="--request-rate") from None
 
 
+def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> dict:
+    """The traffic-shape fields given (pdx.serving.traffic), as ServeSpec takes them."""
+    given = {"system_prompt": system_prompt, "turns": turns, "input_dist": input_dist, "output_dist": output_dist,
+             "ramp_s": ramp_up, "trace": trace}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 @click.command("serve-bench")
 @click.option("--backend", "backends", metavar="NAME[,NAME]", required=True, help="Server backend(s): vllm-server, llamacpp-server, openai (see `pdx backends`).")
 @click.option("-m", "--model", metavar="PATH", help="Model to serve. [default: a synthetic ~100M llama; with --url: what the server serves]")
-@click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache"]), default="load", show_default=True,
-              help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: cold vs warm prefix.")
+@click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache", "capacity"]), default="load", show_default=True,
+              help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: cold vs warm prefix; capacity: the largest request rate (or -c: concurrency) that holds --slo.")
 @click.option("-p", "--input-len", default=128, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="Prompt tokens per request.")
 @click.option("-n", "--output-len", default=32, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="Generated tokens per request (EOS ignored).")
 @click.option("-c", "--concurrency", metavar="N[,N]", help="Requests in flight (closed loop); a list sweeps.")
 @click.option("--request-rate", metavar="R[,R]", help="Requests per second (open loop, Poisson or gamma); inf sends all at once.")
 @click.option("--burstiness", default=1.0, show_default=True, type=Number(min=0, min_open=True), help="Gamma shape of the arrivals (1: Poisson; <1 burstier).")
 @click.option("--max-concurrency", type=Integer(min=1, max=MAX_COUNT), help="Cap on requests in flight (open loop).")
+@click.option("--catch-up", is_flag=True, help="Open loop: send late requests as soon as a slot frees, in a burst if need be. [default: each keeps its own gap after the one before]")
+@click.option("--saturation-window", default=DEFAULT_WINDOW_S, show_default=True, type=Number(min=0, max=1e7), metavar="S", help="Open loop: stop a test once its queue and TTFT both rise over this many seconds (0: never).")
 @click.option("--num-requests", type=Integer(min=1, max=MAX_COUNT), help="Requests per test. [default: 4 x concurrency, at least 8]")
 @click.option("--duration", type=Number(min=0, min_open=True, max=1e7), help="Seconds of sending per test, instead of --num-requests.")
+@click.option("--system-prompt", type=Integer(min=1, max=MAX_TOKENS), metavar="S", help="Traffic: a shared system prompt of S tokens ahead of every request.")
+@click.option("--turns", type=Integer(min=2, max=MAX_COUNT), metavar="T", help="Traffic: conversations of T turns, each sending the history and a new user part.")
+@click.option("--input-dist", metavar="DIST", help="Traffic: user-part lengths around -p: fixed, uniform:S (+/- S of the mean) or lognormal:SIGMA.")
+@click.option("--output-dist", metavar="DIST", help="Traffic: generated lengths around -n, as --input-dist.")
+@click.option("--ramp-up", type=Number(min=0, min_open=True, max=1e7), metavar="S", help="Open loop: raise the rate linearly to --request-rate over S seconds.")
+@click.option("--trace", type=click.Path(dir_okay=False), metavar="FILE.jsonl", help="Replay a trace: one JSON line per request, timestamp (s), input_len, output_len[, conversation_id].")
 @click.option("--inject", default=1024, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="stall: tokens of the long prompt.")
 @click.option("--prefix", type=Integer(min=1, max=MAX_TOKENS), help="cache: tokens the warm prompts share. [default: 3/4 of the prompt]")
 @click.option("--warmup-requests", default=1, show_default=True, type=Integer(min=0, max=MAX_COUNT), help="Uncounted requests before each test.")
-@click.option("--slo", metavar="METRIC=TIME,...", help="Goodput targets, e.g. ttft=500ms,tpot=50ms (ttft, tpot, itl, e2el).")
+@click.option("--slo", metavar="METRIC=TIME,...", help="Goodput targets, e.g. ttft=500ms,tpot=50ms (ttft, tpot, itl, e2el); capacity: also p=PERCENTILE [default: 90].")
+@click.option("--precision", default=DEFAULT_PRECISION, show_default=True, type=Number(min=0, min_open=True, max=1e6), help="capacity: stop the search once the bracket's hi / lo - 1 is at most this.")
+@click.option("--budget", default=DEFAULT_BUDGET_S, show_default=True, type=Number(min=0, max=1e7), metavar="S", help="capacity: start no new point after S seconds and report the bracket as it stands (0: no limit).")
 @click.option("--percentiles", metavar="P,P", help="Percentiles to report. [default: 50,90,95,99]")
 @click.option("-r", "--repetitions", default=1, show_default=True, type=Integer(min=1, max=MAX_COUNT), help="Runs of each test.")
 @click.option("--seed", default=42, show_default=True, type=Integer(min=None), help="Seed of the prompts and arrivals.")
@@ -52,18 +71,23 @@ def _rates(text: str | None) -> list[float] | None:
 @json_option
 @click.pass_context
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
-                max_concurrency, num_requests, duration, inject, prefix, warmup_requests, slo, percentiles,
-                repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
+                max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
+                input_dist, output_dist, ramp_up, trace, inject, prefix, warmup_requests,
+                slo, precision, budget, percentiles, repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput."""
     from pdx import api
     from pdx.cli.bench import execute, parse_options, server_variants
+    from pdx.serving.capacity import parse_capacity_slo
     from pdx.serving.metrics import parse_percentiles, parse_slo
     from pdx.serving.spec import serve_workload
 
+    targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
     workload = serve_workload(
         scenario, input_len, output_len, parse_int_list(concurrency, "-c", minimum=1, maximum=MAX_COUNT) if concurrency else None,
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
-        warmup_requests, parse_slo(slo), parse_percentiles(percentiles), repetitions, seed)
+        warmup_requests, targets, parse_percentiles(percentiles), repetitions, seed, catch_up,
+        saturation_window, slo_percentile, precision,
+        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace), budget)
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
                            tags=list(tags), argv=api.command_line(), api_key=api_key)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]

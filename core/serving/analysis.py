@@ -5,6 +5,7 @@
 - sweep: aggregate and per-stream decode rate against concurrency, and the
   measured knee.
 - cache: the warm test's TTFT saving over the cold one.
+- turns: a multi-turn test's TTFT and prefix-cache hits turn by turn.
 """
 
 from __future__ import annotations
@@ -95,3 +96,23 @@ def cache_summary(tests: Sequence[dict]) -> dict | None:
         "cold_prefix_hits": ((cold.get("engine") or {}).get("server") or {}).get("prefix_cache_hits"),
         "warm_prefix_hits": ((warm.get("engine") or {}).get("server") or {}).get("prefix_cache_hits"),
     }
+
+
+def turn_stats(records: Sequence[RequestRecord]) -> list[dict] | None:
+    """Per turn of a multi-turn test (roles ``turnN``): requests, prompt length, TTFT median and the
+    prompt tokens the server took from its prefix cache (where its usage says)."""
+    turns: dict[int, list[RequestRecord]] = {}
+    for record in records:
+        if record.role.startswith("turn") and record.role[4:].isdigit() and record.ok:
+            turns.setdefault(int(record.role[4:]), []).append(record)
+    if len(turns) < 2:
+        return None
+    out = []
+    for turn in sorted(turns):
+        group = turns[turn]
+        cached = [r.cached_tokens for r in group if r.cached_tokens is not None]
+        out.append({"turn": turn, "requests": len(group),
+                    "prompt_mean": statistics.fmean(r.n_prompt for r in group),
+                    "ttft_median_ms": statistics.median(r.first_ns for r in group) / 1e6,
+                    "cached_tokens_mean": statistics.fmean(cached) if cached else None})
+    return out

@@ -7,10 +7,19 @@ arrivals, or a scripted scenario), with ``max_concurrency`` capping the
 requests in flight either way. Warm-up requests run first, one at a time,
 and are not counted. Once a connection is refused (the server is gone), no
 further requests are sent.
+
+Open loop, every request keeps its scheduled time beside its send time. When
+the cap holds requests back (they come due while every slot is busy) and
+slots then free together, the waiting requests do not burst out to catch up:
+each is sent no sooner after the one before than its own drawn gap (the
+arrival process holds on the wire), unless ``catch_up`` is asked. A request
+the cap did not hold goes at its scheduled time, however late the one before. An open-loop run stops early when the server is not
+keeping up (see :mod:`pdx.serving.saturation`), and says so.
 """
 
 from __future__ import annotations
 
+import collections
 import random
 import resource
 import time
@@ -21,6 +30,7 @@ from pdx.errors import PdxError
 from pdx.serving.http_stream import StreamLoop
 from pdx.serving.openai import CompletionsClient
 from pdx.serving.records import RequestRecord
+from pdx.serving.saturation import SaturationWatch
 
 
 @dataclass
@@ -41,6 +51,7 @@ class LoadResult:
     makespan_ns: int  # first send to last end
     cpu_s: float  # this process's CPU time (user + system) while the load ran
     wall_s: float
+    saturation: dict | None = None  # why the run stopped early, when it did
 
     @property
     def failed(self) -> list[RequestRecord]:
@@ -48,21 +59,27 @@ class LoadResult:
 
 
 _POLL_NS = 2_000_000  # how often a token-triggered request checks its trigger
+_MAX_BACKLOG = 100_000  # due requests counted ahead of sending at most (an endless plan at an infinite rate)
 
 
-def arrivals(rate: float, burstiness: float = 1.0, seed: int = 0) -> Iterator[float]:
+RAMP_FLOOR = 0.05  # a ramp-up starts at this fraction of the rate (from nothing, the first gap would be endless)
+
+
+def arrivals(rate: float, burstiness: float = 1.0, seed: int = 0, ramp_s: float = 0.0) -> Iterator[float]:
     """Send offsets (s) of arrivals at ``rate`` per second: gamma gaps of shape
     ``burstiness`` (1: Poisson; below 1: burstier), as ``vllm bench serve`` draws
-    them. An infinite rate sends everything at once."""
+    them. An infinite rate sends everything at once. ``ramp_s``: the rate rises
+    linearly from ``RAMP_FLOOR`` of itself to all of it over that long (each gap
+    drawn at the rate of the moment it starts)."""
     if rate <= 0 or burstiness <= 0:
         raise PdxError("--request-rate and --burstiness must be above 0")
     rng = random.Random(seed)
-    theta = 1.0 / (rate * burstiness)
     t = 0.0
     while True:
         yield t
         if rate != float("inf"):
-            t += rng.gammavariate(burstiness, theta)
+            now = rate * max(RAMP_FLOOR, min(1.0, t / ramp_s)) if ramp_s else rate
+            t += rng.gammavariate(burstiness, 1.0 / (now * burstiness))
 
 
 def _cpu_seconds() -> float:
@@ -72,14 +89,47 @@ def _cpu_seconds() -> float:
 
 class _Driver:
     def __init__(self, client: CompletionsClient, plan: Iterator[Planned], cap: int | None,
-                 loop: StreamLoop) -> None:
+                 loop: StreamLoop, catch_up: bool = False, watch: SaturationWatch | None = None) -> None:
         self.client, self.plan, self.cap, self.loop = client, plan, cap, loop
-        self.next: Planned | None = next(plan, None)
+        self.catch_up, self.watch = catch_up, watch
+        self.backlog: collections.deque[Planned] = collections.deque()  # planned, not yet sent
+        self.exhausted = False
         self.records: list[RequestRecord] = []
         self.in_flight = 0
         self.origin = 0
         self.timer_at: int | None = None
         self.polling = False
+        self.last: tuple[float, int] | None = None  # (scheduled offset s, send ns) of the last open-loop send
+        self.saturation: dict | None = None
+        self.freed_at: int | None = None  # when a slot last freed with every slot busy
+
+    @property
+    def next(self) -> Planned | None:
+        if not self.backlog and not self.exhausted:
+            self._pull()
+        return self.backlog[0] if self.backlog else None
+
+    def _pull(self) -> None:
+        planned = next(self.plan, None)
+        if planned is None:
+            self.exhausted = True
+        else:
+            self.backlog.append(planned)
+
+    def stop(self) -> None:
+        """Send nothing more; the requests in flight finish."""
+        self.backlog.clear()
+        self.exhausted = True
+
+    def due_waiting(self, now: int) -> int:
+        """Requests whose scheduled time has passed but which are not sent yet (open loop)."""
+        while not self.exhausted and len(self.backlog) < _MAX_BACKLOG and (
+                not self.backlog or self._due(self.backlog[-1], now)):
+            self._pull()
+        return sum(self._due(p, now) for p in self.backlog)
+
+    def _due(self, planned: Planned, now: int) -> bool:
+        return planned.at_s is not None and self.origin + planned.at_s * 1e9 <= now
 
     def done(self) -> bool:
         return self.next is None and self.in_flight == 0
@@ -96,17 +146,24 @@ class _Driver:
                 return
             if planned.at_s is not None:
                 due = self.origin + int(planned.at_s * 1e9)
+                held = self.freed_at is not None and due <= self.freed_at  # it came due while every slot was busy
+                if held and not self.catch_up and self.last is not None:  # no burst: keep its own gap
+                    due = max(due, self.last[1] + int((planned.at_s - self.last[0]) * 1e9))
                 if due > now:
                     if self.timer_at != due:
                         self.timer_at = due
                         self.loop.call_at(due, self.fill)
                     return
-            self.next = next(self.plan, None)
+            self.backlog.popleft()
             record = RequestRecord(idx=len(self.records), n_prompt=len(planned.prompt),
                                    max_tokens=planned.max_tokens, role=planned.role)
+            if planned.at_s is not None:
+                record.scheduled_ns = int(planned.at_s * 1e9)
             self.records.append(record)
             self.in_flight += 1
             self.client.send(self.loop, record, planned.prompt, self.origin, self.finished)
+            if planned.at_s is not None:
+                self.last = (planned.at_s, self.origin + record.send_ns)
             now = time.perf_counter_ns()
 
     def _poll(self) -> None:
@@ -114,32 +171,50 @@ class _Driver:
         self.fill()
 
     def finished(self, record: RequestRecord) -> None:
+        if self.cap is not None and self.in_flight >= self.cap:
+            self.freed_at = time.perf_counter_ns()
         self.in_flight -= 1
         if record.error and record.error.startswith("cannot connect"):
-            self.next = None  # the server is gone: the requests in flight finish, no new ones are sent
+            self.stop()  # the server is gone: the requests in flight finish, no new ones are sent
+        elif self.watch is not None and record.scheduled_ns is not None and self.saturation is None:
+            now = time.perf_counter_ns()
+            ttft = record.ttft_sched_ns / 1e6 if record.ok and record.ttft_sched_ns is not None else None
+            due = len(self.records) + self.due_waiting(now)
+            self.saturation = self.watch.observe((now - self.origin) / 1e9, due, len(self.records) - self.in_flight,
+                                                 ttft)
+            if self.saturation is not None:
+                self.saturation["unsent_due"] = self.due_waiting(now)
+                self.stop()
         self.fill()
 
 
 def run_load(client: CompletionsClient, plan: Iterable[Planned], max_concurrency: int | None = None,
-             warmup: Iterable[Planned] = ()) -> LoadResult:
-    """Send ``plan`` (after ``warmup``, one at a time, uncounted) and return every request's record."""
+             warmup: Iterable[Planned] = (), catch_up: bool = False,
+             saturation_window_s: float | None = None) -> LoadResult:
+    """Send ``plan`` (after ``warmup``, one at a time, uncounted) and return every request's record.
+
+    ``catch_up``: late open-loop requests go as soon as a slot frees, however many at once.
+    ``saturation_window_s``: stop an open-loop run early once it is over-saturated (None or 0: never)."""
     loop = StreamLoop()
     try:
         for planned in warmup:
             _run(client, iter([planned]), 1, loop)
         wall0, cpu0 = time.perf_counter_ns(), _cpu_seconds()
-        driver = _run(client, iter(plan), max_concurrency, loop)
+        watch = SaturationWatch(saturation_window_s) if saturation_window_s else None
+        driver = _run(client, iter(plan), max_concurrency, loop, catch_up, watch)
         cpu = _cpu_seconds() - cpu0
     finally:
         loop.close()
     records = driver.records
     ends = [r.send_ns + r.end_ns for r in records if r.end_ns is not None]
     makespan = max(ends) - min(r.send_ns for r in records) if records and ends else 0
-    return LoadResult(records, driver.origin, makespan, cpu, (time.perf_counter_ns() - wall0) / 1e9)
+    return LoadResult(records, driver.origin, makespan, cpu, (time.perf_counter_ns() - wall0) / 1e9,
+                      driver.saturation)
 
 
-def _run(client: CompletionsClient, plan: Iterator[Planned], cap: int | None, loop: StreamLoop) -> _Driver:
-    driver = _Driver(client, plan, cap, loop)
+def _run(client: CompletionsClient, plan: Iterator[Planned], cap: int | None, loop: StreamLoop,
+         catch_up: bool = False, watch: SaturationWatch | None = None) -> _Driver:
+    driver = _Driver(client, plan, cap, loop, catch_up, watch)
     driver.origin = time.perf_counter_ns()
     driver.fill()
     loop.run(driver.done)
@@ -153,9 +228,23 @@ def closed_loop(prompts: Iterable[list[int]], max_tokens: int, role: str = "load
 
 
 def open_loop(prompts: Iterable[list[int]], max_tokens: int, rate: float, burstiness: float = 1.0,
-              seed: int = 0, role: str = "load", duration_s: float | None = None) -> Iterator[Planned]:
+              seed: int = 0, role: str = "load", duration_s: float | None = None,
+              ramp_s: float = 0.0) -> Iterator[Planned]:
     """Requests arriving at ``rate`` per second, Poisson or gamma-distributed, for ``duration_s`` at most."""
-    for prompt, at in zip(prompts, arrivals(rate, burstiness, seed)):
+    for prompt, at in zip(prompts, arrivals(rate, burstiness, seed, ramp_s)):
+        if duration_s is not None and at >= duration_s:
+            return
+        yield Planned(prompt, max_tokens, role, at)
+
+
+def shaped_loop(requests: Iterable[tuple[list[int], int, str]], arrival_times: Iterable[float] | None = None,
+                duration_s: float | None = None) -> Iterator[Planned]:
+    """Requests of a traffic shape (prompt, max_tokens, role), closed loop or at ``arrival_times``."""
+    if arrival_times is None:
+        for prompt, max_tokens, role in requests:
+            yield Planned(prompt, max_tokens, role)
+        return
+    for (prompt, max_tokens, role), at in zip(requests, arrival_times):
         if duration_s is not None and at >= duration_s:
             return
         yield Planned(prompt, max_tokens, role, at)

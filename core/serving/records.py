@@ -1,8 +1,12 @@
 """What pdx keeps of every request it sends: the raw record, not a summary.
 
-Times are integers in nanoseconds. ``send_ns`` is measured from the start of
-the load run the request belongs to; every other time from the request's own
-send. ``events`` holds one ``(arrival_ns, tokens)`` pair per streamed event:
+Times are integers in nanoseconds. ``send_ns`` and ``scheduled_ns`` are
+measured from the start of the load run the request belongs to; every other
+time from the request's own send. ``scheduled_ns`` is when the arrival
+process meant the request to go (open loop); it is later sent when a slot
+is free, so the gap is latency its user sees (the dispatch delay), and the
+``*_sched_ns`` figures count from it. Closed-loop requests have no schedule
+(None): they go when a slot frees, by definition. ``events`` holds one ``(arrival_ns, tokens)`` pair per streamed event:
 the arrival of every token (an event may carry several, as with speculative
 decoding). TTFT, ITL, TPOT and E2EL are derived from these, never stored in
 their place.
@@ -22,6 +26,7 @@ class RequestRecord:
     max_tokens: int  # tokens asked for (generation ignores EOS, so also those expected)
     role: str = "load"  # what the request is for in its scenario: load, steady, intruder, cold, warm...
     send_ns: int = 0  # from the start of the load run
+    scheduled_ns: int | None = None  # when it was due (open loop), from the start of the load run
     first_ns: int | None = None  # first token, from send
     end_ns: int | None = None  # stream over (or failed), from send
     events: list[tuple[int, int]] = field(default_factory=list)  # (arrival from send, tokens in the event)
@@ -54,10 +59,31 @@ class RequestRecord:
         return self.first_ns
 
     @property
-    def itl_ns(self) -> list[int]:
-        """Gaps between successive events (vLLM's ITL: one per streamed chunk)."""
+    def dispatch_ns(self) -> int:
+        """How long the request waited past its scheduled time (for a slot, or the client)."""
+        return max(0, self.send_ns - self.scheduled_ns) if self.scheduled_ns is not None else 0
+
+    @property
+    def ttft_sched_ns(self) -> int | None:
+        """TTFT from the scheduled send: what the user who arrived then waited."""
+        return self.first_ns + self.dispatch_ns if self.first_ns is not None else None
+
+    @property
+    def e2el_sched_ns(self) -> int | None:
+        return self.end_ns + self.dispatch_ns if self.end_ns is not None else None
+
+    @property
+    def chunk_gaps_ns(self) -> list[int]:
+        """Gaps between successive events, one per streamed chunk (vLLM's ITL as ``vllm bench serve`` counts it)."""
         times = [t for t, _ in self.events]
         return [b - a for a, b in zip(times, times[1:])]
+
+    @property
+    def itl_ns(self) -> list[float]:
+        """Per-token gaps: a chunk of k tokens after a gap g stands for k gaps of g / k, so
+        a stream that merges tokens into chunks gives the same ITL as one that does not.
+        (Tokens that came with the first chunk are in no gap: they arrived at TTFT.)"""
+        return per_token_gaps(self.events)
 
     @property
     def decode_ns(self) -> int | None:
@@ -88,6 +114,14 @@ class RequestRecord:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         known["events"] = [tuple(e) for e in known.get("events") or []]
         return cls(**known)
+
+
+def per_token_gaps(events) -> list[float]:
+    """The per-token gaps of a stream's ``(arrival, tokens)`` events (see ``RequestRecord.itl_ns``)."""
+    gaps: list[float] = []
+    for (a, _), (b, n) in zip(events, events[1:]):
+        gaps.extend([(b - a) / n] * n if n > 0 else [])
+    return gaps
 
 
 class RequestsFailed(PdxError):

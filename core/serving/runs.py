@@ -11,14 +11,24 @@ hit counter where it has one); ``pp+tg`` times both in one request.
 
 from __future__ import annotations
 
+import random
+
 from pdx.backend import Sample
+from pdx.errors import PdxError
 from pdx.prompt_stream import Prompts
-from pdx.serving.load import Planned, closed_loop, for_duration, open_loop, run_load
+from pdx.serving.load import Planned, arrivals, closed_loop, for_duration, open_loop, run_load, shaped_loop
 from pdx.serving.openai import CompletionsClient
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed, failure_summary
 from pdx.serving.spec import ServeSpec
+from pdx.serving.traffic import Shape, read_trace, trace_requests
 from pdx.workload import TestSpec
+
+
+def arrival_seed(prompts: PromptMaker) -> int:
+    """A seed drawn from the prompts' own seed, for what else a scenario draws (arrivals, lengths)."""
+    seed = getattr(prompts, "seed", None)  # the unified prompt stream hands one out
+    return seed() if callable(seed) else prompts.rng.randrange(2**31)
 
 
 def check_records(records: list, name: str) -> None:
@@ -86,20 +96,97 @@ def _plan(spec: ServeSpec, prompts: PromptMaker) -> tuple[list, list[Planned], i
         role = spec.scenario.split("-")[1]
         plan = closed_loop(source, spec.n_gen, role)
         return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, 1
+    if spec.trace is not None:
+        lines = read_trace(spec.trace)[0]
+        if spec.trace_sha256 and read_trace(spec.trace)[1] != spec.trace_sha256:
+            raise PdxError(f"--trace {spec.trace}: the file changed since the run was planned")
+        lines = lines[:spec.n_requests] if spec.n_requests else lines
+        plan = (Planned(prompt, n_out, role, at) for prompt, n_out, at, role in trace_requests(lines, prompts)
+                if spec.duration_s is None or at < spec.duration_s)
+        return plan, warmup, spec.max_concurrency
+    if spec.shape != Shape(spec.n_prompt, spec.n_gen):
+        rng = random.Random(arrival_seed(prompts))
+        requests = spec.shape.requests(prompts, rng, spec.n_requests)
+        if spec.rate is not None:
+            times = arrivals(spec.rate, spec.burstiness, arrival_seed(prompts), spec.ramp_s)
+            return shaped_loop(requests, times, spec.duration_s), warmup, spec.max_concurrency
+        plan = shaped_loop(requests)
+        return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, spec.concurrency
     if spec.rate is not None:
         return open_loop(source, spec.n_gen, spec.rate, spec.burstiness, prompts.seed(),
-                         duration_s=spec.duration_s), warmup, spec.max_concurrency
+                         duration_s=spec.duration_s, ramp_s=spec.ramp_s), warmup, spec.max_concurrency
     plan = closed_loop(source, spec.n_gen)
     return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, spec.concurrency
 
 
+def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> Sample:
+    """The capacity search (:mod:`pdx.serving.capacity`): one load run per point, every request kept
+    (``role`` names its point), the points and the verdict in the sample's ``engine``."""
+    from pdx.serving import capacity
+    from pdx.serving.metrics import serving_stats
+
+    percentiles = tuple(sorted(set(spec.percentiles) | {spec.slo_percentile}))
+    warm = run_load(client, iter([Planned(prompts.tokens(spec.n_prompt), spec.n_gen, "warmup")
+                                  for _ in range(max(1, spec.warmup_requests))]), 1)
+    closed = spec.concurrency is not None
+    if closed:
+        start = spec.concurrency
+    elif spec.rate is not None:
+        start = spec.rate
+    else:  # one request's service rate
+        ends = [r.end_ns for r in warm.records if r.ok and r.end_ns]
+        start = 1e9 / max(ends) if ends else 1.0
+    records, points, first_origin = [], [], None
+
+    def measure(x: float) -> bool:
+        nonlocal first_origin
+        role = f"point{len(points)}"
+        n = spec.n_requests if spec.n_requests or spec.duration_s else capacity.point_requests(x, closed)
+        requests = ((prompt, n_out, role) for prompt, n_out, _ in
+                    spec.shape.requests(prompts, random.Random(arrival_seed(prompts)), n))
+        if closed:
+            plan = shaped_loop(requests)
+            result = run_load(client, for_duration(plan, spec.duration_s) if spec.duration_s else plan, int(x))
+        else:
+            plan = shaped_loop(requests, arrivals(x, spec.burstiness, arrival_seed(prompts), spec.ramp_s),
+                               spec.duration_s)
+            result = run_load(client, plan, spec.max_concurrency, catch_up=spec.catch_up,
+                              saturation_window_s=spec.saturation_window_s)
+        first_origin = result.origin_ns if first_origin is None else first_origin
+        records.extend(result.records)
+        stats = serving_stats(result.records, result.makespan_ns, percentiles=percentiles)
+        verdict = capacity.judge(stats, spec.slo, spec.slo_percentile, result.saturation is not None)
+        points.append({"x": x, "role": role, **verdict, "requests": len(result.records),
+                       "failed": stats["failed"], "saturation": result.saturation,
+                       "output_throughput": stats["output_throughput"],
+                       "request_throughput": stats["request_throughput"],
+                       "origin_offset_ns": result.origin_ns - first_origin, "makespan_ns": result.makespan_ns})
+        return verdict["held"]
+
+    search = capacity.Search(measure, start, spec.precision, integer=closed, max_points=spec.max_points,
+                             budget_s=spec.budget_s or None)
+    lo, hi = search.run()
+    ok = [r for r in records if r.ok]
+    span = max((p["origin_offset_ns"] + p["makespan_ns"] for p in points), default=1)
+    found = capacity.summary(points, lo, hi, "concurrency" if closed else "rate", spec.slo, spec.slo_percentile,
+                             spec.precision, search.out_of_time)
+    return Sample(ns=max(span, 1), n_prompt=sum(r.n_prompt for r in ok), n_gen=sum(r.n_gen for r in ok),
+                  requests=records, engine={"capacity": found, "start": start})
+
+
 def scenario_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
     """One run of a serving scenario, and a summary of its failed requests (if any)."""
+    if spec.scenario == "capacity":  # failed requests are a finding here (a point that broke), not a failure
+        return capacity_sample(client, spec, prompts), None
     plan, warmup, cap = _plan(spec, prompts)
-    result = run_load(client, plan, cap, warmup)
+    timed = spec.scenario == "load" and (spec.trace is not None or spec.rate not in (None, float("inf")))
+    result = run_load(client, plan, cap, warmup, catch_up=spec.catch_up,
+                      saturation_window_s=spec.saturation_window_s if timed else None)
     ok = [r for r in result.records if r.ok]
     sample = Sample(ns=max(result.makespan_ns, 1), n_prompt=sum(r.n_prompt for r in ok),
                     n_gen=sum(r.n_gen for r in ok), requests=result.records,
                     engine={"client_cpu_s": round(result.cpu_s, 4)})
+    if result.saturation:
+        sample.engine["saturation"] = result.saturation
     summary = failure_summary(result.records)
     return sample, f"{spec.name}: {summary}" if summary else None

@@ -13,6 +13,10 @@ stored the same way (its parameters in the test's ``spec``). Scenarios:
 - ``cache-cold`` / ``cache-warm``: prompts that share no prefix (the server's
   prefix-cache hit counter must stay flat), then prompts sharing a ``prefix``
   of their tokens, warmed first: the TTFT saving.
+- ``capacity``: the largest request rate (open loop; ``rate`` the start) or
+  concurrency (closed loop; ``concurrency`` the start) at which the ``slo``
+  holds at ``slo_percentile``, by a bracketing search to ``precision``
+  (:mod:`pdx.serving.capacity`); each point sends ``n_requests`` requests.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from pdx.errors import WorkloadError
+from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_MAX_POINTS, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.metrics import DEFAULT_PERCENTILES
+from pdx.serving.saturation import DEFAULT_WINDOW_S
+from pdx.serving.traffic import Lengths, Shape
 
-SCENARIOS = ("load", "stall", "cache-cold", "cache-warm")
+SCENARIOS = ("load", "stall", "cache-cold", "cache-warm", "capacity")
 
 
 def _number(value: float) -> str:
@@ -43,7 +50,21 @@ class ServeSpec:
     inject: int = 0  # stall: the long prompt's tokens
     prefix: int = 0  # cache-warm: tokens every prompt shares
     warmup_requests: int = 1
+    catch_up: bool = False  # open loop: late requests go as soon as a slot frees, bursting if need be
+    saturation_window_s: float = DEFAULT_WINDOW_S  # open loop: stop once over-saturated over this window (0: never)
     slo: dict = field(default_factory=dict, compare=False, hash=False)  # metric -> ms
+    slo_percentile: float = DEFAULT_PERCENTILE  # capacity: the percentile the SLO is judged at
+    precision: float = DEFAULT_PRECISION  # capacity: stop once hi / lo - 1 is at most this
+    max_points: int = DEFAULT_MAX_POINTS  # capacity: points of the search before the two repeats
+    budget_s: float = DEFAULT_BUDGET_S  # capacity: no new point after this long (0: no limit)
+    # Traffic shape (pdx.serving.traffic), load and capacity tests:
+    system_prompt: int = 0  # tokens of a system prompt every request starts with
+    turns: int = 1  # turns per conversation (each sends the history and a new user part)
+    input_dist: str = "fixed"  # user-part lengths around n_prompt: fixed, uniform:S, lognormal:SIGMA
+    output_dist: str = "fixed"  # generated lengths around n_gen
+    ramp_s: float = 0.0  # open loop: the rate rises linearly to ``rate`` over this long
+    trace: str | None = None  # a JSONL trace replayed instead (its path, as given)
+    trace_sha256: str | None = None
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
     depth: int = 0  # the columns every test has
     kind: str = "serve"
@@ -53,16 +74,53 @@ class ServeSpec:
             raise WorkloadError(f"unknown scenario {self.scenario!r}; choose one of: {', '.join(SCENARIOS)}")
         if self.n_prompt < 1 or self.n_gen < 1:
             raise WorkloadError(f"{self.scenario}: requests need at least 1 prompt and 1 generated token")
-        if (self.concurrency is None) == (self.rate is None) and self.scenario == "load":
+        if self.turns < 1 or self.system_prompt < 0 or self.ramp_s < 0:
+            raise WorkloadError("turns must be at least 1, the system prompt and the ramp-up 0 or more")
+        for flag, text in (("--input-dist", self.input_dist), ("--output-dist", self.output_dist)):
+            Lengths.parse(text, flag)
+        if self.ramp_s and self.rate is None:
+            raise WorkloadError("--ramp-up needs an open loop (--request-rate)")
+        if self.trace is not None and (self.rate is not None or self.concurrency is not None
+                                       or self.scenario != "load"):
+            raise WorkloadError("a trace sets its own arrivals: give --trace without -c or --request-rate")
+        if self.scenario == "capacity":
+            if not self.slo:
+                raise WorkloadError("capacity: give the SLO to hold (--slo ttft=2s,itl=200ms[,p=99])")
+            if self.concurrency is not None and self.rate is not None:
+                raise WorkloadError("capacity: search a concurrency (closed loop) or a request rate (open loop), "
+                                    "not both")
+            if self.rate == float("inf"):
+                raise WorkloadError("capacity: start the search at a finite request rate")
+            if not 0 < self.precision < 10 or self.max_points < 2:
+                raise WorkloadError(f"capacity: the precision must be above 0 (not {self.precision}) "
+                                    f"and at least 2 points allowed (not {self.max_points})")
+        if (self.concurrency is None) == (self.rate is None) and self.scenario == "load" and self.trace is None:
             raise WorkloadError("a load test needs a concurrency (closed loop) or a request rate (open loop)")
         if self.concurrency is not None and self.concurrency < 1:
             raise WorkloadError(f"concurrency must be at least 1, not {self.concurrency}")
-        if self.n_requests is None and self.duration_s is None and self.scenario != "stall":
+        if (self.n_requests is None and self.duration_s is None and self.scenario not in ("stall", "capacity")
+                and self.trace is None):
             raise WorkloadError(f"{self.scenario}: give a number of requests or a duration")
         if self.scenario == "stall" and self.inject < 1:
             raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
+        if self.saturation_window_s < 0:
+            raise WorkloadError(f"the over-saturation window must be 0 (off) or more seconds, not {self.saturation_window_s}")
         if self.scenario == "cache-warm" and not 0 < self.prefix < self.n_prompt:
             raise WorkloadError(f"cache-warm: the shared prefix ({self.prefix}) must be shorter than the prompt")
+
+    @property
+    def shape(self) -> Shape:
+        return Shape(self.n_prompt, self.n_gen, self.system_prompt, self.turns,
+                     Lengths.parse(self.input_dist, "--input-dist"), Lengths.parse(self.output_dist, "--output-dist"))
+
+    def _traffic(self) -> str:
+        """The name's suffix for a traffic shape other than the plain one."""
+        parts = [f"sys{self.system_prompt}" if self.system_prompt else "",
+                 f"turns{self.turns}" if self.turns > 1 else "",
+                 f"in-{self.input_dist}" if self.input_dist != "fixed" else "",
+                 f"out-{self.output_dist}" if self.output_dist != "fixed" else "",
+                 f"ramp{_number(self.ramp_s)}s" if self.ramp_s else ""]
+        return "".join(f":{p}" for p in parts if p)
 
     @property
     def batch(self) -> int:
@@ -70,14 +128,26 @@ class ServeSpec:
 
     @property
     def name(self) -> str:
+        return self._name() + self._traffic()
+
+    def _name(self) -> str:
         shape = f"p{self.n_prompt}+g{self.n_gen}"
         if self.scenario == "stall":
             return f"stall:c{self.concurrency}:{shape}:inject{self.inject}"
-        count = f"n{self.n_requests}" if self.n_requests is not None else f"{_number(self.duration_s)}s"
+        count = f"n{self.n_requests}" if self.n_requests is not None else (
+            f"{_number(self.duration_s)}s" if self.duration_s is not None else "auto")
         if self.scenario == "cache-cold":
             return f"cache-cold:{shape}:{count}"
         if self.scenario == "cache-warm":
             return f"cache-warm:{shape}:prefix{self.prefix}:{count}"
+        if self.scenario == "capacity":
+            slo = "+".join(f"{k}{_number(v)}" for k, v in self.slo.items())
+            axis = f"c{self.concurrency}" if self.concurrency is not None else (
+                f"r{_number(self.rate)}" if self.rate is not None else "r")
+            return f"capacity:{axis}:{shape}:{count}:{slo}@p{self.slo_percentile:g}"
+        if self.trace is not None:
+            name = f"trace-{self.trace.replace(chr(92), '/').rsplit('/', 1)[-1]}"[:48]
+            return f"{name}:{count}" + (f":max{self.max_concurrency}" if self.max_concurrency else "")
         if self.concurrency is not None:
             return f"c{self.concurrency}:{shape}:{count}"
         name = f"r{_number(self.rate)}:{shape}:{count}"
@@ -112,12 +182,31 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                    rates: list[float] | None = None, burstiness: float = 1.0, max_concurrency: int | None = None,
                    n_requests: int | None = None, duration_s: float | None = None, inject: int = 1024,
                    prefix: int | None = None, warmup_requests: int = 1, slo: dict | None = None,
-                   percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42):
+                   percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42,
+                   catch_up: bool = False, saturation_window_s: float = DEFAULT_WINDOW_S,
+                   slo_percentile: float = DEFAULT_PERCENTILE, precision: float = DEFAULT_PRECISION,
+                   traffic: dict | None = None, budget_s: float = DEFAULT_BUDGET_S):
     """The tests of one ``pdx serve-bench`` run."""
     from pdx.workload import Workload
 
     common = dict(n_prompt=n_prompt, n_gen=n_gen, warmup_requests=warmup_requests, slo=dict(slo or {}),
-                  percentiles=tuple(percentiles))
+                  percentiles=tuple(percentiles), catch_up=catch_up, saturation_window_s=saturation_window_s)
+    shaped = dict(traffic or {})
+    if shaped.get("trace"):
+        if scenario != "load" or rates or concurrency:
+            raise WorkloadError("a trace sets its own arrivals: give --trace with the load scenario, "
+                                "without -c or --request-rate")
+        from pdx.serving.traffic import read_trace
+
+        shaped["trace_sha256"] = read_trace(shaped["trace"])[1]
+        return Workload((ServeSpec("load", max_concurrency=max_concurrency, **common, **shaped,
+                                   n_requests=n_requests, duration_s=duration_s),), repetitions=repetitions,
+                        warmup=0, seed=seed)
+    shaped.pop("trace", None)
+    if shaped and scenario not in ("load", "sweep", "capacity"):
+        raise WorkloadError(f"{scenario}: traffic shapes (--system-prompt, --turns, --input-dist, --output-dist, "
+                            "--ramp-up) apply to load, sweep and capacity tests")
+    common |= shaped
     count = dict(n_requests=n_requests, duration_s=duration_s)
     if scenario in ("load", "sweep"):
         if rates and concurrency:
@@ -130,6 +219,13 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
             tests = [ServeSpec("load", concurrency=c, **common,
                                n_requests=n_requests if n_requests or duration_s else max(4 * c, 8),
                                duration_s=duration_s) for c in levels]
+    elif scenario == "capacity":
+        if len(concurrency or []) > 1 or len(rates or []) > 1:
+            raise WorkloadError("capacity: give one start (-c N or --request-rate R), not a list")
+        tests = [ServeSpec("capacity", concurrency=(concurrency or [None])[0], rate=(rates or [None])[0],
+                           burstiness=burstiness, max_concurrency=max_concurrency, slo_percentile=slo_percentile,
+                           precision=precision, budget_s=budget_s, **common,
+                           n_requests=n_requests, duration_s=duration_s)]
     elif scenario == "stall":
         tests = [ServeSpec("stall", concurrency=c, inject=inject, **common) for c in (concurrency or [4])]
     elif scenario == "cache":
@@ -138,5 +234,5 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
         tests = [ServeSpec("cache-cold", **common, **count),
                  ServeSpec("cache-warm", prefix=shared, **common, **count)]
     else:
-        raise WorkloadError(f"unknown scenario {scenario!r}; choose load, sweep, stall or cache")
+        raise WorkloadError(f"unknown scenario {scenario!r}; choose load, sweep, stall, cache or capacity")
     return Workload(tuple(tests), repetitions=repetitions, warmup=0, seed=seed)

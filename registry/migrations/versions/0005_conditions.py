@@ -1,6 +1,6 @@
 """tests.conditions: what the machine did while each test ran
 
-Revision ID: 0005_conditions
+Revision ID: 0005
 Revises: 0004
 Create Date: 2026-12-01
 """
@@ -9,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0005_conditions'
+revision = '0005'
 down_revision = '0004'
 branch_labels = None
 depends_on = None

@@ -1,0 +1,127 @@
+"""Serving charts: a timeline of requests, and the capacity curve.
+
+- Timeline: each request of a serving test as a row over time: grey from its
+  scheduled send to its actual send (the wait for a slot), blue from send to
+  first token (prefill, as the client saw it), orange from first to last
+  token (decode). A capacity test's points follow one another on one axis.
+- Capacity curve: per SLO metric, the value at the judged percentile of every
+  point measured against the load (request rate or concurrency), the SLO as a
+  dashed line and the capacity as a vertical rule.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from pdx.reports.charts import CEILING_COLOUR, PHASE_COLOURS, WIDTH, _spec
+from pdx.reports.figures import Namer
+from pdx.reports.rows import DECODE, PREFILL
+
+MAX_TIMELINE_TESTS = 3
+MAX_TIMELINE_REQUESTS = 300  # per test: the first ones sent; the note says when more were left out
+METRIC_SIDE = {"ttft": PREFILL, "e2el": PREFILL, "itl": DECODE, "tpot": DECODE}
+WAIT_COLOUR = "#9ca3af"
+
+
+def _offsets(test: dict) -> dict[str, int]:
+    """ns from the first point's start to each capacity point's (role) start; other tests: all 0."""
+    found = (test.get("stats") or {}).get("capacity") or {}
+    return {p["role"]: p.get("origin_offset_ns") or 0 for p in found.get("points") or []}
+
+
+def timeline_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], int]:
+    """Bars (series, request, phase, start_s, end_s) of the first serving tests' requests, and how many were left out."""
+    out, left_out, tests = [], 0, 0
+    for run in runs:
+        for test in run["tests"]:
+            requests = [r for r in test.get("requests") or [] if r.get("first_ns") is not None]
+            if test.get("kind") != "serve" or not requests or tests >= MAX_TIMELINE_TESTS:
+                continue
+            tests += 1
+            series = f"{namer(run)} · {test['name']}"
+            offsets = _offsets(test)
+            ordered = sorted(requests, key=lambda r: offsets.get(r.get("role"), 0) + (r.get("send_ns") or 0))
+            left_out += max(0, len(ordered) - MAX_TIMELINE_REQUESTS)
+            for n, r in enumerate(ordered[:MAX_TIMELINE_REQUESTS]):
+                base = offsets.get(r.get("role"), 0)
+                send = base + (r.get("send_ns") or 0)
+                scheduled = base + r["scheduled_ns"] if r.get("scheduled_ns") is not None else send
+                first = send + r["first_ns"]
+                last = send + (r["events"][-1][0] if r.get("events") else r["first_ns"])
+                for phase, a, b in (("wait", scheduled, send), ("prefill", send, first), ("decode", first, last)):
+                    if b > a:
+                        out.append({"series": series, "request": n, "phase": phase, "start_s": a / 1e9,
+                                    "end_s": b / 1e9})
+    return out, left_out
+
+
+def requests_timeline(data: list[dict]) -> dict:
+    colours = {"wait": WAIT_COLOUR, "prefill": PHASE_COLOURS[PREFILL], "decode": PHASE_COLOURS[DECODE]}
+    body = {
+        "data": {"values": data},
+        "facet": {"row": {"field": "series", "type": "nominal", "title": None}},
+        "resolve": {"scale": {"x": "independent", "y": "independent"}},
+        "spec": {
+            "width": WIDTH, "height": 160,
+            "mark": {"type": "rule", "strokeWidth": 2},
+            "encoding": {
+                "x": {"field": "start_s", "type": "quantitative", "title": "time from the test's start (s)"},
+                "x2": {"field": "end_s"},
+                "y": {"field": "request", "type": "quantitative", "title": "request (in sending order)",
+                      "sort": "descending", "axis": {"format": "d"}},
+                "color": {"field": "phase", "type": "nominal", "title": None,
+                          "scale": {"domain": list(colours), "range": list(colours.values())}},
+            },
+        },
+    }
+    return _spec(body, "timeline of requests: wait for a slot, prefill, decode")
+
+
+def capacity_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[dict]]:
+    """(measurements, capacities): one record per point and SLO metric, and one per capacity test and metric."""
+    points, marks = [], []
+    for run in runs:
+        for test in run["tests"]:
+            found = (test.get("stats") or {}).get("capacity")
+            if not found:
+                continue
+            series = f"{namer(run)} · {test['name']}"
+            for metric, limit in found["slo"].items():
+                label = f"{metric.upper()} p{found['percentile']:g} (ms)"
+                for p in found["points"]:
+                    value = p["values"].get(metric)
+                    if isinstance(value, (int, float)):
+                        points.append({"series": series, "metric": label, "side": METRIC_SIDE[metric],
+                                       "load": p["x"], "value": value, "held": "holds" if p["held"] else "breaks"})
+                marks.append({"series": series, "metric": label, "slo": limit, "capacity": found["capacity"],
+                              "axis": found["axis"]})
+    return points, marks
+
+
+def capacity_curve(points: list[dict], marks: list[dict]) -> dict:
+    axis = marks[0]["axis"] if marks else "rate"
+    x_title = "concurrency (requests in flight)" if axis == "concurrency" else "request rate (requests/s)"
+    panels = []
+    for metric in dict.fromkeys(m["metric"] for m in marks):
+        values = [p for p in points if p["metric"] == metric]
+        limits = [m for m in marks if m["metric"] == metric]
+        colour = PHASE_COLOURS[values[0]["side"]] if values else CEILING_COLOUR
+        x = {"field": "load", "type": "quantitative", "title": x_title, "scale": {"type": "log"}}
+        panels.append({
+            "title": {"text": metric, "color": colour}, "width": WIDTH // 2 - 20, "height": 200,
+            "layer": [
+                {"data": {"values": values}, "mark": {"type": "line", "color": colour, "opacity": 0.5},
+                 "encoding": {"x": x, "y": {"aggregate": "mean", "field": "value", "type": "quantitative",
+                                            "title": metric}, "detail": {"field": "series"}}},
+                {"data": {"values": values}, "mark": {"type": "point", "filled": True, "size": 40},
+                 "encoding": {"x": x, "y": {"field": "value", "type": "quantitative"},
+                              "shape": {"field": "held", "type": "nominal", "title": None,
+                                        "scale": {"domain": ["holds", "breaks"], "range": ["circle", "cross"]}},
+                              "color": {"value": colour}}},
+                {"data": {"values": limits}, "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
+                 "encoding": {"y": {"field": "slo", "type": "quantitative"}}},
+                {"data": {"values": [m for m in limits if m["capacity"]]},
+                 "mark": {"type": "rule", "color": "#16a34a"},
+                 "encoding": {"x": {"field": "capacity", "type": "quantitative"}}},
+            ]})
+    return _spec({"hconcat": panels}, "capacity curve: SLO metrics against load, with the SLO and the capacity")
