@@ -49,3 +49,26 @@ def test_what_to_buy_recomputes_and_matches_a_hand_calculation(repo, tmp_path, b
     assert batched["dominant"] == want["dominant"]
     assert not problems, problems
     page.close()
+
+
+def test_the_hub_pages_load_without_errors_and_their_links_resolve(repo, tmp_path, browser):  # noqa: F811
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    site = tmp_path / "site"
+    _published(repo, site)
+    pages = [site / "chips.html", site / "buy.html", *sorted(site.glob("chips/*.html"))]
+    assert len(pages) == 5
+    for path in pages:
+        page, problems = open_page(browser, path)
+        assert not problems, f"{path.name}: {problems}"
+        for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
+            url = urlparse(href)
+            if url.scheme in ("http", "https"):
+                continue  # the catalog's sources for a chip's figures
+            assert Path(unquote(url.path)).is_file(), f"{path.name} links to missing {href}"
+        page.close()
+    page, _ = open_page(browser, site / "chips.html")
+    page.click("table.chips th:nth-child(5)")  # sort by measured tg128
+    assert page.eval_on_selector_all("table.chips tbody tr", "rows => rows.length") == 2
+    page.close()
