@@ -75,10 +75,12 @@ def repo(tmp_path, monkeypatch, model, tiny_gguf) -> Path:
     bob = contributor(tmp_path, monkeypatch, "bob", "NVIDIA RTX 4090", model, 2)
     imported = run_pdx_here("import", str(LLAMA_BENCH), "-m", str(tiny_gguf), "--registry", bob)
     assert imported.returncode == 0, imported.stderr
-    result = submit(bob, repo)
+    refused = submit(bob, repo)  # the recorded table is noisy (a busy machine): refused at 5%...
+    assert refused.returncode == 1 and "is noisy: CV" in refused.stderr and len(written(refused)) == 1
+    result = submit(bob, repo, "--max-cv", "20%")  # ...and submitted at a CV bob states
     assert result.returncode == 0, result.stderr
-    assert len(written(result)) == 2
-    git(repo, "add", *written(result))
+    assert len(written(result)) == 1 and "already there" in result.stdout
+    git(repo, "add", *written(refused), *written(result))
     git(repo, "commit", "-q", "-m", "bob: RTX 4090 and llama-bench")
     return repo
 
@@ -396,7 +398,8 @@ def test_decode_vs_ceiling_by_chip_and_the_chip_pages(repo, tmp_path):
     assert row["chip"] == "Apple M2 Max" and row["bandwidth"] == 400e9
     assert row["measured"] == pytest.approx(measured) and row["ceiling"] == tg["ceilings"]["ceiling"]
     assert row["fraction"] == pytest.approx(measured / tg["ceilings"]["ceiling"])
-    assert len(rows) == 2  # the llama-bench table measured tg16: no tg128 to put in this table
+    assert len(rows) == 3  # and the llama-bench table's tg128, on a machine with no stored ceiling
+    assert [r["ceiling"] for r in rows].count(None) == 1
     html = (site / "chips.html").read_text()
     assert "Apple M2 Max" in html and "400" in html and row["chip_page"] in html
     chip = json.loads((site / row["chip_page"]).with_suffix(".json").read_text())
