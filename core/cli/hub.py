@@ -9,20 +9,18 @@ import click
 from pdx.cli.base import registry_option, where_option
 
 
-def _fraction(flag: str):
-    """A click converter for ``5%`` or ``0.05``."""
-    def convert(ctx, param, value):
-        from pdx.errors import WorkloadError
-        from pdx.workload import parse_target_ci
+def _fraction(ctx, param, value) -> float:
+    """``5%`` or ``0.05`` as a fraction (click names the option in its error)."""
+    from pdx.errors import WorkloadError
+    from pdx.workload import parse_target_ci
 
-        try:
-            number = parse_target_ci(str(value))
-        except WorkloadError:
-            raise click.BadParameter(f"{value!r} is not a percentage such as 5% or 0.05") from None
-        if not 0 <= number < 10:
-            raise click.BadParameter(f"{value!r} is out of range (0% to 1000%)")
-        return number
-    return convert
+    try:
+        number = parse_target_ci(str(value))
+    except WorkloadError:
+        raise click.BadParameter(f"{value!r} is not a percentage such as 5% or 0.05") from None
+    if not 0 <= number < 10:
+        raise click.BadParameter(f"{value!r} is out of range (0% to 1000%)")
+    return number
 
 
 @click.command()
@@ -30,7 +28,7 @@ def _fraction(flag: str):
 @where_option
 @click.option("-o", "--output", "folder", required=True, type=click.Path(file_okay=False),
               help="The results folder (a checkout of the results repository).")
-@click.option("--max-cv", default="5%", show_default=True, callback=_fraction("--max-cv"), metavar="PCT",
+@click.option("--max-cv", default="5%", show_default=True, callback=_fraction, metavar="PCT",
               help="Refuse a run with a test whose rate varied more than this (coefficient of variation).")
 @click.option("--force", is_flag=True, help="Submit runs that would otherwise be refused.")
 @registry_option
@@ -66,7 +64,7 @@ def hub_group() -> None:
 
 @hub_group.command("verify")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
-@click.option("--tolerance", default="10%", show_default=True, callback=_fraction("--tolerance"), metavar="PCT",
+@click.option("--tolerance", default="10%", show_default=True, callback=_fraction, metavar="PCT",
               help="How far above its stored ceiling a rate may be before it is implausible.")
 def verify(folder, tolerance) -> None:
     """Check every bundle of FOLDER: schema, digests, names, duplicates, model identities and
