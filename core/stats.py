@@ -89,3 +89,21 @@ def outliers(values: Sequence[float], fence: float = 1.5) -> list[int]:
     q1, q3 = quartiles(values)
     low, high = q1 - fence * (q3 - q1), q3 + fence * (q3 - q1)
     return [i for i, v in enumerate(values) if v < low or v > high]
+
+
+def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> dict | None:
+    """Least squares ``y = intercept + slope * x`` with the standard error of each (None
+    with no residual degree of freedom); None below two distinct x."""
+    n = len(xs)
+    if n < 2 or len(set(xs)) < 2:
+        return None
+    mx, my = math.fsum(xs) / n, math.fsum(ys) / n
+    sxx = math.fsum((x - mx) ** 2 for x in xs)
+    slope = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    intercept = my - slope * mx
+    slope_se = intercept_se = None
+    if n > 2:
+        s2 = math.fsum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys)) / (n - 2)
+        slope_se, intercept_se = math.sqrt(s2 / sxx), math.sqrt(s2 * (1 / n + mx * mx / sxx))
+    return {"intercept": intercept, "slope": slope, "intercept_se": intercept_se, "slope_se": slope_se, "n": n,
+            "x_min": min(xs), "x_max": max(xs)}

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.reports import comparison, groups, labels, pages, templating
+from pdx.reports import comparison, groups, hubpages, labels, pages, templating
 from pdx.reports.chartset import charts_for
 from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
 from pdx.reports.render import ChartRenderer
@@ -88,8 +88,11 @@ class SiteBuilder:
         """Render ``template`` to ``path`` and write ``data`` beside it as JSON."""
         root = "../" * path.count("/")
         json_name = Path(path).with_suffix(".json").name
+        # The footer dates the page's own runs, so a new run leaves the pages it is not on unchanged.
+        shown = context.get("runs") or ([context["run"]] if "run" in context else self.runs)
+        site = self.info | {"data_time": pages.data_time(shown), "n_runs": len(shown)}
         html = self.env.get_template(template).render(
-            site=self.info, page={"title": title, "root": root, "json": json_name},
+            site=site, page={"title": title, "root": root, "json": json_name},
             links=self.links(root), headline=self.headline, **context)
         self.writer.write(path, html)
         self.writer.write(str(Path(path).with_suffix(".json").as_posix()), _json(data))
@@ -118,6 +121,7 @@ class SiteBuilder:
         self.writer.write("assets/pdx.css", self.env.get_template("pdx.css").render())
         self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
         self.writer.write("DATA.md", DATA_DOC.read_text())
+        hubpages.build(self)
         for run in self.runs:
             self.page(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, run=run)
         self.page("runs/index.html", "runs.html", "All runs", {"runs": [_run_summary(r) for r in self.runs]},

@@ -17,10 +17,10 @@ EXIT_INTERRUPTED = 130
 
 def build_cli() -> click.Group:
     from pdx import plugin_manager
-    from pdx.cli import backends, bench, ceiling, hardware, models, plugins, reports, repro, runs, serve, share
+    from pdx.cli import backends, bench, ceiling, hardware, hub, models, plugins, reports, repro, runs, serve, share
     from pdx.cli.base import cli
 
-    for module in (bench, serve, runs, models, backends, plugins, hardware, ceiling, repro, share, reports):
+    for module in (bench, serve, runs, models, backends, plugins, hardware, ceiling, repro, share, reports, hub):
         module.register(cli)
     # Plugin by plugin: one that raises or clashes is reported by `pdx plugins`; the rest still load.
     for record, options, _ in plugin_manager.call_each("pdx_bench_options"):

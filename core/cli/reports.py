@@ -40,9 +40,11 @@ def report(runs, where, output, title, templates, registry) -> None:
 @click.argument("runs", nargs=-1, metavar="[RUN]...")
 @where_option
 @click.option("--title", default="pdx results", show_default=True, help="The site's name, atop every page.")
+@click.option("--bundles", type=click.Path(exists=True, file_okay=False), metavar="FOLDER",
+              help="Build from the bundle files of a results folder (docs/hub.md), not from a registry.")
 @templates_option
 @registry_option
-def publish(directory, runs, where, title, templates, registry) -> None:
+def publish(directory, runs, where, title, bundles, templates, registry) -> None:
     """Build (or update) a static site of runs in DIRECTORY: leaderboard, run, model,
     hardware and comparison pages, each with the JSON it was made from."""
     from pdx import api
@@ -50,7 +52,14 @@ def publish(directory, runs, where, title, templates, registry) -> None:
     from pdx.reports import selection
     from pdx.reports.site import publish as build_site
 
-    chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))
+    if bundles:
+        from pdx.contrib.folder import load_runs
+
+        if runs or where:
+            raise click.UsageError("--bundles publishes the whole folder: give no RUN or --where")
+        chosen = load_runs(bundles)
+    else:
+        chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))
     result = build_site(chosen, directory, title=title, templates=templates)
     charts = result.charts
     click.echo(f"published {len(chosen)} runs to {result.root}: {result.pages} pages, {len(result.changed)} files "

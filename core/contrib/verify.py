@@ -1,0 +1,117 @@
+"""``pdx hub verify``: the check a results repository's CI runs on every pull request.
+
+Each file must be a good bundle (size, JSON, schema, digests) holding one
+run and named by that run's content id (so an edit that recomputed the
+digest still shows); no run may appear twice, by content or by id; one
+model sha256 has one name and one description; and the rates must be
+plausible: none above its stored ceiling beyond a tolerance, and every
+stored rate (the ceiling's ``measured``, llama-bench's ``avg_ts``) the mean
+its samples give.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pdx.contrib.folder import bundle_files, file_name, read_records
+from pdx.contrib.submit import model_identity_problem
+from pdx.errors import ImportFileError
+from pdx.results import derive_stats
+
+DEFAULT_TOLERANCE = 0.10  # above the ceiling by more than this is not a measurement
+SAMPLE_TOLERANCE = 0.01  # a stored mean further than this from its samples' was not made from them
+# What a model sha256 must describe the same way in every file.
+MODEL_FACTS = ("name", "format", "architecture", "n_params", "dtype", "file_bytes")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+@dataclass
+class Verification:
+    files: int
+    runs: int
+    problems: list[Problem]
+
+
+def _rate_problems(run: dict, tolerance: float) -> list[str]:
+    found = []
+    for test in run["tests"]:
+        if test.get("kind") == "serve" or not test.get("samples"):
+            continue
+        mean = derive_stats(test)["rate"]["mean"]
+        name = f"run {run['id'][:12]} {test['name']}"
+        ceilings = test.get("ceilings") or {}
+        ceiling = ceilings.get("ceiling")
+        if isinstance(ceiling, (int, float)) and ceiling > 0 and mean > ceiling * (1 + tolerance):
+            found.append(f"{name}: {mean:.4g} t/s is {mean / ceiling:.0%} of its ceiling {ceiling:.4g} t/s "
+                         f"(more than {tolerance:.0%} above it)")
+        stored = {"the ceiling's measured rate": ceilings.get("measured"),
+                  "llama-bench's avg_ts": (test.get("engine") or {}).get("avg_ts")}
+        for what, value in stored.items():
+            if isinstance(value, (int, float)) and abs(value - mean) > SAMPLE_TOLERANCE * mean:
+                found.append(f"{name}: {what} {value:.4g} t/s is not its samples' mean {mean:.4g} t/s")
+    return found
+
+
+def verify_folder(folder: str | Path, tolerance: float = DEFAULT_TOLERANCE) -> Verification:
+    """Every problem of a results folder, one per line's worth, in file order."""
+    root = Path(folder)
+    problems: list[Problem] = []
+    by_content: dict[str, str] = {}
+    by_id: dict[str, str] = {}
+    models: dict[str, tuple[str, dict]] = {}  # sha256 -> (first file, its facts)
+    files = bundle_files(root)
+    runs = 0
+    for path in files:
+        name = path.relative_to(root).as_posix()
+        try:
+            records = read_records(path, name)
+        except ImportFileError as exc:
+            problems.append(Problem(name, exc.message.removeprefix(f"cannot import {name}: ")))
+            continue
+        if len(records) != 1:
+            problems.append(Problem(name, f"holds {len(records)} runs; a results folder keeps one run per file "
+                                          "(`pdx submit` writes them)"))
+        for record in records:
+            runs += 1
+            problems.extend(Problem(name, m) for m in _record_problems(record, name, path, len(records), tolerance,
+                                                                      by_content, by_id, models))
+    return Verification(len(files), runs, problems)
+
+
+def _record_problems(record: dict, name: str, path: Path, n_records: int, tolerance: float,
+                     by_content: dict, by_id: dict, models: dict) -> list[str]:
+    found = []
+    expected = file_name(record)
+    if n_records == 1 and path.name != expected:
+        found.append(f"named {path.name} but its run's content id makes it {expected}: "
+                     "the run was edited after it was submitted, or the file renamed")
+    content = expected
+    if content in by_content:
+        found.append(f"duplicate of {by_content[content]} (the same run)")
+    else:
+        by_content[content] = name
+        if record["id"] in by_id:
+            found.append(f"run id {record['id']} is also in {by_id[record['id']]}")
+        by_id.setdefault(record["id"], name)
+    model = record["model"]
+    identity = model_identity_problem(model)
+    if identity:
+        found.append(f"run {record['id'][:12]}: {identity}")
+    else:
+        facts = {k: model.get(k) for k in MODEL_FACTS}
+        first = models.setdefault(model["sha256"], (name, facts))
+        for key in MODEL_FACTS:
+            if first[1][key] != facts[key]:
+                found.append(f"model sha256 {model['sha256'][:12]} has {key} {facts[key]!r} here "
+                             f"but {first[1][key]!r} in {first[0]}")
+    found.extend(_rate_problems(record, tolerance))
+    return found

@@ -1,0 +1,135 @@
+"""What the hub pages show, derived from runs with stats: decode against its ceiling by
+chip, each machine's figures for the "what to buy" estimate, and decode depth curves.
+
+Depth curve: decode time per token against context, fitted over every sample of a run's
+batch-1 decode tests (``x`` = the test's depth plus half its generated tokens, the mean
+context a step sees; ``y`` = the sample's time per token): the intercept is the time per
+token of an empty cache, the slope the KV cache's cost per token of context.
+"""
+
+from __future__ import annotations
+
+from pdx.reports import groups, labels
+from pdx.stats import linear_fit
+
+CLASSIC_DECODE = "tg128"
+
+
+def _rate(test: dict) -> float | None:
+    stats = test.get("stats") or {}
+    return (stats.get("rate") or {}).get("mean")
+
+
+def _ok(run: dict, kind: str, **fixed) -> list[dict]:
+    return [t for t in run["tests"] if t["kind"] == kind and t["status"] == "ok" and _rate(t)
+            and all(t.get(k, 1 if k == "batch" else 0) == v for k, v in fixed.items())]
+
+
+def depth_fit(run: dict) -> dict | None:
+    xs, ys = [], []
+    for test in _ok(run, "tg", batch=1):
+        for sample in test.get("samples") or []:
+            xs.append(test["depth"] + test["n_gen"] / 2)
+            ys.append(sample["ns"] / 1e9 / test["n_gen"])
+    return linear_fit(xs, ys)
+
+
+def _decode(run: dict) -> dict | None:
+    tests = _ok(run, "tg", batch=1, depth=0)
+    if not tests:
+        return None
+    test = next((t for t in tests if t["name"] == CLASSIC_DECODE), tests[0])
+    samples = test.get("samples") or []
+    per_token = (sum(s["ns"] for s in samples) / len(samples) / 1e9 / test["n_gen"]) if samples else 1 / _rate(test)
+    return {"test": test["name"], "n_gen": test["n_gen"], "rate": _rate(test), "per_token_s": per_token}
+
+
+def _prefill(run: dict) -> dict | None:
+    tests = _ok(run, "pp", batch=1, depth=0)
+    if not tests:
+        return None
+    test = max(tests, key=lambda t: t["n_prompt"])
+    return {"test": test["name"], "n_prompt": test["n_prompt"], "rate": _rate(test)}
+
+
+def _batches(run: dict, decode: dict) -> list[dict]:
+    """Per-sequence decode rate by batch: batch 1 and every batched test of the same length."""
+    found = {1: decode["rate"]}
+    for test in _ok(run, "tg", depth=0):
+        if test["batch"] > 1 and test["n_gen"] == decode["n_gen"]:
+            found[test["batch"]] = test["stats"]["per_sequence_rate"]
+    return [{"batch": b, "per_sequence_rate": r} for b, r in sorted(found.items())]
+
+
+def machine(run: dict, links) -> dict | None:
+    """One run's figures for the estimate; None without both a prefill and a decode rate."""
+    prefill, decode = _prefill(run), _decode(run)
+    if not prefill or not decode:
+        return None
+    return {"hardware": labels.hardware_label(run), "hardware_page": links.hardware(run), "backend": run["backend"],
+            "run": run["id"], "run_page": links.run(run), "prefill": prefill,
+            "decode": decode, "depth_fit": depth_fit(run), "batches": _batches(run, decode)}
+
+
+def buy_data(runs: list[dict], links) -> list[dict]:
+    """Per model: every (machine, backend) with data for it, from its newest run that has pp and tg."""
+    models = []
+    for group in groups.group_by(runs, groups.model_key).values():
+        machines = {}
+        for run in group.runs:  # newest first
+            key = (groups.hardware_key(run), run["backend"])
+            if key not in machines:
+                entry = machine(run, links)
+                if entry:
+                    machines[key] = entry
+        if machines:
+            model = group.latest["model"]
+            models.append({"sha256": model["sha256"], "name": model["name"], "page": links.model(group.latest),
+                           "machines": sorted(machines.values(), key=lambda m: (m["hardware"], m["backend"]))})
+    return sorted(models, key=lambda m: (-len(m["machines"]), m["name"]))
+
+
+def chip_page(run: dict, root: str) -> str:
+    return f"{root}chips/{groups.hardware_slug(run)}.html"
+
+
+def chip_name(run: dict) -> str:
+    basis = run.get("ceiling_basis") or {}
+    return (basis.get("chip") or {}).get("name") or basis.get("label") or labels.hardware_label(run)
+
+
+def decode_vs_ceiling(runs: list[dict], links) -> list[dict]:
+    """The classic table: per chip, model and backend, the newest run's tg128 against its ceiling."""
+    rows = {}
+    for run in runs:  # newest first
+        key = groups.config_key(run)
+        test = next((t for t in _ok(run, "tg", batch=1, depth=0) if t["name"] == CLASSIC_DECODE), None)
+        if key in rows or test is None:
+            continue
+        ceilings = test.get("ceilings") or {}
+        ceiling = ceilings.get("ceiling")
+        measured = _rate(test)
+        rows[key] = {"chip": chip_name(run), "chip_page": chip_page(run, links.root), "model": run["model"]["name"],
+                     "model_page": links.model(run), "backend": run["backend"],
+                     "bandwidth": (run.get("ceiling_basis") or {}).get("bandwidth"), "ceiling": ceiling,
+                     "bound": ceilings.get("bound"), "measured": measured,
+                     "fraction": measured / ceiling if ceiling else None,
+                     "run": run["id"], "run_page": links.run(run)}
+    return sorted(rows.values(), key=lambda r: (r["model"], -(r["bandwidth"] or 0), r["chip"]))
+
+
+def chip_runs(runs: list[dict], links) -> list[dict]:
+    """Every run of one machine, newest first, with its headline pp and tg and their fractions."""
+    shown = []
+    for run in runs:
+        prefill, decode = _prefill(run), _decode(run)
+        row = {"id": run["id"], "page": links.run(run), "created_at": run["created_at"],
+               "model": run["model"]["name"], "model_page": links.model(run), "backend": run["backend"],
+               "engine": " ".join(filter(None, [run["engine"]["name"], run["engine"].get("version")])),
+               "prefill": prefill, "decode": decode}
+        for figures in (prefill, decode):
+            if figures:
+                test = next(t for t in run["tests"] if t["name"] == figures["test"])
+                figures["fraction"] = (test.get("ceilings") or {}).get("fraction")
+        shown.append(row)
+    return shown

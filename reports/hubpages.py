@@ -1,0 +1,39 @@
+"""The hub's pages of a site: decode against its ceiling by chip (``chips.html``), one page
+per chip with its ceilings and every run on it (``chips/<slug>.html``), and "what to buy"
+(``buy.html``, computed in the page by ``assets/buy.js``). Figures come from
+:mod:`pdx.reports.hubdata`; each page's JSON lies beside it as every page's does.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pdx.reports import groups, hubdata, labels
+
+
+def _script_json(data: dict) -> str:
+    # Inside <script>: no "</script>" or "<!--" may appear, whatever a model or machine is named.
+    return json.dumps(data, separators=(",", ":"), default=str).replace("<", "\\u003c").replace(
+        "\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def build(builder) -> None:
+    """Write the hub pages through ``builder`` (a :class:`pdx.reports.site.SiteBuilder`)."""
+    runs = builder.runs
+    top = builder.links("")
+    rows = hubdata.decode_vs_ceiling(runs, top)
+    builder.page("chips.html", "hub_chips.html", "Decode vs ceiling by chip", {"rows": rows}, rows=rows,
+                 classic=hubdata.CLASSIC_DECODE, runs=runs)
+    below = builder.links("../")
+    for group in groups.group_by(runs, groups.hardware_key).values():
+        run = group.latest
+        basis = next((r["ceiling_basis"] for r in group.runs if r.get("ceiling_basis")), None)
+        shown = hubdata.chip_runs(group.runs, below)
+        builder.page(hubdata.chip_page(run, ""), "hub_chip.html", labels.hardware_label(run),
+                     {"hardware": run["hardware"], "ceiling_basis": basis, "runs": shown}, rows=shown, basis=basis,
+                     hardware_page=below.hardware(run), runs=group.runs)
+    models = hubdata.buy_data(runs, top)
+    data = {"models": models}
+    builder.page("buy.html", "hub_buy.html", "What to buy", data, models=models, data_json=_script_json(data),
+                 runs=runs)
+    builder.writer.write("assets/buy.js", builder.env.get_template("buy.js").render())
