@@ -119,7 +119,8 @@ def config_sliding_layers(config: dict) -> tuple[int | None, int]:
     Gemma), ``sliding_window_pattern`` (Gemma 3: every Nth layer global), or a window on every layer
     (Mistral); Qwen's ``use_sliding_window: false`` and Mixtral's null window mean none."""
     window = config.get("sliding_window")
-    layers = int(config.get("num_hidden_layers") or 0)
+    layers = config.get("num_hidden_layers")
+    layers = layers if isinstance(layers, int) and not isinstance(layers, bool) else 0  # make_dims judges it
     if not isinstance(window, int) or isinstance(window, bool) or window < 1 or \
             config.get("use_sliding_window") is False:
         return None, 0
