@@ -9,6 +9,7 @@ from hypothesis import given, strategies as st
 
 from pdx.errors import PdxError, WorkloadError
 from pdx.serving.load import arrivals
+from pdx.prompt_stream import PromptStream
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.spec import ServeSpec
 from pdx.serving.traffic import Lengths, Shape, read_trace, trace_requests
@@ -17,7 +18,7 @@ from conftest import assert_one_line_error, run_pdx
 
 
 def prompts(seed=42):
-    return PromptMaker(seed)
+    return PromptMaker(PromptStream(seed, 32000), "traffic")
 
 
 @given(st.sampled_from(["uniform", "lognormal"]), st.floats(0.01, 1.0), st.integers(1, 10_000), st.integers(0, 99))

@@ -26,9 +26,8 @@ from pdx.workload import TestSpec
 
 
 def arrival_seed(prompts: PromptMaker) -> int:
-    """A seed drawn from the prompts' own seed, for what else a scenario draws (arrivals, lengths)."""
-    seed = getattr(prompts, "seed", None)  # the unified prompt stream hands one out
-    return seed() if callable(seed) else prompts.rng.randrange(2**31)
+    """A seed drawn from the prompt stream, for what else a scenario draws (arrivals, lengths)."""
+    return prompts.seed()
 
 
 def check_records(records: list, name: str) -> None:

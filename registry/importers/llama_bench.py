@@ -144,10 +144,15 @@ def _test(ordinal: int, row: dict, source) -> dict:
     return make_test(ordinal, spec, samples, engine, row["test_time"], warmup=1)
 
 
+def _flash(value: object) -> object:
+    """llama-bench's flash_attn (a bool, 0/1, or "auto"/"on"/"off") as pdx keeps it; anything else as given."""
+    return _FLASH.get(value, value) if isinstance(value, (str, int, float, bool, type(None))) else value
+
+
 def _settings(config: dict) -> dict:
     return {
         "threads": config.get("n_threads"), "n_batch": config.get("n_batch"), "n_ubatch": config.get("n_ubatch"),
-        "flash_attn": _FLASH.get(config.get("flash_attn"), config.get("flash_attn")),
+        "flash_attn": _flash(config.get("flash_attn")),
         "n_gpu_layers": config.get("n_gpu_layers"), "type_k": config.get("type_k"), "type_v": config.get("type_v"),
         "repack": bool(config["repack"]) if "repack" in config else None, "mode": "llama-bench",
     }

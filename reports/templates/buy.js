@@ -101,5 +101,6 @@
 
   form.addEventListener("input", draw);
   form.addEventListener("change", draw);
+  form.addEventListener("submit", function (event) { event.preventDefault(); });  // Enter recomputes, never navigates
   draw();
 })();
