@@ -102,6 +102,8 @@ def timestamp(value: object, field: str) -> str:
 # -- whole records -------------------------------------------------------------------------------------------
 
 def _bad_leaf(item: object) -> str | None:
+    if item.__class__ is str:  # PostgreSQL stores no NUL in text; SQLite would, and then a pull to it fails
+        return "holds a NUL character, which the registry cannot store" if "\x00" in item else None
     if isinstance(item, float):
         return None if math.isfinite(item) else f"{item} is not a finite number"
     if isinstance(item, int) and not -MAX_INT - 1 <= item <= MAX_INT:
@@ -125,7 +127,7 @@ def _fine(value: object) -> bool:
         elif isinstance(item, (list, tuple)):
             children = item
         else:
-            if item.__class__ is not str and _bad_leaf(item):
+            if _bad_leaf(item):
                 return False
             continue
         nodes += len(children)
