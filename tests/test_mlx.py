@@ -116,7 +116,7 @@ def test_model_errors_are_one_line(registry_url, tmp_path, tiny_hf):
     assert_one_line_error(run_pdx("bench", "--registry", registry_url, "--backend", "mlx", "-m",
                                   str(tmp_path / "empty")), "without config.json", "Hugging Face model directory")
     assert_one_line_error(run_pdx("bench", "--registry", registry_url, "--backend", "mlx", "-m", "synth:tiny:f32",
-                                  "-o", "prefill_step_size=0"), "-o prefill_step_size=0")
+                                  "-o", "prefill_step_size=0"), "-o prefill_step_size: '0' is too small", "at least 1")
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="a Mac has Metal")
