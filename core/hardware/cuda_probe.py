@@ -13,6 +13,8 @@ cuda``).
 
 from __future__ import annotations
 
+from pdx.hardware.device_rates import bandwidth_record
+
 FLOAT_TYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 
 METHOD = {
@@ -49,12 +51,8 @@ def measure(index: int, array_bytes: int, matmul_n: int, reps: int) -> dict:
     b = torch.empty_like(a)
     moved = {"copy": 2 * n * 4, "read": n * 4}
     kernels = {"copy": lambda: b.copy_(a), "read": lambda: a.sum()}
-    bandwidth: dict = {"array_bytes": n * 4, "repetitions": reps, "samples": {}}
-    for name, work in kernels.items():
-        rates = [moved[name] / t for t in _seconds(torch, work, reps)]
-        bandwidth[name], bandwidth["samples"][name] = max(rates), rates
-    best = max(moved, key=lambda k: bandwidth[k])
-    bandwidth |= {"best": bandwidth[best], "best_kernel": best}
+    bandwidth = bandwidth_record(moved, {name: _seconds(torch, work, reps) for name, work in kernels.items()},
+                                 n * 4, reps)
     del a, b
 
     ops = 2 * matmul_n**3

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import time
 
+from pdx.hardware.device_rates import bandwidth_record
+
 FLOAT_TYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 QUANT_BITS = {"q8": 8, "q4": 4}
 GROUP_SIZE = 64
@@ -54,12 +56,7 @@ def measure(device: str, array_bytes: int, matmul_n: int, reps: int) -> dict:
     mx.eval(a)
     moved = {"copy": 2 * n * 4, "read": n * 4}
     kernels = {"copy": lambda: a + 1.0, "read": lambda: mx.sum(a)}
-    bandwidth: dict = {"array_bytes": n * 4, "repetitions": reps, "samples": {}}
-    for name, make in kernels.items():
-        rates = [moved[name] / t for t in _best(mx, make, reps)]
-        bandwidth[name], bandwidth["samples"][name] = max(rates), rates
-    best = max(moved, key=lambda k: bandwidth[k])
-    bandwidth |= {"best": bandwidth[best], "best_kernel": best}
+    bandwidth = bandwidth_record(moved, {name: _best(mx, make, reps) for name, make in kernels.items()}, n * 4, reps)
 
     matmul: dict = {}
     ops = 2 * matmul_n**3
