@@ -14,8 +14,9 @@ line), ``error`` (an error event mid-stream), ``hang`` (one token, then
 silence), ``miscount`` (usage claims one token more than were sent), ``merged`` (no token ids,
 and one chunk carries two tokens), ``closing`` (as llama-server's /v1/completions: no token ids, and
 the finish in a closing chunk without text), ``closing-merged`` (and one chunk carries two tokens),
-``closing-merged-nousage`` (and no usage event). ``ttft`` and ``itl`` (seconds) override the
-server's schedule. ``--slots N`` serves N streams at a time and queues the rest (their TTFT
+``closing-merged-nousage`` (and no usage event), ``burst`` (every event of a request in one write, as a
+client starved of CPU reads them), ``burst-odd`` (the 1st, 3rd, ... request of more than one token so).
+``ttft`` and ``itl`` (seconds) override the server's schedule. ``--slots N`` serves N streams at a time and queues the rest (their TTFT
 grows with the queue, as a saturated server's does).
 ``GET /sends`` returns every event's send time (perf_counter_ns) keyed by the
 prompt's first token id.
@@ -66,6 +67,7 @@ def _mode(body: dict) -> str:
 
 
 SLOTS: list[asyncio.Semaphore] = []  # --slots: one semaphore, made in the server's loop
+STREAMED = {"burst-odd": 0}  # requests of more than one token served in burst-odd mode
 
 
 async def _stream(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: float) -> None:
@@ -86,6 +88,11 @@ async def _stream_now(writer: asyncio.StreamWriter, body: dict, ttft: float, itl
                  b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
     loop = asyncio.get_running_loop()
     start = loop.time()
+    if mode == "burst-odd" and n > 1:
+        STREAMED[mode] += 1
+        mode = "burst" if STREAMED[mode] % 2 else "ok"
+    held = []  # burst: the events, written at once at the end
+    write = held.append if mode == "burst" else writer.write
     for i in range(n):
         if writer.is_closing() or writer.transport.get_write_buffer_size() > 1 << 20:
             return  # the client went away
@@ -115,15 +122,15 @@ async def _stream_now(writer: asyncio.StreamWriter, body: dict, ttft: float, itl
             choice["finish_reason"] = None
         data = _event({"id": f"cmpl-{key}", "object": "text_completion", "choices": [choice]})
         sends.append(time.perf_counter_ns())
-        writer.write(data)
+        write(data)
         sent += 1
     sent += mode == "miscount"
     if mode.startswith("closing"):
-        writer.write(_event({"id": f"cmpl-{key}", "choices": [{"index": 0, "text": "", "finish_reason": "length"}]}))
+        write(_event({"id": f"cmpl-{key}", "choices": [{"index": 0, "text": "", "finish_reason": "length"}]}))
     usage = {"prompt_tokens": len(prompt), "completion_tokens": sent, "total_tokens": len(prompt) + sent}
     if "nousage" not in mode:
-        writer.write(_event({"id": f"cmpl-{key}", "choices": [], "usage": usage}))
-    writer.write(_event("[DONE]") + b"0\r\n\r\n")
+        write(_event({"id": f"cmpl-{key}", "choices": [], "usage": usage}))
+    writer.write(b"".join(held) + _event("[DONE]") + b"0\r\n\r\n")
     await writer.drain()
 
 

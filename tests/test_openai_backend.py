@@ -53,6 +53,27 @@ def test_bench_and_serve_bench_by_url(fake_server, registry_url):
     assert json.loads(served.stdout)[0]["tests"][0]["stats"]["completed"] == 4
 
 
+def test_a_sample_whose_tokens_arrive_at_once_is_sent_again_then_refused(fake_server, registry_url):
+    bench = ("bench", "--backend", "openai", "--url", fake_server, "-p", "8", "-n", "4", "-r", "2",
+             "--registry", registry_url, "--json")
+    # Every other request in one burst: each tg sample is timed on its second try, and says so.
+    once = run_pdx(*bench, "-o", "model_name=fake-burst-odd")
+    assert once.returncode == 0, once.stderr
+    (run,) = json.loads(once.stdout)
+    tg = {t["name"]: t for t in run["tests"]}["tg4"]
+    assert run["status"] == "complete" and [s["engine"]["burst_retries"] for s in tg["samples"]] == [1, 1]
+    assert all(s["ns"] > 0 for s in tg["samples"]) and len(tg["requests"]) == 2
+    # Always in one burst: refused after five tries, the pp test kept, the last try's requests stored.
+    always = run_pdx(*bench, "-o", "model_name=fake-burst")
+    assert always.returncode == 1
+    (run,) = json.loads(always.stdout)
+    tests = {t["name"]: t for t in run["tests"]}
+    assert run["status"] == "partial" and tests["pp8"]["status"] == "ok"
+    assert tests["tg4"]["status"] == "failed" and "every token arrived at once" in tests["tg4"]["error"]
+    assert "in 5 tries" in tests["tg4"]["error"] and "--threads" in tests["tg4"]["error"]
+    assert [r["n_gen"] for r in tests["tg4"]["requests"]] == [5]
+
+
 def test_without_a_url_it_says_what_to_give(fake_server, registry_url):
     assert_one_line_error(run_pdx("bench", "--backend", "openai", "--registry", registry_url),
                           "backend openai is not available", "--url")

@@ -19,7 +19,7 @@ from pdx.prompt_stream import Prompts
 from pdx.serving.load import Planned, arrivals, closed_loop, for_duration, open_loop, run_load, shaped_loop
 from pdx.serving.openai import CompletionsClient
 from pdx.serving.prompts import PromptMaker
-from pdx.serving.records import RequestsFailed, failure_summary
+from pdx.serving.records import RequestsFailed, TokensInOneBurst, failure_summary
 from pdx.serving.spec import ServeSpec
 from pdx.serving.traffic import Shape, read_trace, trace_requests
 from pdx.workload import TestSpec
@@ -71,8 +71,8 @@ def sample_from_records(test: TestSpec, records: list) -> Sample:
         sample.ns, sample.prompt_ns = max(last) - sent, max(first) - sent
         sample.gen_ns = sample.ns - sample.prompt_ns
     if sample.ns <= 0 or sample.gen_ns == 0:
-        raise RequestsFailed(f"{test.name}: every token arrived at once, so no decode time can be measured "
-                             "(a server too busy to stream?)", records)
+        raise TokensInOneBurst(f"{test.name}: every token arrived at once, so no decode time can be measured",
+                               records)
     return sample
 
 
