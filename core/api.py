@@ -18,7 +18,7 @@ from pdx.secrets import scrub, scrub_text
 from pdx.adaptive import StopRule
 from pdx.backend import BackendConfig, EngineInfo
 from pdx.conditions import gpu_memory
-from pdx.errors import PdxError
+from pdx.errors import PdxError, interruption
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
 from pdx.results import derive_stats
@@ -129,8 +129,8 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
                 progress=progress,
                 rule=rule, delay=config.delay,
             )
-        except KeyboardInterrupt:
-            registry.finish_run(run_id, "interrupted", "interrupted by the user")
+        except KeyboardInterrupt as exc:
+            registry.finish_run(run_id, "interrupted", interruption(exc))
             raise
         except BaseException as exc:
             registry.finish_run(run_id, "failed", scrub_text(f"{type(exc).__name__}: {exc}"))

@@ -38,3 +38,20 @@ class WorkloadError(PdxError):
 
 class ImportFileError(PdxError):
     """A file that cannot be imported (malformed, truncated, oversized); nothing was stored."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP to pdx (a CI runner's timeout, a closed terminal, `kill`), raised where the
+    program is, so that it unwinds as from Ctrl-C: the tests measured stay stored, the run is marked
+    interrupted, and a server pdx started is stopped rather than left running."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = signum
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+
+
+def interruption(exc: KeyboardInterrupt) -> str:
+    """What a stored run says of an interruption."""
+    return str(exc) or "interrupted by the user"

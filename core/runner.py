@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 from pdx import conditions
 from pdx.adaptive import StopRule
 from pdx.backend import Backend, Sample
-from pdx.errors import PdxError
+from pdx.errors import PdxError, interruption
 from pdx.workload import TestSpec
 
 
@@ -123,8 +123,8 @@ def run_tests(
         start = conditions.snapshot()
         try:
             _measure(backend, outcome, repetitions, progress, rule)
-        except KeyboardInterrupt:
-            outcome.status, outcome.error = "interrupted", "interrupted by the user"
+        except KeyboardInterrupt as exc:
+            outcome.status, outcome.error = "interrupted", interruption(exc)
             raise
         finally:
             outcome.finished_at = now()

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -167,6 +168,51 @@ def test_ctrl_c_keeps_completed_tests_and_marks_the_run(tmp_path, backend):
     assert tests[1][1:] == ("tg128", "interrupted") and len(tests) == 2
 
 
+def _processes_with(needle: str) -> list[int]:
+    """The pids whose command line mentions ``needle``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and needle.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_stopped_pdx_leaves_no_server_running(tmp_path, sig):
+    # A model file of this test's own, so that the server it starts is told from any other.
+    model = str(write_gguf(get_shape("tiny"), "f16", tmp_path / "own.gguf"))
+    path = str(tmp_path / "registry.sqlite")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pdx", "bench", "--registry", path, "--backend", "llamacpp-server", "-m", model,
+         "-p", "512", "-n", "128", "-r", "50"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    deadline = time.monotonic() + 300
+    while _stored_tests(path) < 1:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    (server,) = [p for p in _processes_with(model) if p != proc.pid]
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    deadline = time.monotonic() + 30
+    while _processes_with(model) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_with(model), f"llama-server {server} outlived pdx"
+    if sig == signal.SIGKILL:  # nothing ran in pdx: the kernel stopped the server (Linux)
+        assert proc.returncode == -signal.SIGKILL
+        return
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and "stopped by SIGTERM; completed tests are saved" in err
+    with sqlite3.connect(path) as conn:
+        runs = conn.execute("select status, error from runs").fetchall()
+        tests = conn.execute("select name, status, error from tests order by ordinal").fetchall()
+    assert runs == [("interrupted", "stopped by SIGTERM")]
+    assert tests[0][:2] == ("pp512", "ok") and tests[1] == ("tg128", "interrupted", "stopped by SIGTERM")
+
+
 def test_two_processes_writing_at_once_lose_nothing(tmp_path, tiny_gguf):
     path = str(tmp_path / "registry.sqlite")
     cmd = [sys.executable, "-m", "pdx", "bench", "--registry", path, "--backend", "llamacpp-python",
@@ -183,7 +229,6 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path, tiny_gguf):
 
 def test_readme_first_command_works_in_a_fresh_copy(tmp_path):
     import shutil
-    from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     first = re.search(r"```sh\n(.+?)\n", (root / "README.md").read_text())[1]

@@ -6,13 +6,15 @@ plugin manager has loaded, so plugins can add commands and bench options.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import click
 
-from pdx.errors import PdxError
+from pdx.errors import PdxError, Terminated
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 
 def build_cli() -> click.Group:
@@ -41,7 +43,20 @@ def fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
+def _raise_terminated(signum: int, _frame) -> None:
+    raise Terminated(signum)
+
+
+def _stop_on_signals() -> None:
+    if threading.current_thread() is not threading.main_thread():  # main() called from a thread: a host's
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:  # one ignored stays so (`nohup pdx bench ...`)
+            signal.signal(signum, _raise_terminated)
+
+
 def main(argv: list[str] | None = None) -> None:
+    _stop_on_signals()
     try:
         app = build_cli()
         code = app.main(args=argv, prog_name="pdx", standalone_mode=False)
@@ -52,7 +67,12 @@ def main(argv: list[str] | None = None) -> None:
         fail(f"{exc.format_message()} (see `{command} --help`)", exc.exit_code)
     except click.ClickException as exc:
         fail(exc.format_message(), exc.exit_code)
-    except (KeyboardInterrupt, click.Abort):
+    except (KeyboardInterrupt, click.Abort) as exc:
+        # click turns the KeyboardInterrupt of a command into Abort; the signal is on its cause.
+        cause = exc if isinstance(exc, Terminated) else exc.__cause__
+        if isinstance(cause, Terminated):
+            click.echo(f"pdx: {cause}; completed tests are saved", err=True)
+            sys.exit(128 + cause.signum)
         click.echo("pdx: interrupted; completed tests are saved", err=True)
         sys.exit(EXIT_INTERRUPTED)
     if isinstance(code, int):  # ctx.exit(n) in a command, under standalone_mode=False

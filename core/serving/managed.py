@@ -3,17 +3,21 @@
 Started in its own session (process group), its output going to a log file
 that is kept with the run; healthy once ``GET /health`` answers 200; stopped
 with SIGINT to the server (graceful: it stops its own workers), then SIGTERM
-and SIGKILL to the group.
+and SIGKILL to the group. pdx stopped by a signal stops it the same way (the
+CLI turns SIGTERM and SIGHUP into an interruption); on Linux a pdx killed
+outright takes it along too (the kernel sends it SIGTERM).
 A port already in use and a server that exits or never becomes healthy are
 one-line errors naming the log.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -56,14 +60,24 @@ def last_line(log: Path, skip: tuple[str, ...] = ()) -> str:
     return "the log is empty"
 
 
-def _sigint_ignored() -> bool:
-    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+_PR_SET_PDEATHSIG = 1
 
 
-def _sigint_default() -> None:
-    """In the child, before exec: pdx stops a server with SIGINT, and a pdx started as a background
-    job (`pdx ... &` in a script, a CI runner) has SIGINT ignored, which its children would inherit."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def _child_setup():
+    """What the child does before exec. A pdx started as a background job (`pdx ... &` in a script, a
+    CI runner) has SIGINT ignored, which its children would inherit, and pdx stops a server with
+    SIGINT: the default comes back. On Linux the server is sent SIGTERM when pdx dies, however it
+    dies (SIGKILL included), so no server outlives the benchmark that started it."""
+    reset_sigint = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None  # loaded before fork
+
+    def setup() -> None:
+        if reset_sigint:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if libc is not None:
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+    return setup
 
 
 class ManagedServer:
@@ -85,7 +99,7 @@ class ManagedServer:
             try:
                 self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL, env=self.env, start_new_session=True,
-                                             preexec_fn=_sigint_default if _sigint_ignored() else None)
+                                             preexec_fn=_child_setup())
             except OSError as exc:
                 raise PdxError(f"cannot start {self.name}: {exc.strerror or exc}") from None
         self.wait_healthy()
