@@ -21,7 +21,7 @@ from pdx.conditions import gpu_memory
 from pdx.errors import PdxError, interruption
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
-from pdx.results import derive_stats
+from pdx.results import derive_stats, read_run
 from pdx.roofline import HardwareFigures, ModelFigures
 from pdx.runner import Progress, TestOutcome, run_tests
 from pdx.workload import Workload, build_workload
@@ -140,7 +140,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         status = "failed" if not ok else "partial" if failed else "complete"  # skipped tests are not failures
         errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
         registry.finish_run(run_id, status, scrub_text(errors) or None)
-    return registry.get_run(run_id)
+    return read_run(registry, run_id)
 
 
 def _scrubbed(outcome: TestOutcome) -> TestOutcome:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pdx.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, TestComparison, compare_runs
 from pdx.errors import PdxError
 from pdx.registry import Registry
+from pdx.results import read_run, read_runs
 
 _SEARCH = 50  # newest runs looked through for a candidate
 
@@ -44,21 +45,21 @@ class CheckResult:
 
 def find_baseline(registry: Registry, ref: str) -> tuple[dict, str | None]:
     """(run, tag): a tag's newest run, else the run with that id (prefix)."""
-    tagged = registry.runs(tag=ref, limit=1)
+    tagged = registry.run_ids(tag=ref, limit=1)
     if tagged:
-        return registry.get_run(tagged[0]["id"]), ref
+        return read_run(registry, tagged[0]), ref
     try:
-        return registry.get_run(ref), None
+        return read_run(registry, ref), None
     except PdxError:
         raise PdxError(f"no run or tag {ref!r} in registry {registry.display_url}",
                        "give a run id (see `pdx runs`) or a tag given with --tag") from None
 
 
 def find_candidate(registry: Registry, baseline: dict, tag: str | None = None) -> dict:
-    found = registry.runs(backend=baseline["backend"], model=baseline["model"]["sha256"], limit=_SEARCH)
+    found = read_runs(registry, backend=baseline["backend"], model=baseline["model"]["sha256"], limit=_SEARCH)
     for run in found:
         if run["id"] != baseline["id"] and run["status"] != "running" and tag not in run["tags"]:
-            return registry.get_run(run["id"])
+            return read_run(registry, run["id"])
     raise PdxError(f"no other run of model {baseline['model']['name']} on backend {baseline['backend']} "
                    f"to check against baseline {baseline['id'][:12]}", "run `pdx bench` first, or name the run")
 
@@ -68,7 +69,7 @@ def check(registry: Registry, baseline_ref: str, run_ref: str | None = None,
     if factor < 1:
         raise PdxError(f"--factor {factor} is below 1", "give a minimum slowdown such as 1.05 (5%)")
     baseline, tag = find_baseline(registry, baseline_ref)
-    run = registry.get_run(run_ref) if run_ref else find_candidate(registry, baseline, tag)
+    run = read_run(registry, run_ref) if run_ref else find_candidate(registry, baseline, tag)
     if run["id"] == baseline["id"]:
         raise PdxError(f"run {run['id'][:12]} is the baseline itself", "name another run to check")
     return CheckResult(baseline, run, compare_runs(baseline, run, factor, alpha), factor, alpha)

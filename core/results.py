@@ -13,7 +13,12 @@ own ``reported`` figures, flagged as such.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterable
+
 from pdx.stats import outliers, rates, summarize
+
+if TYPE_CHECKING:
+    from pdx.registry.store import Registry
 
 
 def _records(test: dict) -> list:
@@ -105,3 +110,18 @@ def with_stats(run: dict, keep_samples: bool = True) -> dict:
             test.pop("samples", None)
             test.pop("requests", None)
     return run
+
+
+def read_runs(registry: "Registry", samples: bool = False, **filters: str | int | None) -> list[dict]:
+    """Runs of a registry as readers show them, newest first: each test with its statistics, its raw
+    samples and request records only if asked; ``filters``: those of ``Registry.run_ids``."""
+    return [with_stats(run, keep_samples=samples) for run in registry.runs(**filters)]
+
+
+def read_run(registry: "Registry", ref: str) -> dict:
+    """One run (an id or a unique prefix of one) with its statistics, samples kept."""
+    return with_stats(registry.get_run(ref))
+
+
+def read_runs_of(registry: "Registry", refs: Iterable[str]) -> list[dict]:
+    return [read_run(registry, ref) for ref in refs]

@@ -16,32 +16,22 @@ its content. Either way, importing the same run twice adds nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 import pdx
 from pdx.errors import ImportFileError
 from pdx.registry.fields import CONTENT_ID_FIELDS, CONTENT_ID_VERSION
+from pdx.registry.bundle_schema import SCHEMA_FILE, canonical, digest, field_path, schema_errors  # noqa: F401
 from pdx.registry.redact import redact_record
 
 SCHEMA_VERSION = 1
 FORMAT = "pdx-bundle"
-SCHEMA_FILE = Path(__file__).with_name("bundle.schema.json")
 # Files larger than this are refused before being read (PDX_IMPORT_MAX_BYTES overrides).
 MAX_BYTES = 512 * 2**20
-
-
-def canonical(record: dict) -> bytes:
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def digest(record: dict) -> str:
-    return hashlib.sha256(canonical(record)).hexdigest()
 
 
 def _pick(block: dict, names: tuple[str, ...]) -> dict:
@@ -68,47 +58,6 @@ def content_id(record: dict, version: int | None = None) -> str:
     if "tests" in body:
         body["tests"] = tests
     return digest(body)[:32]
-
-
-@lru_cache(maxsize=1)
-def _validator():
-    import jsonschema
-
-    return jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
-
-
-@lru_cache(maxsize=None)
-def _definition_validator(definition: str):
-    import jsonschema
-
-    schema = json.loads(SCHEMA_FILE.read_text())
-    return jsonschema.Draft202012Validator({"$schema": schema["$schema"], "$defs": schema["$defs"],
-                                            "$ref": f"#/$defs/{definition}"})
-
-
-def field_path(parts) -> str:
-    """``["runs", 0, "record"]`` -> ``runs[0].record``: how every check names a field."""
-    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
-    return text or "top level"
-
-
-def _first_error(validator, document: object) -> tuple[str, str] | None:
-    error = next(iter(sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.path])), None)
-    if error is None:
-        return None
-    message = error.message if len(error.message) <= 160 else \
-        f"a {type(error.instance).__name__} that breaks the schema's {error.validator!r} rule"
-    return field_path(error.absolute_path), message
-
-
-def schema_errors(document: object, definition: str | None = None) -> str | tuple[str, str] | None:
-    """The first way ``document`` breaks the bundle schema, as one line, or None. With
-    ``definition`` (a name under ``$defs``: run, test, ...), it is checked as one of those and
-    the answer is (where, what)."""
-    if definition:
-        return _first_error(_definition_validator(definition), document)
-    found = _first_error(_validator(), document)
-    return None if found is None else f"{found[0]}: {found[1]}"
 
 
 def fail(source: str | Path, reason: str, hint: str | None = None) -> ImportFileError:

@@ -23,7 +23,6 @@ from pdx.registry.records import (add_record, add_shared_rows, iso, model_record
                                   run_row, test_row)
 from pdx.registry.schema import Hardware, Model, Run, RunTag
 from pdx.registry.validate import check_record, check_records, check_test, same_model
-from pdx.results import with_stats
 
 RUN_STATUSES = ("running", "complete", "partial", "interrupted", "failed")
 
@@ -139,14 +138,11 @@ class Registry:
             raise PdxError(f"run id {ref!r} is ambiguous", "give more characters of the id")
         return ids[0]
 
-    def runs(self, samples: bool = False, **filters: str | int | None) -> list[dict]:
-        """Runs, newest first, with each test's statistics (and its raw samples if asked); ``filters``:
-        those of :meth:`run_ids`."""
+    def runs(self, **filters: str | int | None) -> list[dict]:
+        """Stored runs as records, newest first; ``filters``: those of :meth:`run_ids`. Statistics are
+        derived by the readers (:func:`pdx.results.read_runs`), not here."""
         with self._session() as session:
-            return [
-                with_stats(run_record(run), keep_samples=samples)
-                for run in bulk.load_runs(session, self._query(**filters))
-            ]
+            return [run_record(run) for run in bulk.load_runs(session, self._query(**filters))]
 
     def run_ids(self, **filters: str | int | None) -> list[str]:
         """The ids of :meth:`runs`, newest first, without loading the runs."""
@@ -183,11 +179,7 @@ class Registry:
     def get_run(self, ref: str) -> dict:
         run_id = self.resolve(ref)
         with self._session() as session:
-            run = session.get(Run, run_id)
-            return with_stats(run_record(run))
-
-    def get_runs(self, refs: Iterable[str]) -> list[dict]:
-        return [self.get_run(ref) for ref in refs]
+            return run_record(session.get(Run, run_id))
 
     # -- whole records: bundles, imports, push/pull ------------------------
 

@@ -265,7 +265,7 @@ def _compile(rule: dict):
 def _flat_definition(name: str) -> tuple[frozenset, frozenset, dict]:
     import json
 
-    from pdx.registry.bundle import SCHEMA_FILE
+    from pdx.registry.bundle_schema import SCHEMA_FILE
 
     definition = json.loads(SCHEMA_FILE.read_text())["$defs"][name]
     raw = definition["properties"]
@@ -294,7 +294,7 @@ def _fast(item: object, name: str, where: str) -> None:
 
 def _schema_problem(document: object, definition: str, where: str = "record") -> tuple[str, str] | None:
     """The schema's verdict on a run or test, its bulk levels checked by :func:`_fast`."""
-    from pdx.registry.bundle import schema_errors
+    from pdx.registry.bundle_schema import schema_errors
 
     bulk: list[tuple[str, str, list]] = []
     if definition == "run" and isinstance(document, dict) and isinstance(document.get("tests"), list):
@@ -382,7 +382,7 @@ def same_model(stored: dict, given: dict, where: str) -> None:
 def check_records(records: Iterable[object], source: str) -> list[dict]:
     """Check every record of one write, and that they agree: one record per run id (identical
     copies count once) and one model per sha256. Returns the records without the repeats."""
-    from pdx.registry.bundle import digest
+    from pdx.registry.bundle_schema import digest
 
     seen: dict[str, tuple[int, str]] = {}
     models: dict[str, dict] = {}

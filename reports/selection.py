@@ -6,6 +6,7 @@ from typing import Sequence
 
 from pdx.errors import PdxError
 from pdx.registry.where import describe as describe_where
+from pdx.results import read_runs, read_runs_of
 
 
 def describe(refs: Sequence[str], where: dict[str, str]) -> str:
@@ -18,12 +19,12 @@ def select_runs(registry, refs: Sequence[str] = (), where: dict[str, str] | None
     where = where or {}
     if refs:
         ids = list(dict.fromkeys(registry.resolve(ref) for ref in refs))  # unknown ids fail here, by name
-        runs = registry.get_runs(ids)
+        runs = read_runs_of(registry, ids)
         if where:
             keep = set(registry.run_ids(**where))
             runs = [r for r in runs if r["id"] in keep]
     else:
-        runs = registry.runs(**where, samples=True)
+        runs = read_runs(registry, samples=True, **where)
     if not runs:
         shown = describe(refs, where)
         raise PdxError(f"no runs match {shown}" if shown else f"registry {registry.display_url} holds no runs",

@@ -254,7 +254,9 @@ def test_llama_server_through_the_serving_client(registry_url, tmp_path):
     assert rate(run, "pp64") > 0 and rate(run, "tg16") > 0
     tg = next(t for t in run["tests"] if t["name"] == "tg16")
     assert all(r["n_gen"] == 17 and r["usage"]["completion_tokens"] == 17 for r in tg["requests"])
-    assert tg["engine"]["server"]["generation_tokens"] == 3 * 17  # llama-server's own counter
+    # llama-server's own counter: the warm-up and two repetitions, and any sample sent again because
+    # its tokens arrived in one burst (on a busy machine)
+    assert tg["engine"]["server"]["generation_tokens"] == (3 + tg["engine"].get("burst_retries", 0)) * 17
     assert run["engine"]["settings"]["managed"] and os.path.exists(run["engine"]["details"]["server_log"])
     result = run_pdx("serve-bench", "--backend", "llamacpp-server", "-m", model, "--scenario", "sweep", "-c", "1,4",
                      "-p", "32", "-n", "16", "--num-requests", "8", "--registry", registry_url, "--json", *server_args)

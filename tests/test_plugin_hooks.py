@@ -17,6 +17,7 @@ from pdx import hookspecs, plugin_manager
 from pdx.hookspecs import PdxDeprecationWarning, hookspec
 
 from conftest import run_pdx_here
+from pdx.results import read_runs
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "example-plugin"
 HOOKS = [name for name in vars(hookspecs) if name.startswith("pdx_")]
@@ -87,7 +88,7 @@ def test_hook_pdx_register_charts_adds_a_chart_to_reports_and_sites(tmp_path):
     registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
     add_run(registry, hardware("NVIDIA RTX 4090", 0), model("llama-8b", 1), "llamacpp-bench", START,
             random.Random(0))
-    runs = registry.runs(samples=True)
+    runs = read_runs(registry, samples=True)
     html = render_report(runs)
     assert "Every decode sample" in html and "Measured vs ceiling, per phase" in html
     assert html.index("Measured vs ceiling") < html.index("Every decode sample")  # pdx's own charts first
@@ -115,7 +116,7 @@ def test_a_broken_chart_maker_costs_its_chart_not_the_page(capsys):
     registry = Registry("sqlite://")
     add_run(registry, hardware("NVIDIA RTX 4090", 0), model("llama-8b", 1), "llamacpp-bench", START,
             random.Random(0))
-    html = render_report(registry.runs(samples=True))
+    html = render_report(read_runs(registry, samples=True))
     assert "Measured vs ceiling" in html and "Every decode sample" in html
     err = capsys.readouterr().err
     assert "plugin broken-charts: a chart maker failed (ZeroDivisionError" in err
@@ -135,7 +136,7 @@ def test_an_override_extends_the_template_it_replaces(tmp_path):
     registry = Registry("sqlite://")
     add_run(registry, hardware("NVIDIA RTX 4090", 0), model("llama-8b", 1), "llamacpp-bench", START,
             random.Random(0))
-    runs = registry.runs(samples=True)
+    runs = read_runs(registry, samples=True)
     plain, extended = render_report(runs), render_report(runs, templates=tmp_path)
     assert '<p class="ours">our note</p>' in extended and "Measured vs ceiling" in extended
     assert extended.replace('<p class="ours">our note</p>', "") == plain  # everything else is pdx's own page

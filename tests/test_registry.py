@@ -21,6 +21,7 @@ from pdx.runner import TestOutcome
 from pdx.workload import TestSpec
 
 from conftest import assert_one_line_error, run_pdx
+from pdx.results import read_run, read_runs
 
 TABLES = {"runs", "run_tags", "tests", "samples", "requests", "models", "hardware", "environments",
           "alembic_version"}
@@ -70,7 +71,7 @@ def test_round_trip_keeps_every_sample(registry_url, tiny_gguf):
     registry.save_test(run_id, outcome(0, pp))
     registry.save_test(run_id, outcome(1, tg, n=2, base=2_000_000))
     registry.finish_run(run_id, "complete")
-    run = registry.get_run(run_id[:8])
+    run = read_run(registry, run_id[:8])
     assert run["id"] == run_id and run["status"] == "complete" and run["finished_at"]
     assert [t["name"] for t in run["tests"]] == ["pp64", "tg16@d32"]
     assert [s["ns"] for s in run["tests"][0]["samples"]] == [1_000_000, 1_000_001, 1_000_002]
@@ -79,11 +80,11 @@ def test_round_trip_keeps_every_sample(registry_url, tiny_gguf):
     assert run["model"]["sha256"] == model.sha256 and run["model"]["n_params"] == model.n_params
     assert run["engine"] == {"name": "engine", "version": "1.0", "commit": "abc123", "settings": {}, "details": {}}
     assert run["tags"] == ["t1"] and run["options"] == {"k": "v"}
-    listed = registry.runs(tag="t1")
+    listed = read_runs(registry, tag="t1")
     assert [r["id"] for r in listed] == [run_id]
     assert "samples" not in listed[0]["tests"][0] and listed[0]["tests"][0]["stats"]["rate"]["n"] == 3
-    assert registry.runs(backend="other") == []
-    assert [r["id"] for r in registry.runs(model="tiny")] == [run_id]
+    assert read_runs(registry, backend="other") == []
+    assert [r["id"] for r in read_runs(registry, model="tiny")] == [run_id]
 
 
 def test_runs_filter_by_hardware_and_can_carry_samples(registry_url, tiny_gguf):
@@ -93,11 +94,11 @@ def test_runs_filter_by_hardware_and_can_carry_samples(registry_url, tiny_gguf):
     run_id = registry.start_run(start)
     registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
     other = registry.start_run(make_start(identify(tiny_gguf)))
-    assert [r["id"] for r in registry.runs(hardware="Chip 9000")] == [run_id]
-    assert [r["id"] for r in registry.runs(hardware="feedbeef")] == [run_id]
-    assert {r["id"] for r in registry.runs()} == {run_id, other}
-    assert registry.runs(hardware="no such chip") == []
-    (with_samples,) = registry.runs(hardware="feedbeef", samples=True)
+    assert [r["id"] for r in read_runs(registry, hardware="Chip 9000")] == [run_id]
+    assert [r["id"] for r in read_runs(registry, hardware="feedbeef")] == [run_id]
+    assert {r["id"] for r in read_runs(registry)} == {run_id, other}
+    assert read_runs(registry, hardware="no such chip") == []
+    (with_samples,) = read_runs(registry, hardware="feedbeef", samples=True)
     assert [s["ns"] for s in with_samples["tests"][0]["samples"]] == [1_000_000, 1_000_001, 1_000_002]
 
 
@@ -110,11 +111,15 @@ def test_reading_many_runs_gives_what_reading_one_gives(registry_url, tiny_gguf)
         registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
         registry.save_test(run_id, outcome(1, TestSpec(0, 16, depth=32, batch=2), n=2))
         registry.finish_run(run_id, "complete")
-    listed = registry.runs(samples=True)
+    listed = registry.runs()
     assert len(listed) == 2 and listed[0]["created_at"] >= listed[1]["created_at"]
     assert listed == [registry.get_run(r["id"]) for r in listed]
-    assert [r["id"] for r in registry.runs(tag="a", samples=True)] == [listed[1]["id"]]
-    assert registry.runs(limit=1)[0]["id"] == listed[0]["id"]
+    # The registry gives what is stored; statistics are the readers' (pdx.results), derived the same
+    # from either path.
+    assert all("stats" not in t and t["samples"] for r in listed for t in r["tests"])
+    assert read_runs(registry, samples=True) == [read_run(registry, r["id"]) for r in listed]
+    assert [r["id"] for r in registry.runs(tag="a")] == [listed[1]["id"]]
+    assert read_runs(registry, limit=1)[0]["id"] == listed[0]["id"]
     assert registry.run_ids() == [r["id"] for r in listed] and registry.run_ids(tag="a") == [listed[1]["id"]]
 
 
@@ -136,7 +141,7 @@ def test_a_test_is_saved_whole_or_not_at_all(registry_url, tiny_gguf):
     registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
     with pytest.raises(Exception):
         registry.save_test(run_id, outcome(0, TestSpec(0, 8)))  # same ordinal: rejected
-    run = registry.get_run(run_id)
+    run = read_run(registry, run_id)
     assert len(run["tests"]) == 1 and len(run["tests"][0]["samples"]) == 3
     assert count(registry_url, "samples") == 3
 
@@ -167,7 +172,7 @@ def test_eight_concurrent_writers_lose_nothing(registry_url, tiny_gguf):
         p.join(timeout=60)
         assert p.exitcode == 0
     registry = Registry(registry_url)
-    stored = registry.runs(limit=1000)
+    stored = read_runs(registry, limit=1000)
     assert sorted(r["id"] for r in stored) == sorted(ids) and len(ids) == 64
     assert count(registry_url, "samples") == 64 * 3 * 3
     assert all(len(r["tests"]) == 3 and r["status"] == "complete" for r in stored)
@@ -214,10 +219,10 @@ def test_ceilings_and_their_basis_are_stored_with_the_results(registry_url, tiny
     done = outcome(0, TestSpec(0, 16))
     done.ceilings = {"version": 1, "ceiling": 50.0, "bound": "memory", "fraction": 0.5, "phases": {}}
     registry.save_test(run_id, done)
-    run = registry.get_run(run_id)
+    run = read_run(registry, run_id)
     assert run["ceiling_basis"] == basis
     assert run["tests"][0]["ceilings"]["bound"] == "memory" and run["tests"][0]["ceilings"]["fraction"] == 0.5
-    assert registry.runs()[0]["tests"][0]["ceilings"]["ceiling"] == 50.0
+    assert read_runs(registry)[0]["tests"][0]["ceilings"]["ceiling"] == 50.0
 
 
 def test_a_registry_from_before_ceilings_upgrades_and_keeps_its_runs(tmp_path, tiny_gguf):
@@ -236,7 +241,7 @@ def test_a_registry_from_before_ceilings_upgrades_and_keeps_its_runs(tmp_path, t
         config.attributes["connection"] = conn
         command.downgrade(config, "0001")
     assert "ceilings" not in {c["name"] for c in inspect(engine).get_columns("tests")}
-    run = Registry(url).get_run(run_id)  # opening upgrades it
+    run = read_run(Registry(url), run_id)  # opening upgrades it
     assert run["ceiling_basis"] is None and run["tests"][0]["ceilings"] is None
     assert run["origin"] == "pdx" and run["provenance"] == {} and run["tests"][0]["adaptive"] is None  # 0003
     assert run["tests"][0]["spec"] == {} and run["tests"][0]["requests"] == []  # 0004
@@ -258,7 +263,7 @@ def test_request_records_are_stored_and_travel_with_the_run(tmp_path, tiny_gguf)
                          samples=[Sample(ns=4_000_000, n_prompt=8, n_gen=2, requests=[done])], requests=[failed])
     registry.save_test(run_id, result)
     registry.finish_run(run_id, "complete")
-    (test,) = registry.get_run(run_id)["tests"]
+    (test,) = read_run(registry, run_id)["tests"]
     assert test["kind"] == "serve" and test["spec"]["concurrency"] == 2 and test["spec"]["slo"] == {"ttft": 100.0}
     assert [(r["sample_idx"], r["status"], r["events"]) for r in test["requests"]] == \
         [(0, "ok", [[1_000_000, 1], [2_000_000, 1]]), (None, "error", [])]
@@ -269,4 +274,4 @@ def test_request_records_are_stored_and_travel_with_the_run(tmp_path, tiny_gguf)
     assert schema_errors(bundle) is None  # bundle.schema.json knows serving tests
     other = Registry(f"sqlite:///{tmp_path / 'b.sqlite'}")
     other.add_records(read_bundle(bundle, "test"))
-    assert other.get_run(run_id)["tests"][0]["requests"] == test["requests"]
+    assert read_run(other, run_id)["tests"][0]["requests"] == test["requests"]

@@ -19,6 +19,7 @@ from pdx.reports.site import publish
 
 from conftest import assert_one_line_error, run_pdx
 from runfactory import START, add_run, fill, hardware, model
+from pdx.results import read_runs
 
 XSS = "<script>alert(1)</script>"
 
@@ -100,7 +101,7 @@ def test_user_mistakes_are_one_line_errors(filled, registry_url, tmp_path):
 
 def test_mistakes_name_what_was_wrong(filled, tmp_path):
     registry, _ = filled
-    runs = registry.runs(samples=True)[:1]
+    runs = read_runs(registry, samples=True)[:1]
     taken = tmp_path / "taken"
     taken.write_text("not a folder")
     cases = [
@@ -138,7 +139,7 @@ def test_where_option_help_names_every_key():
 def test_site_layout_links_and_data(filled, tmp_path):
     registry, ids = filled
     root = tmp_path / "site"
-    result = publish(registry.runs(samples=True), root, title="Team results")
+    result = publish(read_runs(registry, samples=True), root, title="Team results")
     pages = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.html"))
     assert "index.html" in pages and "runs/index.html" in pages
     assert {f"runs/{i}.html" for i in ids} <= set(pages)
@@ -173,13 +174,13 @@ def test_republishing_updates_in_place_and_writes_nothing_outside(filled, tmp_pa
     parent = tmp_path / "pub"
     parent.mkdir()
     root = parent / "site"
-    publish(registry.runs(samples=True), root)
+    publish(read_runs(registry, samples=True), root)
     (root / "CNAME").write_text("results.example\n")  # a file of the user's own
     stamps = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
-    again = publish(registry.runs(samples=True), root)
+    again = publish(read_runs(registry, samples=True), root)
     assert again.changed == [] and again.removed == []
     assert {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()} == stamps
-    fewer = publish(registry.runs(backend="llamacpp-bench", samples=True), root)
+    fewer = publish(read_runs(registry, backend="llamacpp-bench", samples=True), root)
     gone = [i for i in ids if not (root / f"runs/{i}.html").exists()]
     assert len(gone) == 6 and f"runs/{gone[0]}.html" in fewer.removed and f"runs/{gone[0]}.json" in fewer.removed
     assert (root / "CNAME").read_text() == "results.example\n"
@@ -195,7 +196,7 @@ def test_names_carrying_markup_render_as_text_everywhere(registry, tmp_path):
     for minutes in (0, 1):
         add_run(registry, hw, mdl, "llamacpp-bench", START.replace(minute=minutes), random.Random(minutes),
                 tags=[XSS, 'a"b'])
-    runs = registry.runs(samples=True)
+    runs = read_runs(registry, samples=True)
     root = tmp_path / "site"
     publish(runs, root)
     from pdx.reports.report import write_report
@@ -238,7 +239,7 @@ def test_templates_can_be_overridden_by_a_folder_and_by_a_plugin(filled, registr
     plugin_manager.reset()
     plugin_manager.get_plugin_manager().register(Theme())
     try:
-        runs = filled[0].runs(samples=True)[:1]
+        runs = read_runs(filled[0], samples=True)[:1]
         assert "from a plugin" in render_report(runs)
         assert "ACME" in render_report(runs, templates=folder)  # the user's folder still comes first
     finally:
@@ -248,7 +249,7 @@ def test_templates_can_be_overridden_by_a_folder_and_by_a_plugin(filled, registr
 def test_the_data_layout_doc_names_every_field(filled, tmp_path):
     registry, _ = filled
     root = tmp_path / "site"
-    publish(registry.runs(samples=True), root)
+    publish(read_runs(registry, samples=True), root)
     doc = (root / "DATA.md").read_text()
 
     def keys(node, depth=0):
@@ -275,7 +276,7 @@ def test_a_report_of_many_runs_leads_with_the_leaderboard(registry, monkeypatch)
     from pdx.reports import report
 
     fill(registry, 14, n_hardware=2, n_models=2)
-    runs = registry.runs(samples=True)
+    runs = read_runs(registry, samples=True)
     html = report.render_report(runs)
     assert "Leaderboard" in html and "Side by side" not in html and html.count('id="run-') == 14
     monkeypatch.setattr(report, "REPORT_LIMIT", 10)

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from conftest import FAKE_SERVER, assert_one_line_error, run_pdx
 from runfactory import START, add_run, fill, hardware, model
 from pdx.secrets import MARK, is_secret_name, scrub, scrub_args, scrub_text, secret_values
+from pdx.results import read_runs
 
 PASSWORD = "Pa55-w0rd-XYZZY"
 API_KEY = "sk-live-SECRET-KEY-0042"
@@ -235,7 +236,7 @@ def _hostile_runs(registry) -> list[dict]:
     checks may refuse some of them, and a site must survive a record that got in another way)."""
     ids = [add_run(registry, hardware("Apple M2 Max", 1), model("tiny", 3), "llamacpp-bench",
                    START.replace(minute=m), random.Random(m)) for m in (0, 1)]
-    runs = registry.runs(samples=True)
+    runs = read_runs(registry, samples=True)
     assert {r["id"] for r in runs} == set(ids)
     for run in runs:
         run["model"]["name"] = f"model {XSS}"
@@ -349,14 +350,14 @@ def test_a_planted_manifest_deletes_and_overwrites_nothing(stored, tmp_path):
     (root / "pdx-site.json").write_text(json.dumps(planted))
     mine = {k: v for k, v in _tree(root).items() if k != "pdx-site.json"}
     with pytest.raises(PdxError, match="index.html is there and pdx did not write it"):
-        publish(stored.runs(samples=True), root)
+        publish(read_runs(stored, samples=True), root)
     (root / "index.html").unlink()
     del mine["index.html"]
-    publish(stored.runs(samples=True), root)  # the rest is the user's: left alone
+    publish(read_runs(stored, samples=True), root)  # the rest is the user's: left alone
     assert {k: v for k, v in _tree(root).items() if k in mine} == mine and outside.read_text() == "keep"
     (root / "pdx-site.json").write_text(json.dumps({"files": ["notes.txt", "runs/old.html"]}))  # format 1
     with pytest.raises(PdxError):
-        publish(stored.runs(samples=True)[:1], root)
+        publish(read_runs(stored, samples=True)[:1], root)
     assert {k: v for k, v in _tree(root).items() if k in mine} == mine
 
 
@@ -364,7 +365,7 @@ def test_symlinks_inside_the_folder_are_never_followed(stored, tmp_path):
     from pdx.errors import PdxError
     from pdx.reports.site import publish
 
-    runs = stored.runs(samples=True)
+    runs = read_runs(stored, samples=True)
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "victim.html").write_text("keep")

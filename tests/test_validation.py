@@ -19,6 +19,7 @@ from pdx.workload import TestSpec
 from conftest import assert_one_line_error, pdx_here, run_pdx_here
 from test_registry import make_start, outcome
 from test_transfer import fill
+from pdx.results import read_run
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +164,7 @@ def test_a_benchmark_test_with_a_bad_value_is_refused_before_it_is_saved(tmp_pat
     with pytest.raises(RecordError, match=r"pp8 of run .*samples\[0\]\.engine\.rate"):
         registry.save_test(run_id, bad)
     registry.save_test(run_id, outcome(0, TestSpec(8, 0)))
-    assert [t["name"] for t in registry.get_run(run_id)["tests"]] == ["pp8"]
+    assert [t["name"] for t in read_run(registry, run_id)["tests"]] == ["pp8"]
     start = make_start(identify(tiny_gguf))
     start.threads = 2**70
     with pytest.raises(RecordError, match="threads"):
@@ -252,20 +253,3 @@ def test_the_record_fields_and_the_bundle_schema_agree():
         assert set(defs[name]["properties"]) == set(listed), name
     for version, levels in fields.CONTENT_ID_FIELDS.items():
         assert set(levels["run"]) | set(fields.NOT_CONTENT) == set(fields.RUN_FIELDS)
-
-
-def test_the_registry_imports_neither_the_runner_nor_any_display():
-    """Data flows runner -> registry -> readers. (pdx.results is still called by Registry.runs and
-    get_run for their statistics; moving that to the readers is the next step.)"""
-    import ast
-    from pathlib import Path
-
-    import pdx.registry
-
-    root = Path(pdx.registry.__file__).parent
-    for path in root.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            for name in names:
-                assert name != "pdx.runner" and "display" not in name, f"{path.relative_to(root)} imports {name}"

@@ -87,8 +87,10 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
     from pdx.reports.report import render_comparison
     from pdx.reports.writer import write_file
 
+    from pdx.results import read_run
+
     store = api.open_registry(registry)
-    base_run, new_run = store.get_run(baseline), store.get_run(new)
+    base_run, new_run = read_run(store, baseline), read_run(store, new)
     result = CheckResult(base_run, new_run, compare_runs(base_run, new_run, factor), factor, DEFAULT_ALPHA)
     if as_json:
         echo_json(result.to_dict())

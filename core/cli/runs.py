@@ -19,8 +19,9 @@ def runs(backend, model, tag, status, limit, registry, as_json) -> None:
     """List stored runs, newest first."""
     from pdx import api
     from pdx.display import make_console, runs_table
+    from pdx.results import read_runs
 
-    found = api.open_registry(registry).runs(backend=backend, model=model, tag=tag, status=status, limit=limit)
+    found = read_runs(api.open_registry(registry), backend=backend, model=model, tag=tag, status=status, limit=limit)
     if as_json:
         echo_json(found)
     elif not found:
@@ -38,9 +39,10 @@ def show(run_id, registry, as_json) -> None:
     from pdx import api
     from pdx.conditions_display import print_conditions
     from pdx.display import make_console, print_manifest, print_run
+    from pdx.results import read_run
 
     store = api.open_registry(registry)
-    run = store.get_run(run_id)
+    run = read_run(store, run_id)
     if as_json:
         echo_json(run)
         return

@@ -79,7 +79,7 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     from pdx.cli.bench import execute, parse_options, server_variants
     from pdx.serving.capacity import parse_capacity_slo
     from pdx.serving.metrics import parse_percentiles, parse_slo
-    from pdx.serving.spec import serve_workload
+    from pdx.serving.workloads import serve_workload
 
     targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
     workload = serve_workload(

@@ -250,8 +250,7 @@ class ServerBackend(Backend):
                 # repetitions so that a retry shifts no later sample's ids.
                 prompts = self.prompts.next(test, f"{test.name}/burst-retry")
                 continue
-            if retry:
-                sample.engine["burst_retries"] = retry
+            self._burst_retries += retry
             return sample, None
         raise AssertionError("unreachable")
 
@@ -259,6 +258,7 @@ class ServerBackend(Backend):
         if self.client is None:
             raise PdxError(f"{self.name}: load() must come before run()")
         self._test_info = {}
+        self._burst_retries = 0  # samples sent again, warm-up ones included (the server counted their tokens)
         first = self.scrape()
         try:
             for i in range(warmup + repetitions):
@@ -275,7 +275,8 @@ class ServerBackend(Backend):
                     raise PdxError(self._explain(failed))
         finally:
             figures = self.server_figures(first, self.scrape())
-            self._test_info = {"server": figures} if figures else {}
+            self._test_info = ({"server": figures} if figures else {}) | (
+                {"burst_retries": self._burst_retries} if self._burst_retries else {})
 
     def check_cache(self, test, sample: Sample) -> None:
         """A cold test must not hit the prefix cache, a warm one must (where the server counts hits)."""

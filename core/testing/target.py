@@ -91,6 +91,12 @@ class RunResult:
     # holding the request records (samples is then empty).
     burst: RequestsFailed | None = None
 
+    @property
+    def retried(self) -> int:
+        """Samples a server backend sent again because their tokens came in one burst (its work counter
+        counted those tries too)."""
+        return int(self.test_info.get("burst_retries") or 0) if isinstance(self.test_info, dict) else 0
+
 
 def in_one_burst(exc: BaseException) -> bool:
     """Whether a server backend refused a sample only because its tokens arrived at once: every request

@@ -25,6 +25,7 @@ from runfactory import fill  # noqa: E402
 
 from pdx.registry import Registry  # noqa: E402
 from pdx.reports.site import publish  # noqa: E402
+from pdx.results import read_runs
 
 SIZES = (1_000, 10_000)
 
@@ -37,7 +38,7 @@ def cpu_seconds() -> float:
 def registry_with(folder: Path, n_runs: int) -> Registry:
     path = folder / "registry.sqlite"
     registry = Registry(str(path))
-    stored = len(registry.runs(limit=n_runs))
+    stored = len(read_runs(registry, limit=n_runs))
     if stored < n_runs:
         started = time.perf_counter()
         fill(registry, n_runs - stored, seed=stored)
@@ -60,7 +61,7 @@ def main() -> None:
         site = folder / f"site-{n}"
         shutil.rmtree(site, ignore_errors=True)
         cpu, started = cpu_seconds(), time.perf_counter()
-        runs = registry.runs(samples=True, limit=n)
+        runs = read_runs(registry, samples=True, limit=n)
         loaded = time.perf_counter()
         result = publish(runs, site, title=f"{n} generated runs")
         built, cpu = time.perf_counter(), cpu_seconds() - cpu
