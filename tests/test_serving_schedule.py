@@ -152,7 +152,8 @@ def test_a_server_that_keeps_up_is_not_stopped(fake_server, registry_url):
 # Capacity search: the bracketing on a known threshold, then end to end on a server that queues.
 
 from pdx.errors import PdxError  # noqa: E402
-from pdx.serving.capacity import SIDES, Search, bracket, judge, parse_capacity_slo  # noqa: E402
+from pdx.serving.capacity import (SIDES, Search, SloWatch, bracket, certain_over, judge,  # noqa: E402
+                                  parse_capacity_slo)
 
 
 @settings(max_examples=300)
@@ -226,7 +227,10 @@ def test_capacity_search_end_to_end(queueing_server, registry_url, axis):
     assert found["slo"] == {"ttft": 300, "itl": 100}
     points = found["points"]
     roles = {r["role"] for r in test["requests"]}
-    assert roles == {p["role"] for p in points} and all(p["requests"] == 10 for p in points)
+    assert roles == {p["role"] for p in points}
+    # Every point sends its 10 requests, unless it broke for certain first (and then says so).
+    assert all(p["requests"] == 10 if not p["gave_up"] else (not p["held"] and p["gave_up"]["metric"] in p["broke"])
+               for p in points)
     lo, hi = found["bracket"]
     for point in points:  # the verdict agrees with the figures stored beside it
         over = [m for m, v in point["values"].items() if v is None or v > found["slo"][m]]
@@ -237,6 +241,44 @@ def test_capacity_search_end_to_end(queueing_server, registry_url, axis):
         assert found["broke_first"] in next(p for p in points if p["x"] == hi and not p["held"])["broke"]
     shown = run_pdx("show", run["id"], "--registry", registry_url).stdout
     assert "capacity" in shown and ("broke first" in shown or "not bracketed" in shown)
+
+
+@settings(max_examples=300)
+@given(st.integers(1, 400), st.floats(1, 100), st.data())
+def test_a_point_given_up_could_not_have_held(planned, p, data):
+    """However the requests not yet ended turn out, ``certain_over`` values over the limit put the
+    percentile (as serving_stats computes it) over the limit; with one fewer, the lower of the two
+    ranks it reads can be a value under the limit, so the point could still hold."""
+    import math
+
+    from pdx.serving.metrics import percentile
+
+    need = certain_over(planned, p)
+    assert 1 <= need <= planned
+    rest = data.draw(st.lists(st.floats(0, 2.0), min_size=planned - need, max_size=planned - need))
+    assert percentile(sorted([5.0] * need + rest), p) > 2.0
+    fewer = sorted([5.0] * (need - 1) + [0.0] * (planned - need + 1))
+    assert fewer[math.floor((planned - 1) * p / 100)] == 0.0
+
+
+def test_the_slo_watch_counts_per_request_targets_and_errors():
+    from pdx.serving.records import RequestRecord
+
+    def ended(ttft_ms, ok=True, scheduled_late_ms=0):
+        record = RequestRecord(idx=0, n_prompt=8, max_tokens=4, send_ns=int(scheduled_late_ms * 1e6),
+                               scheduled_ns=0, first_ns=int(ttft_ms * 1e6), end_ns=int(ttft_ms * 1e6) + 30_000_000,
+                               events=[(int(ttft_ms * 1e6) + i * 10_000_000, 1) for i in range(4)])
+        if not ok:
+            record.fail("boom")
+        return record
+
+    watch = SloWatch({"ttft": 300, "itl": 100}, 90, planned=10)  # p90 of 10: 2 over settle it
+    assert watch.observe(ended(100)) is None and watch.observe(ended(250, scheduled_late_ms=100)) is None
+    assert watch.over == {"ttft": 1}  # 250 ms from its send, 350 from its schedule: over
+    verdict = watch.observe(ended(400))
+    assert verdict["metric"] == "ttft" and verdict["over"] == 2 and verdict["of_planned"] == 10
+    assert SloWatch({"ttft": 300}, 90, 10).observe(ended(1, ok=False))["metric"] == "errors"
+    assert judge({"failed": 0, "ttft_ms": {"p90": 100.0}}, {"ttft": 300}, 90, False, verdict)["broke"] == ["ttft"]
 
 
 def test_a_spent_budget_reports_the_bracket_as_it_stands():

@@ -15,7 +15,10 @@ repeat that disagrees widens the bracket rather than hiding the noise.
 
 A point breaks when a request fails (``errors``), when the open-loop run had
 to stop over-saturated (the queue grew: ``saturation``), or when a metric's
-percentile is over its target. What broke first is the cause at the lowest
+percentile is over its target. A point stops sending as soon as its verdict is
+certain (:class:`SloWatch`: so many of its planned requests are already over a
+per-request target that the percentile cannot come back under it), so the
+points above capacity, the slow ones, cost no more than they must. What broke first is the cause at the lowest
 breaking point: a TTFT (or E2EL) break is the prefill side's (or queueing's),
 an ITL or TPOT break the decode side's. TTFT and E2EL are judged from the
 scheduled send (open loop), so the wait for a slot counts.
@@ -73,8 +76,50 @@ def parse_capacity_slo(text: str | None) -> tuple[dict[str, float], float]:
     return slo, percentile
 
 
-def judge(stats: dict, slo: dict[str, float], percentile: float, saturated: bool) -> dict:
-    """Whether one point's figures meet the SLO, each metric's value at the percentile, and what broke."""
+# Per-request figures (ms) of the metrics judged one value per request; ITL pools every gap of every
+# request, so no single request settles it.
+_PER_REQUEST = {
+    "ttft": lambda r: r.ttft_sched_ns if r.scheduled_ns is not None else r.ttft_ns,
+    "e2el": lambda r: r.e2el_sched_ns if r.scheduled_ns is not None else r.end_ns,
+    "tpot": lambda r: r.tpot_ns,
+}
+
+
+def certain_over(planned: int, percentile: float) -> int:
+    """How many of ``planned`` values over a limit put their ``percentile`` over it whatever the rest
+    are: the percentile (linear between closest ranks) reads ranks floor(p (N - 1)) and above."""
+    return planned - math.floor((planned - 1) * percentile / 100)  # the rank serving_stats reads
+
+
+@dataclass
+class SloWatch:
+    """Counts, request by request as they end, those over each per-request SLO target; says when a
+    point has broken for certain. A failed request breaks it at once (errors break a point)."""
+
+    slo: dict[str, float]
+    percentile: float
+    planned: int
+    over: dict[str, int] = field(default_factory=dict)
+
+    def observe(self, record) -> dict | None:
+        if not record.ok:
+            return {"metric": "errors", "test": f"request {record.idx} failed"}
+        need = certain_over(self.planned, self.percentile)
+        for metric, limit in self.slo.items():
+            value = _PER_REQUEST[metric](record) if metric in _PER_REQUEST else None
+            if value is not None and value / 1e6 > limit:
+                self.over[metric] = self.over.get(metric, 0) + 1
+                if self.over[metric] >= need:
+                    return {"metric": metric, "over": self.over[metric], "of_planned": self.planned,
+                            "test": f"{self.over[metric]} of {self.planned} planned requests over the {metric} "
+                                    f"target: its p{self.percentile:g} cannot meet it"}
+        return None
+
+
+def judge(stats: dict, slo: dict[str, float], percentile: float, saturated: bool,
+          gave_up: dict | None = None) -> dict:
+    """Whether one point's figures meet the SLO, each metric's value at the percentile, and what broke
+    (``gave_up``: the :class:`SloWatch` verdict that stopped the point early, which breaks it)."""
     key = f"p{percentile:g}"
     values, over = {}, {}
     for metric, limit in slo.items():
@@ -84,9 +129,11 @@ def judge(stats: dict, slo: dict[str, float], percentile: float, saturated: bool
         if value is None or (isinstance(value, float) and math.isnan(value)) or value > limit:
             over[metric] = value / limit if value is not None and limit > 0 and not math.isnan(value) else math.inf
     broke = sorted(over, key=lambda m: -over[m])  # the worst first
+    if gave_up and gave_up["metric"] not in broke:  # certain from the planned count, not only the sent
+        broke.insert(0, gave_up["metric"])
     if saturated:
         broke.insert(0, "saturation")
-    if stats.get("failed"):
+    if stats.get("failed") and "errors" not in broke:
         broke.insert(0, "errors")
     return {"held": not broke, "values": values, "broke": broke}
 

@@ -127,5 +127,8 @@ def print_capacity(name: str, found: dict, console: Console) -> None:
         values = ", ".join(f"{k} {v:.1f} ms" if isinstance(v, (int, float)) else f"{k} -"
                            for k, v in point["values"].items())
         verdict = "holds" if point["held"] else f"breaks ({', '.join(point['broke'])})"
-        console.print(f"  {_axis(point['x'], found['axis'])}: {verdict}; {values}; {point['requests']} requests, "
+        stopped = point.get("gave_up")
+        sent = (f"{point['requests']} of {stopped['of_planned']} requests (stopped once certain)"
+                if stopped and stopped.get("of_planned") else f"{point['requests']} requests")
+        console.print(f"  {_axis(point['x'], found['axis'])}: {verdict}; {values}; {sent}, "
                       f"{_num(point['output_throughput'], '.1f')} out tok/s", highlight=False)

@@ -52,6 +52,7 @@ class LoadResult:
     cpu_s: float  # this process's CPU time (user + system) while the load ran
     wall_s: float
     saturation: dict | None = None  # why the run stopped early, when it did
+    gave_up: dict | None = None  # or why it stopped once its verdict was certain (a give-up watch's word)
 
     @property
     def failed(self) -> list[RequestRecord]:
@@ -89,9 +90,11 @@ def _cpu_seconds() -> float:
 
 class _Driver:
     def __init__(self, client: CompletionsClient, plan: Iterator[Planned], cap: int | None,
-                 loop: StreamLoop, catch_up: bool = False, watch: SaturationWatch | None = None) -> None:
+                 loop: StreamLoop, catch_up: bool = False, watch: SaturationWatch | None = None,
+                 give_up=None) -> None:
         self.client, self.plan, self.cap, self.loop = client, plan, cap, loop
-        self.catch_up, self.watch = catch_up, watch
+        self.catch_up, self.watch, self.give_up = catch_up, watch, give_up
+        self.gave_up: dict | None = None
         self.backlog: collections.deque[Planned] = collections.deque()  # planned, not yet sent
         self.exhausted = False
         self.records: list[RequestRecord] = []
@@ -185,23 +188,30 @@ class _Driver:
             if self.saturation is not None:
                 self.saturation["unsent_due"] = self.due_waiting(now)
                 self.stop()
+        if self.give_up is not None and self.gave_up is None and not self.exhausted:
+            self.gave_up = self.give_up.observe(record)
+            if self.gave_up is not None:
+                self.stop()
         self.fill()
 
 
 def run_load(client: CompletionsClient, plan: Iterable[Planned], max_concurrency: int | None = None,
              warmup: Iterable[Planned] = (), catch_up: bool = False,
-             saturation_window_s: float | None = None) -> LoadResult:
+             saturation_window_s: float | None = None, give_up=None) -> LoadResult:
     """Send ``plan`` (after ``warmup``, one at a time, uncounted) and return every request's record.
 
     ``catch_up``: late open-loop requests go as soon as a slot frees, however many at once.
-    ``saturation_window_s``: stop an open-loop run early once it is over-saturated (None or 0: never)."""
+    ``saturation_window_s``: stop an open-loop run early once it is over-saturated (None or 0: never).
+    ``give_up``: an object whose ``observe(record)`` sees each request as it ends and returns a reason
+    (a dict) once sending more would change nothing (:class:`pdx.serving.capacity.SloWatch`); the
+    requests in flight then finish, and no more are sent."""
     loop = StreamLoop()
     try:
         for planned in warmup:
             _run(client, iter([planned]), 1, loop)
         wall0, cpu0 = time.perf_counter_ns(), _cpu_seconds()
         watch = SaturationWatch(saturation_window_s) if saturation_window_s else None
-        driver = _run(client, iter(plan), max_concurrency, loop, catch_up, watch)
+        driver = _run(client, iter(plan), max_concurrency, loop, catch_up, watch, give_up)
         cpu = _cpu_seconds() - cpu0
     finally:
         loop.close()
@@ -209,12 +219,12 @@ def run_load(client: CompletionsClient, plan: Iterable[Planned], max_concurrency
     ends = [r.send_ns + r.end_ns for r in records if r.end_ns is not None]
     makespan = max(ends) - min(r.send_ns for r in records) if records and ends else 0
     return LoadResult(records, driver.origin, makespan, cpu, (time.perf_counter_ns() - wall0) / 1e9,
-                      driver.saturation)
+                      driver.saturation, driver.gave_up)
 
 
 def _run(client: CompletionsClient, plan: Iterator[Planned], cap: int | None, loop: StreamLoop,
-         catch_up: bool = False, watch: SaturationWatch | None = None) -> _Driver:
-    driver = _Driver(client, plan, cap, loop, catch_up, watch)
+         catch_up: bool = False, watch: SaturationWatch | None = None, give_up=None) -> _Driver:
+    driver = _Driver(client, plan, cap, loop, catch_up, watch, give_up)
     driver.origin = time.perf_counter_ns()
     driver.fill()
     loop.run(driver.done)

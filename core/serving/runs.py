@@ -143,20 +143,24 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
         n = spec.n_requests if spec.n_requests or spec.duration_s else capacity.point_requests(x, closed)
         requests = ((prompt, n_out, role) for prompt, n_out, _ in
                     spec.shape.requests(prompts, random.Random(arrival_seed(prompts)), n))
+        # A point of a duration has no known count: it runs its course.
+        watch = None if spec.duration_s else capacity.SloWatch(spec.slo, spec.slo_percentile, n)
         if closed:
             plan = shaped_loop(requests)
-            result = run_load(client, for_duration(plan, spec.duration_s) if spec.duration_s else plan, int(x))
+            result = run_load(client, for_duration(plan, spec.duration_s) if spec.duration_s else plan, int(x),
+                              give_up=watch)
         else:
             plan = shaped_loop(requests, arrivals(x, spec.burstiness, arrival_seed(prompts), spec.ramp_s),
                                spec.duration_s)
             result = run_load(client, plan, spec.max_concurrency, catch_up=spec.catch_up,
-                              saturation_window_s=spec.saturation_window_s)
+                              saturation_window_s=spec.saturation_window_s, give_up=watch)
         first_origin = result.origin_ns if first_origin is None else first_origin
         records.extend(result.records)
         stats = serving_stats(result.records, result.makespan_ns, percentiles=percentiles)
-        verdict = capacity.judge(stats, spec.slo, spec.slo_percentile, result.saturation is not None)
+        verdict = capacity.judge(stats, spec.slo, spec.slo_percentile, result.saturation is not None,
+                                 result.gave_up)
         points.append({"x": x, "role": role, **verdict, "requests": len(result.records),
-                       "failed": stats["failed"], "saturation": result.saturation,
+                       "failed": stats["failed"], "saturation": result.saturation, "gave_up": result.gave_up,
                        "output_throughput": stats["output_throughput"],
                        "request_throughput": stats["request_throughput"],
                        "origin_offset_ns": result.origin_ns - first_origin, "makespan_ns": result.makespan_ns})
