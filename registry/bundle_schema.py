@@ -19,18 +19,59 @@ def digest(record: dict) -> str:
     return hashlib.sha256(canonical(record)).hexdigest()
 
 
+def column_rule(column) -> dict:
+    """The JSON Schema rule of a value stored in ``column`` (a SQLAlchemy column): its type, null where
+    the column holds NULL, numbers not below 0, text no longer than the column."""
+    from sqlalchemy import JSON, Boolean, Float, Integer, String
+
+    kind = column.type
+    if isinstance(kind, Boolean):
+        rule = {"type": "boolean"}
+    elif isinstance(kind, Integer):  # BigInteger too
+        rule = {"type": "integer", "minimum": 0}
+    elif isinstance(kind, Float):
+        rule = {"type": "number", "minimum": 0}
+    elif isinstance(kind, String):  # Text too
+        rule = {"type": "string"} | ({"maxLength": kind.length} if kind.length else {})
+    elif isinstance(kind, JSON):
+        rule = {}
+    else:
+        raise TypeError(f"no record rule for column {column.name} of type {kind!r}")
+    if column.nullable and "type" in rule:
+        rule["type"] = [rule["type"], "null"]
+    if column.comment:
+        rule["description"] = column.comment
+    return rule
+
+
+@lru_cache(maxsize=1)
+def load_schema() -> dict:
+    """bundle.schema.json, with a rule for every column of the ``samples`` table that it does not spell
+    out (:data:`pdx.registry.fields.SAMPLE_FIELDS`): a sample field added to the table needs no edit
+    here. Such a field is optional, so records made before it existed stay valid."""
+    from pdx.registry.fields import ROW_ONLY
+    from pdx.registry.schema import SampleRow
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    sample = schema["$defs"]["sample"]["properties"]
+    for column in SampleRow.__table__.columns:
+        if column.name not in ROW_ONLY["samples"] and column.name not in sample:
+            sample[column.name] = column_rule(column)
+    return schema
+
+
 @lru_cache(maxsize=1)
 def _validator():
     import jsonschema
 
-    return jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
+    return jsonschema.Draft202012Validator(load_schema())
 
 
 @lru_cache(maxsize=None)
 def _definition_validator(definition: str):
     import jsonschema
 
-    schema = json.loads(SCHEMA_FILE.read_text())
+    schema = load_schema()
     return jsonschema.Draft202012Validator({"$schema": schema["$schema"], "$defs": schema["$defs"],
                                             "$ref": f"#/$defs/{definition}"})
 

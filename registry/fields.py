@@ -3,12 +3,21 @@
 in step by a test) and content ids read.
 
 Adding a field: add it here, to its table in :mod:`pdx.registry.schema` with a
-migration, and to ``bundle.schema.json``. Content ids do not change: they hash
-the fields of :data:`CONTENT_ID_FIELDS` for the record's content-id version,
-and a new field joins only a new version.
+migration, and to ``bundle.schema.json``; a sample's fields are the ``samples``
+table's columns, so a sample field is a column and its migration, nothing more
+(the bundle schema derives a rule for a column it does not spell out, see
+:func:`pdx.registry.bundle_schema.load_schema`; old records without it stay
+valid). Content ids do not change: they hash the fields of
+:data:`CONTENT_ID_FIELDS` for the record's content-id version, and a new field
+joins only a new version.
 """
 
 from __future__ import annotations
+
+from pdx.registry.schema import SampleRow
+
+# Row keys, not record fields: the row's own id, its test, its place in the test (the list's order).
+ROW_ONLY = {"samples": ("id", "test_id", "idx")}
 
 RUN_FIELDS = ("id", "status", "created_at", "finished_at", "backend", "engine", "threads", "options", "workload",
               "command", "error", "parent_id", "pdx_version", "origin", "provenance", "tags", "model", "hardware",
@@ -17,7 +26,7 @@ RUN_FIELDS = ("id", "status", "created_at", "finished_at", "backend", "engine", 
 TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
 TEST_FIELDS = (*TEST_COLUMNS, "started_at", "finished_at", "engine", "ceilings", "adaptive", "spec", "samples",
                "requests", "conditions")
-SAMPLE_FIELDS = ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns", "engine")
+SAMPLE_FIELDS = tuple(c.name for c in SampleRow.__table__.columns if c.name not in ROW_ONLY["samples"])
 REQUEST_COLUMNS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "scheduled_ns",
                    "first_ns", "end_ns", "status", "error", "http_status", "finish_reason", "usage", "engine")
 REQUEST_FIELDS = (*REQUEST_COLUMNS, "events")

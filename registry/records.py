@@ -67,7 +67,8 @@ def test_row(test: dict) -> TestResult:
         **{k: test[k] for k in _TEST_FIELDS}, started_at=parse_time(test["started_at"]),
         finished_at=parse_time(test["finished_at"]), engine=test["engine"], ceilings=test.get("ceilings"),
         adaptive=test.get("adaptive"), conditions=test.get("conditions"), spec=test.get("spec") or {},
-        samples=[SampleRow(idx=i, **{k: s[k] for k in _SAMPLE_FIELDS}) for i, s in enumerate(test["samples"])],
+        # .get: a field the table gained after the record was made is absent from it (the schema allows it)
+        samples=[SampleRow(idx=i, **{k: s.get(k) for k in _SAMPLE_FIELDS}) for i, s in enumerate(test["samples"])],
         requests=[RequestRow(**{k: r.get(k) for k in _REQUEST_FIELDS}, events=r["events"])
                   for r in test.get("requests") or ()],
     )
@@ -110,7 +111,7 @@ def outcome_record(outcome, finished_at: datetime) -> dict:
         "finished_at": iso(outcome.finished_at or finished_at), "engine": outcome.engine,
         "ceilings": outcome.ceilings, "adaptive": outcome.adaptive, "conditions": outcome.conditions,
         "spec": test.to_dict() if test.kind == "serve" else {},
-        "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in outcome.samples],
+        "samples": [{k: getattr(s, k, None) for k in _SAMPLE_FIELDS} for s in outcome.samples],
         "requests": [{"sample_idx": i} | {k: getattr(r, k) for k in _REQUEST_FIELDS if k != "sample_idx"}
                      | {"events": [list(e) for e in r.events]} for i, r in owned],
     }

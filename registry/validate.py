@@ -263,11 +263,9 @@ def _compile(rule: dict):
 
 @lru_cache(maxsize=None)
 def _flat_definition(name: str) -> tuple[frozenset, frozenset, dict]:
-    import json
+    from pdx.registry.bundle_schema import load_schema
 
-    from pdx.registry.bundle_schema import SCHEMA_FILE
-
-    definition = json.loads(SCHEMA_FILE.read_text())["$defs"][name]
+    definition = load_schema()["$defs"][name]
     raw = definition["properties"]
 
     def supported(rule: dict) -> bool:

@@ -245,11 +245,25 @@ def test_an_old_file_imported_again_after_the_importer_learns_a_field_adds_nothi
 
 def test_the_record_fields_and_the_bundle_schema_agree():
     from pdx.registry import fields
-    from pdx.registry.bundle import SCHEMA_FILE
+    from pdx.registry.bundle_schema import load_schema
 
-    defs = json.loads(SCHEMA_FILE.read_text())["$defs"]
+    defs = load_schema()["$defs"]
     for name, listed in (("run", fields.RUN_FIELDS), ("test", fields.TEST_FIELDS), ("sample", fields.SAMPLE_FIELDS),
                          ("request", fields.REQUEST_FIELDS), ("model", fields.MODEL_FIELDS)):
         assert set(defs[name]["properties"]) == set(listed), name
     for version, levels in fields.CONTENT_ID_FIELDS.items():
         assert set(levels["run"]) | set(fields.NOT_CONTENT) == set(fields.RUN_FIELDS)
+
+
+def test_a_sample_column_gives_the_rule_the_schema_spells_out():
+    """A sample field added to the table gets its bundle rule from the column (no schema edit): the
+    rule derived for each column of today's table is the type the schema writes out for it."""
+    import json
+
+    from pdx.registry.bundle_schema import SCHEMA_FILE, column_rule
+    from pdx.registry.schema import SampleRow
+
+    written = json.loads(SCHEMA_FILE.read_text())["$defs"]["sample"]["properties"]
+    for name in ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns"):
+        assert column_rule(SampleRow.__table__.columns[name])["type"] == written[name]["type"], name
+    assert column_rule(SampleRow.__table__.columns["engine"]) == {}  # a JSON column's shape is the schema's to say
