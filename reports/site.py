@@ -36,6 +36,19 @@ RECENT_RUNS = 25
 CHART_CACHE = "assets/charts"
 
 
+def data_doc() -> str:
+    """site_data.md, its row of sample fields completed with any sample column it does not name (a
+    field added to the samples table is documented by the column's comment)."""
+    from pdx.registry.fields import SAMPLE_FIELDS
+    from pdx.registry.schema import SampleRow
+
+    text = DATA_DOC.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `samples` |"))
+    extra = [f"`{name}` ({SampleRow.__table__.columns[name].comment or 'no description'})"
+             for name in SAMPLE_FIELDS if f"`{name}`" not in row]
+    return text.replace(row, row.rstrip(" |") + "; " + ", ".join(extra) + " |") if extra else text
+
+
 def _json(data: dict) -> str:
     # Compact: json's C encoder only runs without indent, and a site writes thousands of these.
     document = {"schema": SCHEMA, **data}
@@ -120,7 +133,7 @@ class SiteBuilder:
         self.renderer.start()
         self.writer.write("assets/pdx.css", self.env.get_template("pdx.css").render())
         self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
-        self.writer.write("DATA.md", DATA_DOC.read_text())
+        self.writer.write("DATA.md", data_doc())
         hubpages.build(self)
         for run in self.runs:
             self.page(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, run=run)
