@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import pdx
-from pdx import ceilings, environment, hardware, model_arg, plugin_manager
+from pdx import ceilings, environment, hardware, plugin_manager
+from pdx.models import arg as model_arg
 from pdx.secrets import scrub, scrub_text
 from pdx.adaptive import StopRule
 from pdx.backend import BackendConfig, EngineInfo
@@ -21,8 +22,8 @@ from pdx.conditions import gpu_memory
 from pdx.errors import PdxError, interruption
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
-from pdx.results import derive_stats, read_run
-from pdx.roofline import HardwareFigures, ModelFigures
+from pdx.stats.results import derive_stats, read_run
+from pdx.ceilings.roofline import HardwareFigures, ModelFigures
 from pdx.runner import Progress, TestOutcome, run_tests
 from pdx.workload import Workload, build_workload
 

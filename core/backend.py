@@ -146,7 +146,7 @@ class Backend(ABC):
     serves: ClassVar[bool] = False
     #: weight type of the synthetic model made when no model is given
     default_dtype: ClassVar[str] = "f16"
-    #: whether ``--model owner/name`` may name a Hugging Face Hub repo (see :mod:`pdx.hub`)
+    #: whether ``--model owner/name`` may name a Hugging Face Hub repo (see :mod:`pdx.models.hub`)
     hub_models: ClassVar[bool] = False
 
     def __init__(self, config: BackendConfig) -> None:

@@ -140,7 +140,7 @@ class Registry:
 
     def runs(self, **filters: str | int | None) -> list[dict]:
         """Stored runs as records, newest first; ``filters``: those of :meth:`run_ids`. Statistics are
-        derived by the readers (:func:`pdx.results.read_runs`), not here."""
+        derived by the readers (:func:`pdx.stats.results.read_runs`), not here."""
         with self._session() as session:
             return [run_record(run) for run in bulk.load_runs(session, self._query(**filters))]
 

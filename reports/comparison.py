@@ -1,6 +1,6 @@
 """Two runs test by test, as pages show them.
 
-The statistics are :mod:`pdx.compare`'s (Mann-Whitney U on the raw samples
+The statistics are :mod:`pdx.stats.compare`'s (Mann-Whitney U on the raw samples
 plus a minimum factor, with asv's marks) and the terminal shows them as
 ``pdx check`` does; this module words them for pages: better, worse, not
 significant.
@@ -35,8 +35,8 @@ class Line:
 
 def compare(base: dict, new: dict, factor: float | None = None, comparisons: list | None = None) -> list[Line]:
     """Every test of either run, matched by name (depth and batch included); ``comparisons``:
-    pdx.compare's, where the caller has them already."""
-    from pdx.compare import DEFAULT_FACTOR, compare_runs
+    pdx.stats.compare's, where the caller has them already."""
+    from pdx.stats.compare import DEFAULT_FACTOR, compare_runs
 
     kinds = {t["name"]: t["kind"] for run in (base, new) for t in run["tests"]}
     lines = []

@@ -6,7 +6,7 @@ from typing import Sequence
 
 from pdx.errors import PdxError
 from pdx.registry.where import describe as describe_where
-from pdx.results import read_runs, read_runs_of
+from pdx.stats.results import read_runs, read_runs_of
 
 
 def describe(refs: Sequence[str], where: dict[str, str]) -> str:

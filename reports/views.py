@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
-from pdx.compare import sample_rates
+from pdx.stats.compare import sample_rates
 
 
 def _bar(row: Row, scale: float) -> dict:

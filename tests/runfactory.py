@@ -21,7 +21,7 @@ from pdx.errors import PdxError
 from pdx.hardware import catalog
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
-from pdx.results import derive_stats
+from pdx.stats.results import derive_stats
 from pdx.runner import TestOutcome
 from pdx.workload import TestSpec
 

@@ -7,8 +7,8 @@ import pytest
 
 from pdx.adaptive import StopRule, relative_ci
 from pdx.backend import Sample
-from pdx.compare import compare_runs, compare_tests, mann_whitney_u, smallest_p
-from pdx.results import derive_stats
+from pdx.stats.compare import compare_runs, compare_tests, mann_whitney_u, smallest_p
+from pdx.stats.results import derive_stats
 from pdx.runner import run_tests
 from pdx.stats import outliers
 from pdx.workload import TestSpec

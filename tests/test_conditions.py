@@ -27,7 +27,7 @@ from hypothesis import given, strategies as st
 
 from pdx import conditions
 from pdx.conditions import cpu, gpu_memory, machine
-from pdx.conditions_display import condition_text
+from pdx.display.conditions import condition_text
 
 # --- parsers ------------------------------------------------------------------------------------------
 

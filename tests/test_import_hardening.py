@@ -141,7 +141,7 @@ def shared_registry(tmp_path_factory):
 
 
 def _imports_exactly_or_refuses(registry, tmp_path, text, name):
-    from pdx import transfer
+    from pdx.registry import transfer
     from pdx.errors import PdxError
 
     path = _write(tmp_path, name, text)

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from pdx.compare import compare_runs
+from pdx.stats.compare import compare_runs
 
 from conftest import assert_one_line_error, run_pdx
 

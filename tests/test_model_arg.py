@@ -6,7 +6,11 @@ import json
 
 import pytest
 
-from pdx import hub, model_arg, plugin_manager
+from pdx import plugin_manager
+
+from pdx.models import hub
+
+from pdx.models import arg as model_arg
 from pdx.errors import ModelError
 from pdx.synth import get_shape, write_hf
 

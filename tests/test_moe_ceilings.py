@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdx import ceilings
-from pdx.roofline import HardwareFigures, ModelFigures, knee_batch, phase
+from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase
 
 from conftest import assert_one_line_error, run_pdx
 
@@ -198,7 +198,7 @@ def test_bad_moe_options_are_one_line(args, needles):
 
 
 def test_a_shape_s_weight_type_is_costed_from_llama_cpp_s_block_table():
-    from pdx.napkin import weight_bytes_per_param
+    from pdx.ceilings.napkin import weight_bytes_per_param
 
     assert weight_bytes_per_param("q4_0") == 18 / 32 and weight_bytes_per_param("Q4_K") == 144 / 256
     assert weight_bytes_per_param("mxfp4") == 17 / 32 and weight_bytes_per_param("bf16") == 2
@@ -208,7 +208,8 @@ def test_a_shape_s_weight_type_is_costed_from_llama_cpp_s_block_table():
 
 def test_a_napkin_for_this_machine_s_chip_is_also_judged_by_its_probe(monkeypatch):
     # A Mac cannot exist here: detection is replaced by what an M1 Max reports, the probe cache by a result.
-    from pdx import hardware, napkin
+    from pdx import hardware
+    from pdx.ceilings import napkin
     from pdx.hardware import probe
 
     cached = {"threads": 8, "bandwidth": {"best": 2.5e11, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 4e12}}}
@@ -227,7 +228,7 @@ def test_a_napkin_for_this_machine_s_chip_is_also_judged_by_its_probe(monkeypatc
 
 
 def test_hardware_probe_judges_by_this_machine_s_probe(monkeypatch):
-    from pdx import napkin
+    from pdx.ceilings import napkin
     from pdx.hardware import probe
 
     result = {"threads": 2, "bandwidth": {"best": 4e10, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 1e11}}}

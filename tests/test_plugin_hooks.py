@@ -17,7 +17,7 @@ from pdx import hookspecs, plugin_manager
 from pdx.hookspecs import PdxDeprecationWarning, hookspec
 
 from conftest import run_pdx_here
-from pdx.results import read_runs
+from pdx.stats.results import read_runs
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "example-plugin"
 HOOKS = [name for name in vars(hookspecs) if name.startswith("pdx_")]

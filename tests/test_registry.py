@@ -21,7 +21,7 @@ from pdx.runner import TestOutcome
 from pdx.workload import TestSpec
 
 from conftest import assert_one_line_error, run_pdx
-from pdx.results import read_run, read_runs
+from pdx.stats.results import read_run, read_runs
 
 TABLES = {"runs", "run_tags", "tests", "samples", "requests", "models", "hardware", "environments",
           "alembic_version"}
@@ -114,7 +114,7 @@ def test_reading_many_runs_gives_what_reading_one_gives(registry_url, tiny_gguf)
     listed = registry.runs()
     assert len(listed) == 2 and listed[0]["created_at"] >= listed[1]["created_at"]
     assert listed == [registry.get_run(r["id"]) for r in listed]
-    # The registry gives what is stored; statistics are the readers' (pdx.results), derived the same
+    # The registry gives what is stored; statistics are the readers' (pdx.stats.results), derived the same
     # from either path.
     assert all("stats" not in t and t["samples"] for r in listed for t in r["tests"])
     assert read_runs(registry, samples=True) == [read_run(registry, r["id"]) for r in listed]

@@ -19,7 +19,7 @@ from pdx.reports.site import publish
 
 from conftest import assert_one_line_error, run_pdx
 from runfactory import START, add_run, fill, hardware, model
-from pdx.results import read_runs
+from pdx.stats.results import read_runs
 
 XSS = "<script>alert(1)</script>"
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from conftest import FAKE_SERVER, assert_one_line_error, run_pdx
 from runfactory import START, add_run, fill, hardware, model
 from pdx.secrets import MARK, is_secret_name, scrub, scrub_args, scrub_text, secret_values
-from pdx.results import read_runs
+from pdx.stats.results import read_runs
 
 PASSWORD = "Pa55-w0rd-XYZZY"
 API_KEY = "sk-live-SECRET-KEY-0042"

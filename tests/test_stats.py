@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from pdx.results import derive_stats as derive
+from pdx.stats.results import derive_stats as derive
 from pdx.stats import rates, summarize, t95
 
 

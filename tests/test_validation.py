@@ -19,7 +19,7 @@ from pdx.workload import TestSpec
 from conftest import assert_one_line_error, pdx_here, run_pdx_here
 from test_registry import make_start, outcome
 from test_transfer import fill
-from pdx.results import read_run
+from pdx.stats.results import read_run
 
 
 @pytest.fixture(scope="module")

@@ -99,7 +99,7 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     pp512, pp1024 and tg128, each at depth 0 and 4096 and batch 1 and 8.
     """
     from pdx import api
-    from pdx.ceiling_display import print_ceiling_moves
+    from pdx.display.ceilings import print_ceiling_moves
     from pdx.display import make_console
     from pdx.workload import build_workload
 

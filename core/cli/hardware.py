@@ -20,7 +20,7 @@ def hw(ctx, threads, no_probe, as_json) -> None:
     if ctx.invoked_subcommand:
         return
     from pdx import api
-    from pdx.hw_display import print_chip, print_machine, print_probe
+    from pdx.display.hardware import print_chip, print_machine, print_probe
 
     report = api.hardware_report(threads, run_probe=not no_probe)
     if as_json:
@@ -44,7 +44,7 @@ def hw(ctx, threads, no_probe, as_json) -> None:
 def probe(threads, force, device, array_mib, matmul_n, reps, as_json) -> None:
     """Measure memory bandwidth and matmul FLOP/s on a device, at the benchmark's thread count."""
     from pdx import api
-    from pdx.hw_display import print_probe
+    from pdx.display.hardware import print_probe
 
     sizes = {"array_bytes": array_mib and array_mib * 2**20, "matmul_n": matmul_n, "reps": reps}
     if device == "cpu" and any(sizes.values()):
@@ -59,7 +59,7 @@ def probe(threads, force, device, array_mib, matmul_n, reps, as_json) -> None:
 def list_chips(as_json) -> None:
     """List the hardware catalog (vendor figures, each with its source)."""
     from pdx.hardware import catalog
-    from pdx.hw_display import print_catalog
+    from pdx.display.hardware import print_catalog
 
     if as_json:
         echo_json([chip.figures() for chip in catalog.chips()])

@@ -35,7 +35,8 @@ def _fraction(ctx, param, value) -> float:
 def submit(runs, where, folder, max_cv, force, registry) -> None:
     """Write runs (all, those named, or those matching --where) to FOLDER as redacted bundles,
     one per run, named by content id; refuses interrupted, failed, noisy or unidentified runs."""
-    from pdx import api, transfer
+    from pdx import api
+    from pdx.registry import transfer
     from pdx.contrib.submit import submit as write
     from pdx.registry.where import parse_where
 

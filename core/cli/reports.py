@@ -80,14 +80,14 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
     """Compare run B against run A test by test on their raw samples (Mann-Whitney U):
     asv's marks, + slower, - faster, ~ changed but not significantly."""
     from pdx import api
-    from pdx.compare import DEFAULT_ALPHA, compare_runs
+    from pdx.stats.compare import DEFAULT_ALPHA, compare_runs
     from pdx.display import print_check
-    from pdx.gate import CheckResult
+    from pdx.stats.gate import CheckResult
     from pdx.reports import comparison
     from pdx.reports.report import render_comparison
     from pdx.reports.writer import write_file
 
-    from pdx.results import read_run
+    from pdx.stats.results import read_run
 
     store = api.open_registry(registry)
     base_run, new_run = read_run(store, baseline), read_run(store, new)

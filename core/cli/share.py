@@ -26,7 +26,8 @@ def _report(verb: str, transfer, as_json: bool) -> None:
 @registry_option
 def export_(run_ids, where, output, redact, registry) -> None:
     """Write runs (all, those named, or those matching --where) to a bundle file."""
-    from pdx import api, transfer
+    from pdx import api
+    from pdx.registry import transfer
     from pdx.registry.where import parse_where
 
     store = api.open_registry(registry)
@@ -55,7 +56,8 @@ def import_(file, fmt, model, hardware, tags, registry, as_json) -> None:
     All or nothing: a malformed, truncated or oversized file stores nothing.
     Runs already present (same id) are skipped, so importing twice adds nothing.
     """
-    from pdx import api, transfer
+    from pdx import api
+    from pdx.registry import transfer
 
     _report("imported", transfer.import_file(api.open_registry(registry), file, fmt, list(tags), model, hardware),
             as_json)
@@ -67,7 +69,8 @@ def registry_group() -> None:
 
 
 def _copy(direction: str, url, run_ids, where, registry, as_json) -> None:
-    from pdx import api, transfer
+    from pdx import api
+    from pdx.registry import transfer
     from pdx.registry.where import parse_where
 
     local, shared = api.open_registry(registry), api.open_registry(url, create=direction == "push")

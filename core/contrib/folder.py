@@ -51,7 +51,7 @@ def load_runs(folder: str | Path) -> list[dict]:
 
     All or nothing: one damaged or altered file stops the build (run
     ``pdx hub verify`` for every problem at once)."""
-    from pdx.results import with_stats
+    from pdx.stats.results import with_stats
 
     runs: dict[str, dict] = {}
     try:

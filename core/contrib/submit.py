@@ -60,8 +60,8 @@ def refusals(run: dict, max_cv: float) -> list[str]:
 def submit(registry, ids: list[str], folder: str | Path, max_cv: float = DEFAULT_MAX_CV,
            force: bool = False) -> list[Submission]:
     """Write each acceptable run (every run with ``force``) to ``folder`` as ``<content id>.pdx.json``."""
-    from pdx.results import with_stats
-    from pdx.transfer import write_json
+    from pdx.stats.results import with_stats
+    from pdx.registry.transfer import write_json
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from pdx.contrib.folder import bundle_files, file_name, read_records
 from pdx.contrib.submit import model_identity_problem
 from pdx.errors import ImportFileError
-from pdx.results import derive_stats
+from pdx.stats.results import derive_stats
 
 DEFAULT_TOLERANCE = 0.10  # above the ceiling by more than this is not a measurement
 SAMPLE_TOLERANCE = 0.01  # a stored mean further than this from its samples' was not made from them

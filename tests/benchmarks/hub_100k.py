@@ -43,7 +43,7 @@ from pdx.contrib.folder import SUFFIX, file_name, load_runs  # noqa: E402
 from pdx.contrib.verify import verify_folder  # noqa: E402
 from pdx.registry import Registry, bundle  # noqa: E402
 from pdx.reports.site import publish  # noqa: E402
-from pdx.transfer import write_json  # noqa: E402
+from pdx.registry.transfer import write_json  # noqa: E402
 
 DISTINCT = 1_000
 TITLE = "pdx hub benchmark"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pdx import hub
+from pdx.models import hub
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
 from pdx.synth.shapes import DEFAULT_SHAPE, get_shape

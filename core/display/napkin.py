@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pdx.ceiling_display import rate
+from pdx.display.ceilings import rate
 from pdx.display import human_count
 from pdx.units import fmt_si
 

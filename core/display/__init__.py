@@ -5,8 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from pdx import conditions
-from pdx.ceiling_display import basis_line, ceiling_cell, fraction_cell, print_warnings
+# aliased: the submodule pdx.display.conditions, once imported, would take the bare name
+from pdx import conditions as machine_conditions
+from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_warnings
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -46,7 +47,7 @@ def _noise(test: dict, stats: dict) -> str:
         notes.append(f"n={adaptive['repetitions']} ±{ci:.1%}" if ci is not None else f"n={adaptive['repetitions']}")
         if adaptive["stopped_by"] == "cap":
             notes.append("[yellow]cap reached[/yellow]")
-    why = ", ".join(conditions.notes(test.get("conditions")))  # what pdx saw the machine do meanwhile
+    why = ", ".join(machine_conditions.notes(test.get("conditions")))  # what pdx saw the machine do meanwhile
     if stats.get("cv") is not None and stats["cv"] > NOISY_CV:
         notes.append(f"[yellow]noisy: cv {stats['cv']:.0%}{', ' + why if why else ''}[/yellow]")
     elif why:
@@ -103,7 +104,7 @@ def run_table(run: dict) -> Table:
 def print_run(run: dict, registry_url: str, console: Console | None = None) -> None:
     console = console or make_console()
     if any(t.get("kind") == "serve" for t in run["tests"]):
-        from pdx.serving.display import print_scenarios, serving_table
+        from pdx.display.serving import print_scenarios, serving_table
 
         console.print(serving_table(run))
         print_scenarios(run, console)

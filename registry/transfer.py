@@ -75,7 +75,7 @@ def _with_model(record: dict, model_path: str) -> dict:
 def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,
                 model: str | None = None, hardware: str | None = None) -> Transfer:
     from pdx.hardware import catalog
-    from pdx.imported_ceilings import judge
+    from pdx.ceilings.imported import judge
     from pdx.registry.importers import read_file
 
     if hardware:

@@ -3,7 +3,7 @@
 The baseline is a run (id or prefix) or a tag (its newest run). The run
 checked is the newest other run of the same model and backend (without that
 tag, when the baseline is a tag: CI can tag every baseline run), unless one
-is named. Every test is compared on raw samples (:mod:`pdx.compare`); the gate
+is named. Every test is compared on raw samples (:mod:`pdx.stats.compare`); the gate
 fails when any test is significantly slower by more than the factor, or
 failed where the baseline passed.
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pdx.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, TestComparison, compare_runs
+from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, TestComparison, compare_runs
 from pdx.errors import PdxError
 from pdx.registry import Registry
-from pdx.results import read_run, read_runs
+from pdx.stats.results import read_run, read_runs
 
 _SEARCH = 50  # newest runs looked through for a candidate
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from pdx import ceilings, kvcache
+from pdx import ceilings
+
+from pdx.ceilings import kvcache
 from pdx.errors import PdxError
 from pdx.hardware import catalog
-from pdx.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
+from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 from pdx.units import parse_bandwidth, parse_bytes, parse_count, parse_flops
 
 # Weight types a --shape can be costed in: llama.cpp's block types (bytes per weight from gguf's

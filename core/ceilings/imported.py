@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pdx import ceilings
 from pdx.hardware import catalog
-from pdx.results import derive_stats
+from pdx.stats.results import derive_stats
 
 
 def _none(reason: str) -> dict:

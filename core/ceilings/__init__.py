@@ -16,11 +16,11 @@ and the record keeps both under ``sources``.
 
 from __future__ import annotations
 
-from pdx import kvcache
+from pdx.ceilings import kvcache
 from pdx.errors import PdxError
 from pdx.hardware import catalog, probe
 from pdx.hardware.catalog import Chip
-from pdx.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
+from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 
 CEILINGS_VERSION = 1
 PROBE = "probe"  # as a hardware name: judge by this machine's probes, whatever was detected
