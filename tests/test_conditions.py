@@ -236,9 +236,11 @@ def test_a_run_beside_a_busy_process_says_so_and_stores_it(sleep_plugin, tiny_gg
     assert "conditions" in shown and "pp512: other processes" in shown
 
 
-def test_the_table_names_other_processes_exactly_when_the_stored_figure_is_high(sleep_plugin, tiny_gguf, tmp_path):
+def test_the_table_names_other_processes_exactly_when_the_stored_figure_is_high(sleep_plugin, tiny_gguf, tmp_path,
+                                                                               monkeypatch):
     """A quiet machine cannot be ordered on a shared box: this run takes whatever load there is, and the
     table must speak exactly when the stored figure reaches the threshold (a quiet run says nothing)."""
+    monkeypatch.setenv("COLUMNS", "1000")  # a busy machine's notes are long: each row on one line
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     run, shown = _bench(url, tiny_gguf, "--delay", "0.2", "-n", "16")
     pp, tg = run["tests"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 from rich.table import Table
 
@@ -11,9 +13,13 @@ from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_
 
 
 def make_console(stderr: bool = False) -> Console:
-    """A console that does not wrap tables at 80 columns when output is piped or logged."""
+    """A console that does not wrap tables at 80 columns when output is piped or logged (200, or
+    ``COLUMNS`` where set)."""
     console = Console(stderr=stderr)
-    return console if console.is_terminal else Console(stderr=stderr, width=200)
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "")
+    return Console(stderr=stderr, width=int(columns) if columns.isdigit() and int(columns) >= 40 else 200)
 
 
 def human_bytes(n: int | None) -> str:
@@ -84,8 +90,12 @@ def run_table(run: dict) -> Table:
     batched = any(t["batch"] > 1 for t in run["tests"])
     table = Table(title=None, show_edge=True, header_style="bold")
     for column, justify in (("model", "left"), ("size", "right"), ("params", "right"), ("backend", "left"),
-                            ("threads", "right"), ("test", "right"), ("t/s", "right")):
-        table.add_column(column, justify=justify, no_wrap=True)
+                            ("threads", "right"), ("test", "right")):
+        table.add_column(column, justify=justify, no_wrap=True,
+                         min_width=max([len(column), *(len(t["name"]) for t in run["tests"])]) if column == "test" else None)
+    # The one column that wraps: its notes (noise, what the machine did meanwhile) can be long, and a
+    # table wider than the console would otherwise cut the short cells, a test's name among them.
+    table.add_column("t/s", justify="right")
     if batched:
         table.add_column("t/s per seq", justify="right")
     table.add_column("ceiling t/s", justify="right", no_wrap=True)

@@ -235,12 +235,18 @@ class ServerBackend(Backend):
         return prometheus.summarize(delta, self.metric_histograms, self.metric_counters)
 
     def _one(self, test) -> tuple[Sample, str | None]:
+        """One sample with the server's own figures over it (a try sent again: over the last try only)."""
         if test.kind == "serve":
-            return scenario_sample(self.client, test, PromptMaker(self.prompts, test.name))
+            before = self.scrape()
+            sample, failed = scenario_sample(self.client, test, PromptMaker(self.prompts, test.name))
+            sample.engine |= self.server_figures(before, self.scrape())
+            return sample, failed
         prompts = self.prompts.next(test)
         for retry in range(BURST_RETRIES + 1):
+            before = self.scrape()
             try:
                 sample = matrix_sample(self.client, test, prompts)
+                sample.engine |= self.server_figures(before, self.scrape())
             except TokensInOneBurst as exc:
                 if retry == BURST_RETRIES:
                     raise TokensInOneBurst(f"{exc} in {retry + 1} tries (a server too busy to stream, or this client "
@@ -262,12 +268,10 @@ class ServerBackend(Backend):
         first = self.scrape()
         try:
             for i in range(warmup + repetitions):
-                before = self.scrape()
                 try:
                     sample, failed = self._one(test)
                 except RequestsFailed as exc:
                     raise RequestsFailed(self._explain(str(exc)), exc.requests) from None
-                sample.engine |= self.server_figures(before, self.scrape())
                 self.check_cache(test, sample)
                 if i >= warmup:
                     yield sample

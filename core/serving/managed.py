@@ -5,7 +5,7 @@ that is kept with the run; healthy once ``GET /health`` answers 200; stopped
 with SIGINT to the server (graceful: it stops its own workers), then SIGTERM
 and SIGKILL to the group. pdx stopped by a signal stops it the same way (the
 CLI turns SIGTERM and SIGHUP into an interruption); on Linux a pdx killed
-outright takes it along too (the kernel sends it SIGTERM).
+outright takes it along too (the kernel sends it SIGKILL).
 A port already in use and a server that exits or never becomes healthy are
 one-line errors naming the log.
 """
@@ -66,8 +66,10 @@ _PR_SET_PDEATHSIG = 1
 def _child_setup():
     """What the child does before exec. A pdx started as a background job (`pdx ... &` in a script, a
     CI runner) has SIGINT ignored, which its children would inherit, and pdx stops a server with
-    SIGINT: the default comes back. On Linux the server is sent SIGTERM when pdx dies, however it
-    dies (SIGKILL included), so no server outlives the benchmark that started it."""
+    SIGINT: the default comes back. On Linux the server is sent SIGKILL when pdx dies, however it
+    dies, so no server outlives the benchmark that started it. SIGKILL, not SIGTERM: with pdx gone
+    nobody waits on a graceful stop, and llama-server's can hang for good once its streaming client
+    vanished mid-request (seen under load: the server ran on, idle, until a second signal)."""
     reset_sigint = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None  # loaded before fork
 
@@ -75,7 +77,7 @@ def _child_setup():
         if reset_sigint:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         if libc is not None:
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return setup
 
