@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Callable, Iterable
 
 from pdx.reports.rows import DECODE, Row, run_rows
+from pdx.serving.metrics import percentile
 from pdx.serving.records import per_token_gaps
 
 Namer = Callable[[dict], str]
@@ -82,7 +83,7 @@ def depth_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
             for (series, test, phase), points in sorted(sweeps.items()) for depth, rate in sorted(points.items())]
 
 
-def measured_knee(points: dict[int, float]) -> int | None:
+def batch_knee(points: dict[int, float]) -> int | None:
     """The largest batch whose per-sequence decode rate keeps KNEE_SHARE of batch 1's.
 
     ``points`` maps batch -> per-sequence rate. Below the knee an extra
@@ -122,7 +123,7 @@ def batch_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[d
         label = " · ".join(key) if per_series[key[0]] > 1 else key[0]
         points.extend({"series": label, "batch": b, "aggregate": r.rate, "per_sequence": r.per_sequence}
                       for b, r in sorted(by_batch.items()))
-        knee = measured_knee({b: r.per_sequence for b, r in by_batch.items()})
+        knee = batch_knee({b: r.per_sequence for b, r in by_batch.items()})
         if knee:
             knees.append({"series": label, "batch": knee, "kind": "measured knee"})
         predicted = predicted_knee(owners[key])
@@ -131,17 +132,10 @@ def batch_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[d
     return points, knees
 
 
-def _quantile(ordered: list[float], q: float) -> float:
-    k = (len(ordered) - 1) * q
-    lo = int(k)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
 def _spread(series: str, metric: str, values_ns: list[float]) -> dict:
     ordered = sorted(v / 1e6 for v in values_ns)
     return {"series": series, "metric": metric, "n": len(ordered), "min": ordered[0],
-            **{name: _quantile(ordered, q) for name, q in (("p25", .25), ("p50", .5), ("p75", .75), ("p99", .99))},
+            **{f"p{p}": percentile(ordered, p) for p in (25, 50, 75, 99)},
             "max": ordered[-1]}
 
 

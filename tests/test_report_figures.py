@@ -67,10 +67,10 @@ def test_rows_split_pp_tg_tests_and_carry_their_ceilings():
     assert ceiling_of({"kind": "tg", "ceilings": None}, DECODE) is None
 
 
-def test_measured_knee_is_where_per_sequence_decode_stops_being_nearly_free():
-    assert figures.measured_knee({1: 50.0, 2: 48.0, 4: 45.0, 8: 30.0, 16: 18.0}) == 4
-    assert figures.measured_knee({1: 50.0, 2: 30.0}) == 1
-    assert figures.measured_knee({2: 30.0, 4: 20.0}) is None  # no batch-1 reference
+def test_batch_knee_is_where_per_sequence_decode_stops_being_nearly_free():
+    assert figures.batch_knee({1: 50.0, 2: 48.0, 4: 45.0, 8: 30.0, 16: 18.0}) == 4
+    assert figures.batch_knee({1: 50.0, 2: 30.0}) == 1
+    assert figures.batch_knee({2: 30.0, 4: 20.0}) is None  # no batch-1 reference
     run = run_dict([_test(f"tg16/b{b}", "tg", 0, 16, batch=b, rate=r)
                     for b, r in ((1, 50.0), (2, 98.0), (4, 180.0), (8, 240.0))], basis=BASIS)
     points, knees = figures.batch_points([run], lambda r: "cpu")

@@ -5,7 +5,7 @@ import pytest
 
 from pdx.errors import PdxError, WorkloadError
 from pdx.serving.analysis import stall_stats
-from pdx.serving.metrics import distribution, measured_knee, meets_slo, parse_percentiles, parse_slo, serving_stats
+from pdx.serving.metrics import concurrency_knee, distribution, meets_slo, parse_percentiles, parse_slo, serving_stats
 from pdx.serving.records import RequestRecord
 from pdx.serving.spec import ServeSpec
 from pdx.workload import Workload
@@ -57,10 +57,10 @@ def test_slo_and_percentile_parsing():
         parse_percentiles("0,50")
 
 
-def test_measured_knee():
+def test_concurrency_knee():
     linear_then_flat = [(1, 10.0), (4, 39.0), (16, 60.0)]
-    assert measured_knee(linear_then_flat) == 4
-    assert measured_knee([(1, 10.0), (4, 40.0), (16, 150.0)]) is None
+    assert concurrency_knee(linear_then_flat) == 4
+    assert concurrency_knee([(1, 10.0), (4, 40.0), (16, 150.0)]) is None
 
 
 def test_stall_stats_find_the_victims_gap():

@@ -8,7 +8,7 @@ from pdx.backend import option_pairs
 from pdx.errors import PdxError
 from pdx.cli.base import Integer, Number, echo_json, engine_option, json_option, registry_option, server_options, tag_option
 from pdx.numbers import MAX_COUNT, MAX_THREADS
-from pdx.workload import parse_int_list
+from pdx.workload import DEFAULT_MAX_REPETITIONS, parse_int_list
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
 
@@ -75,7 +75,7 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @click.option("-r", "--repetitions", default=5, show_default=True, type=Repetitions(),
               help="Counted repetitions of each test; 'auto' repeats until --target-ci is met.")
 @click.option("--target-ci", metavar="PCT", help="Repeat each test until its 95% CI is within PCT of the mean (e.g. 2%). [-r auto: 2%]")
-@click.option("--max-repetitions", default=30, show_default=True, type=Integer(min=2, max=MAX_COUNT), help="Cap of an adaptive run's repetitions per test.")
+@click.option("--max-repetitions", default=DEFAULT_MAX_REPETITIONS, show_default=True, type=Integer(min=2, max=MAX_COUNT), help="Cap of an adaptive run's repetitions per test.")
 @click.option("--warmup", default=1, show_default=True, type=Integer(min=0, max=MAX_COUNT), help="Uncounted warm-up repetitions of each test.")
 @click.option("--seed", default=42, show_default=True, type=Integer(min=None), help="Seed of the random prompt tokens.")
 @click.option("--delay", default=0.0, show_default=True, type=Number(min=0, max=3600), metavar="S",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from pdx.stats.compare import DEFAULT_FACTOR
 from pdx.cli.base import Number, echo_json, json_option, registry_option, where_option
 
 templates_option = click.option(
@@ -70,7 +71,7 @@ def publish(directory, runs, where, title, bundles, templates, registry) -> None
 @click.command()
 @click.argument("baseline", metavar="A")
 @click.argument("new", metavar="B")
-@click.option("--factor", type=Number(min=1.0), default=1.05, show_default=True,
+@click.option("--factor", type=Number(min=1.0), default=DEFAULT_FACTOR, show_default=True,
               help="A change counts only beyond this factor (and when significant).")
 @click.option("--html", "html", type=click.Path(dir_okay=False), help="Also write the comparison as one HTML file.")
 @templates_option

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
 from pdx.cli.base import Number, echo_json, json_option, registry_option, tag_option
 
 
@@ -33,8 +34,9 @@ def rerun(ctx: click.Context, run_id, allow_drift, model, tags, registry, as_jso
 @click.command()
 @click.argument("run_id", required=False)
 @click.option("--baseline", required=True, metavar="RUN|TAG", help="Baseline run (id or prefix) or tag (its newest run).")
-@click.option("--factor", default=1.05, show_default=True, type=Number(), help="Smallest slowdown that counts (1.05: 5%).")
-@click.option("--alpha", default=0.05, show_default=True, type=Number(0, 1, min_open=True, max_open=True),
+@click.option("--factor", default=DEFAULT_FACTOR, show_default=True, type=Number(),
+              help="Smallest slowdown that counts (1.05: 5%).")
+@click.option("--alpha", default=DEFAULT_ALPHA, show_default=True, type=Number(0, 1, min_open=True, max_open=True),
               help="Significance level of the Mann-Whitney U test.")
 @registry_option
 @json_option

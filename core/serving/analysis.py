@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 from typing import Sequence
 
-from pdx.serving.metrics import measured_knee, percentile
+from pdx.serving.metrics import concurrency_knee, percentile
 from pdx.serving.records import RequestRecord
 
 
@@ -78,7 +78,7 @@ def sweep_summary(tests: Sequence[dict]) -> dict | None:
     points = sweep_points(tests)
     if len(points) < 2:
         return None
-    knee = measured_knee([(p["concurrency"], p["output_throughput"]) for p in points])
+    knee = concurrency_knee([(p["concurrency"], p["output_throughput"]) for p in points])
     return {"points": points, "measured_knee": knee}
 
 

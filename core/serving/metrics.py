@@ -146,7 +146,7 @@ def serving_stats(records: Sequence[RequestRecord], makespan_ns: int, slo: dict[
     return stats
 
 
-def measured_knee(points: Sequence[tuple[int, float]], efficiency: float = 0.5) -> int | None:
+def concurrency_knee(points: Sequence[tuple[int, float]], efficiency: float = 0.5) -> int | None:
     """The concurrency past which adding streams stops paying: the first point from
     which the next one's aggregate rate grew by less than ``efficiency`` of linear
     scaling. ``points`` are (concurrency, aggregate tokens/s), ascending; None when
