@@ -102,3 +102,23 @@ def fmt_si(value: float | None, unit: str, digits: int = 3) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.{digits}g} {prefix}{unit}"
     return f"{value:.{digits}g} {unit}"
+
+
+def human_bytes(n: float | None) -> str:
+    """A size in binary units, as operating systems and llama-bench print it: 3.56 GiB, 512 B."""
+    if n is None:
+        return "?"
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def human_count(n: float | None) -> str:
+    """A count (parameters) as llama-bench prints it: 6.74 B, 13.90 M."""
+    if n is None:
+        return "?"
+    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return str(n)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pdx.errors import PdxError, WorkloadError
 from pdx.numbers import MAX_BATCH, MAX_TOKENS, parse_float
 from pdx.prompt_stream import VERSION as PROMPT_STREAM_VERSION
+from pdx.stats import repetition_tokens
 
 _NAME = re.compile(
     r"^(?:pp(?P<pp>\d+))?(?:\+)?(?:tg(?P<tg>\d+))?(?:@d(?P<depth>\d+))?(?:/b(?P<batch>\d+))?$", re.ASCII
@@ -79,7 +80,7 @@ class TestSpec:
     @property
     def tokens(self) -> int:
         """Tokens processed by one repetition, over all sequences of the batch."""
-        return (self.n_prompt + self.n_gen) * self.batch
+        return repetition_tokens(self)
 
     def expected_tokens(self) -> tuple[int, int]:
         """(prompt, generated) tokens every sample must report, all sequences together."""

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdx import ceilings
-from pdx.display import human_count
+from pdx.units import human_count
 from pdx.models import expert_summary, identify
 from pdx.synth import get_shape, write_gguf, write_hf
 

@@ -33,7 +33,7 @@ def model() -> None:
 @json_option
 def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
     """Write a random-weight llama model (GGUF or HF layout) of a named shape or explicit dims."""
-    from pdx.display import human_bytes, human_count
+    from pdx.units import human_bytes, human_count
     from pdx.errors import ModelError
     from pdx.models import identify
     from pdx.synth import default_hf_path, default_model_path, get_shape, write_gguf, write_hf
@@ -61,7 +61,7 @@ def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
 @json_option
 def shapes(as_json) -> None:
     """List the named shapes."""
-    from pdx.display import human_count
+    from pdx.units import human_count
     from pdx.synth import SHAPES
 
     if as_json:
@@ -80,7 +80,7 @@ def shapes(as_json) -> None:
 @json_option
 def info(path, as_json) -> None:
     """Show what a model file is: architecture, size, dims, hash."""
-    from pdx.display import human_bytes, human_count
+    from pdx.units import human_bytes, human_count
     from pdx.models import identify
 
     found = identify(path)
@@ -102,7 +102,7 @@ def info(path, as_json) -> None:
 
 def _moe_rows(extra: dict) -> list[tuple[str, str]]:
     """Experts, active parameters and sliding windows, where the model has them."""
-    from pdx.display import human_bytes, human_count
+    from pdx.units import human_bytes, human_count
 
     rows = []
     experts = extra.get("experts")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pdx.registry.store import RUN_STATUSES
 from pdx.cli.base import Integer, echo_json, json_option, registry_option
 
 
@@ -11,7 +12,7 @@ from pdx.cli.base import Integer, echo_json, json_option, registry_option
 @click.option("--backend", help="Only runs of this backend.")
 @click.option("--model", help="Only runs whose model name contains this (or whose id starts with it).")
 @click.option("--tag", help="Only runs with this tag.")
-@click.option("--status", type=click.Choice(["running", "complete", "partial", "interrupted", "failed"]))
+@click.option("--status", type=click.Choice(RUN_STATUSES))
 @click.option("--limit", type=Integer(min=1), default=50, show_default=True)
 @registry_option
 @json_option

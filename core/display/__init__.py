@@ -10,6 +10,7 @@ from rich.table import Table
 # aliased: the submodule pdx.display.conditions, once imported, would take the bare name
 from pdx import conditions as machine_conditions
 from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_warnings
+from pdx.units import human_bytes, human_count
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -20,24 +21,6 @@ def make_console(stderr: bool = False) -> Console:
         return console
     columns = os.environ.get("COLUMNS", "")
     return Console(stderr=stderr, width=int(columns) if columns.isdigit() and int(columns) >= 40 else 200)
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:.2f} {unit}"
-    return f"{n} B"
-
-
-def human_count(n: int | None) -> str:
-    if n is None:
-        return "?"
-    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= size:
-            return f"{n / size:.2f} {unit}"
-    return str(n)
 
 
 # A rate whose coefficient of variation is above this is flagged as noisy.

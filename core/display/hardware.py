@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pdx.display import human_bytes
+from pdx.units import human_bytes
 from pdx.hardware import catalog
 from pdx.units import fmt_si
 

@@ -5,15 +5,12 @@ from __future__ import annotations
 import click
 
 from pdx.display.ceilings import rate
-from pdx.display import human_count
-from pdx.units import fmt_si
+from pdx.units import fmt_si, human_bytes, human_count
 
 
 def _bytes(n: float) -> str:
     """Decimal and binary, as vendors and operating systems each print sizes."""
-    binary = next((f"{n / s:.2f} {u}" for u, s in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
-                   if n >= s), f"{n:.0f} B")
-    return f"{fmt_si(n, 'B', 4)} ({binary})"
+    return f"{fmt_si(n, 'B', 4)} ({human_bytes(n)})"
 
 
 def _phase_line(name: str, entry: dict, where: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from pdx.stats import rates
+from pdx.stats import rates, repetition_tokens
 
 # asv's marks, read as "the new run is ... than the baseline".
 MARKS = {
@@ -95,8 +95,7 @@ def smallest_p(m: int, n: int) -> float:
 
 def sample_rates(test: dict) -> list[float]:
     """Tokens per second of each stored sample of a test (as a run dict holds it)."""
-    tokens = (test["n_prompt"] + test["n_gen"]) * test.get("batch", 1)
-    return rates(tokens, [s["ns"] for s in test.get("samples") or []])
+    return rates(repetition_tokens(test), [s["ns"] for s in test.get("samples") or []])
 
 
 @dataclass(frozen=True)

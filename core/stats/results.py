@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from pdx.stats import outliers, rates, summarize
+from pdx.stats import outliers, rates, repetition_tokens, summarize
 
 if TYPE_CHECKING:
     from pdx.registry.store import Registry
@@ -66,7 +66,7 @@ def derive_stats(test: dict) -> dict | None:
         return serve_stats(test)
     samples = test.get("samples") or []
     batch = test.get("batch", 1)
-    tokens = (test["n_prompt"] + test["n_gen"]) * batch
+    tokens = repetition_tokens(test)
     if not samples:
         return _reported(test, tokens, batch)
     times = [s["ns"] for s in samples]
