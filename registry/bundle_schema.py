@@ -46,17 +46,17 @@ def column_rule(column) -> dict:
 
 @lru_cache(maxsize=1)
 def load_schema() -> dict:
-    """bundle.schema.json, with a rule for every column of the ``samples`` table that it does not spell
-    out (:data:`pdx.registry.fields.SAMPLE_FIELDS`): a sample field added to the table needs no edit
-    here. Such a field is optional, so records made before it existed stay valid."""
-    from pdx.registry.fields import ROW_ONLY
-    from pdx.registry.schema import SampleRow
+    """bundle.schema.json, with a rule for every column of the ``samples`` and ``requests`` tables that
+    it does not spell out (:data:`pdx.registry.fields.TABLES`): a field added to either table needs no
+    edit here. Such a field is optional, so records made before it existed stay valid."""
+    from pdx.registry.fields import TABLES
 
     schema = json.loads(SCHEMA_FILE.read_text())
-    sample = schema["$defs"]["sample"]["properties"]
-    for column in SampleRow.__table__.columns:
-        if column.name not in ROW_ONLY["samples"] and column.name not in sample:
-            sample[column.name] = column_rule(column)
+    for level, (table, row_only) in TABLES.items():
+        properties = schema["$defs"][level]["properties"]
+        for column in table.__table__.columns:
+            if column.name not in row_only and column.name not in properties:
+                properties[column.name] = column_rule(column)
     return schema
 
 

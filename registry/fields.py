@@ -3,8 +3,8 @@
 in step by a test) and content ids read.
 
 Adding a field: add it here, to its table in :mod:`pdx.registry.schema` with a
-migration, and to ``bundle.schema.json``; a sample's fields are the ``samples``
-table's columns, so a sample field is a column and its migration, nothing more
+migration, and to ``bundle.schema.json``; a sample's and a request's fields are
+their table's columns, so such a field is a column and its migration, nothing more
 (the bundle schema derives a rule for a column it does not spell out, see
 :func:`pdx.registry.bundle_schema.load_schema`; old records without it stay
 valid). Content ids do not change: they hash the fields of
@@ -14,10 +14,13 @@ joins only a new version.
 
 from __future__ import annotations
 
-from pdx.registry.schema import SampleRow
+from pdx.registry.schema import RequestRow, SampleRow
 
-# Row keys, not record fields: the row's own id, its test, its place in the test (the list's order).
-ROW_ONLY = {"samples": ("id", "test_id", "idx")}
+# Columns that are no plain record field: the row's own id, its test, a sample's place in the test (the
+# list's order), a request's events (a list of pairs, written out in bundle.schema.json).
+ROW_ONLY = {"samples": ("id", "test_id", "idx"), "requests": ("id", "test_id", "events")}
+# The measurement levels, whose fields are their table's columns.
+TABLES = {"sample": (SampleRow, ROW_ONLY["samples"]), "request": (RequestRow, ROW_ONLY["requests"])}
 
 RUN_FIELDS = ("id", "status", "created_at", "finished_at", "backend", "engine", "threads", "options", "workload",
               "command", "error", "parent_id", "pdx_version", "origin", "provenance", "tags", "model", "hardware",
@@ -27,8 +30,7 @@ TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch"
 TEST_FIELDS = (*TEST_COLUMNS, "started_at", "finished_at", "engine", "ceilings", "adaptive", "spec", "samples",
                "requests", "conditions")
 SAMPLE_FIELDS = tuple(c.name for c in SampleRow.__table__.columns if c.name not in ROW_ONLY["samples"])
-REQUEST_COLUMNS = ("sample_idx", "idx", "role", "n_prompt", "max_tokens", "n_gen", "send_ns", "scheduled_ns",
-                   "first_ns", "end_ns", "status", "error", "http_status", "finish_reason", "usage", "engine")
+REQUEST_COLUMNS = tuple(c.name for c in RequestRow.__table__.columns if c.name not in ROW_ONLY["requests"])
 REQUEST_FIELDS = (*REQUEST_COLUMNS, "events")
 MODEL_FIELDS = ("id", "sha256", "name", "path", "format", "architecture", "n_params", "dtype", "n_layers", "n_heads",
                 "n_kv_heads", "head_dim", "n_embd", "n_ff", "n_vocab", "n_ctx_train", "file_bytes", "synthetic",

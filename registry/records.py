@@ -112,7 +112,7 @@ def outcome_record(outcome, finished_at: datetime) -> dict:
         "ceilings": outcome.ceilings, "adaptive": outcome.adaptive, "conditions": outcome.conditions,
         "spec": test.to_dict() if test.kind == "serve" else {},
         "samples": [{k: getattr(s, k, None) for k in _SAMPLE_FIELDS} for s in outcome.samples],
-        "requests": [{"sample_idx": i} | {k: getattr(r, k) for k in _REQUEST_FIELDS if k != "sample_idx"}
+        "requests": [{"sample_idx": i} | {k: getattr(r, k, None) for k in _REQUEST_FIELDS if k != "sample_idx"}
                      | {"events": [list(e) for e in r.events]} for i, r in owned],
     }
 

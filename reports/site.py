@@ -37,16 +37,18 @@ CHART_CACHE = "assets/charts"
 
 
 def data_doc() -> str:
-    """site_data.md, its row of sample fields completed with any sample column it does not name (a
-    field added to the samples table is documented by the column's comment)."""
-    from pdx.registry.fields import SAMPLE_FIELDS
-    from pdx.registry.schema import SampleRow
+    """site_data.md, its rows of sample and request fields completed with any column of those tables
+    they do not name (a field added to either table is documented by its column's comment)."""
+    from pdx.registry.fields import TABLES
 
     text = DATA_DOC.read_text()
-    row = next(line for line in text.splitlines() if line.startswith("| `samples` |"))
-    extra = [f"`{name}` ({SampleRow.__table__.columns[name].comment or 'no description'})"
-             for name in SAMPLE_FIELDS if f"`{name}`" not in row]
-    return text.replace(row, row.rstrip(" |") + "; " + ", ".join(extra) + " |") if extra else text
+    for level, (table, row_only) in TABLES.items():
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{level}s` |"))
+        extra = [f"`{c.name}` ({c.comment or 'no description'})" for c in table.__table__.columns
+                 if c.name not in row_only and f"`{c.name}`" not in row]
+        if extra:
+            text = text.replace(row, row.rstrip(" |") + "; " + ", ".join(extra) + " |")
+    return text
 
 
 def _json(data: dict) -> str:
