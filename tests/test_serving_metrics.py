@@ -71,6 +71,10 @@ def test_stall_stats_find_the_victims_gap():
     assert stats["streams"] == 2 and stats["inject_ttft_ms"] == pytest.approx(195)
     assert stats["itl_during_max_ms"] == pytest.approx(200) and stats["itl_before_median_ms"] == pytest.approx(10)
     assert stats["stream_rate_before"] == pytest.approx(100) and stats["rate_drop"] > 0.5
+    assert stats["streams_decoding_at_inject"] == 2
+    # Sent after every stream had ended (a client held up on a busy machine): nothing measured, and said.
+    late = stall_stats(steady + [record(2, 195, [10], send_ms=5000, role="intruder")])
+    assert late["streams_decoding_at_inject"] == 0 and late["itl_during_max_ms"] is None
 
 
 def test_serve_specs_name_validate_and_round_trip():

@@ -112,8 +112,13 @@ def test_url_server_scenarios_sweep_stall_cache(registry_url, keyed_server):
     assert stall["status"] == "complete", stall["error"]
     figures = stall["tests"][0]["stats"]["stall"]
     assert figures["streams"] == 4 and figures["inject_prompt"] == 1536
-    # The long prompt went in while the streams decoded (how long they stalled is the figure, not a test).
-    assert figures["inject_ttft_ms"] > 0 and figures["itl_during_max_ms"] > 0
+    # The long prompt went in while the streams decoded (how long they stalled is the figure, not a test),
+    # unless a busy machine held the client up until every stream had ended: then the figures say so.
+    assert figures["inject_ttft_ms"] > 0 and 0 <= figures["streams_decoding_at_inject"] <= 4
+    if figures["streams_decoding_at_inject"]:
+        assert figures["itl_during_max_ms"] > 0
+    else:
+        assert figures["itl_during_max_ms"] is None
     (intruder,) = [r for r in stall["tests"][0]["requests"] if r["role"] == "intruder"]
     assert intruder["status"] == "ok" and (intruder["n_prompt"], intruder["n_gen"]) == (1536, 1)
     steady = [r for r in stall["tests"][0]["requests"] if r["role"] == "steady"]

@@ -86,6 +86,10 @@ def print_scenarios(run: dict, console: Console) -> None:
                 f"before, max {_num(stall['itl_during_max_ms'], '.1f')} / p99 {_num(stall['itl_during_p99_ms'], '.1f')} ms "
                 f"during; decode rate per stream {_num(stall['stream_rate_before'], '.1f')} -> "
                 f"{_num(stall['stream_rate_during'], '.1f')} tok/s", highlight=False)
+            if stall.get("streams_decoding_at_inject") == 0:
+                console.print(f"  [yellow]{test['name']}: every stream had ended before the long prompt went in: "
+                              "no stall was measured (a client or server held up by other work?)[/yellow]",
+                              highlight=False)
     sweep = sweep_summary(run["tests"])
     if sweep:
         knee = sweep["measured_knee"]

@@ -32,9 +32,11 @@ def stall_stats(records: Sequence[RequestRecord]) -> dict | None:
     before, during, worst = [], [], 0
     tokens_before = tokens_during = 0
     span_before = 0
+    decoding = 0  # streams still decoding when the prompt went in (on a busy machine they can all have ended)
     for record in steady:
         events = _arrivals(record)
         first_seen = events[0][0]
+        decoding += events[-1][0] > start
         for (t0, _), (t1, n) in zip(events, events[1:]):
             gap = t1 - t0
             if t1 <= start:
@@ -51,6 +53,7 @@ def stall_stats(records: Sequence[RequestRecord]) -> dict | None:
     rate_during = tokens_during * 1e9 / window / len(steady) if window else None
     return {
         "streams": len(steady),
+        "streams_decoding_at_inject": decoding,
         "inject_prompt": intruder.n_prompt,
         "inject_ttft_ms": intruder.first_ns / 1e6,
         "itl_before_median_ms": statistics.median(before) / 1e6 if before else None,
