@@ -73,9 +73,9 @@ def run_table(run: dict) -> Table:
     batched = any(t["batch"] > 1 for t in run["tests"])
     table = Table(title=None, show_edge=True, header_style="bold")
     for column, justify in (("model", "left"), ("size", "right"), ("params", "right"), ("backend", "left"),
-                            ("threads", "right"), ("test", "right")):
-        table.add_column(column, justify=justify, no_wrap=True,
-                         min_width=max([len(column), *(len(t["name"]) for t in run["tests"])]) if column == "test" else None)
+                            ("threads", "right")):
+        table.add_column(column, justify=justify, no_wrap=True)
+    table.add_column("test", justify="right", no_wrap=True, min_width=max([4, *(len(t["name"]) for t in run["tests"])]))
     # The one column that wraps: its notes (noise, what the machine did meanwhile) can be long, and a
     # table wider than the console would otherwise cut the short cells, a test's name among them.
     table.add_column("t/s", justify="right")

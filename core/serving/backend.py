@@ -234,19 +234,21 @@ class ServerBackend(Backend):
         delta = prometheus.difference(before, after)
         return prometheus.summarize(delta, self.metric_histograms, self.metric_counters)
 
+    def _with_server_figures(self, make) -> tuple[Sample, str | None]:
+        """``make()``'s sample with the server's own figures over that one try."""
+        before = self.scrape()
+        sample, failed = make()
+        sample.engine |= self.server_figures(before, self.scrape())
+        return sample, failed
+
     def _one(self, test) -> tuple[Sample, str | None]:
-        """One sample with the server's own figures over it (a try sent again: over the last try only)."""
         if test.kind == "serve":
-            before = self.scrape()
-            sample, failed = scenario_sample(self.client, test, PromptMaker(self.prompts, test.name))
-            sample.engine |= self.server_figures(before, self.scrape())
-            return sample, failed
+            return self._with_server_figures(
+                lambda: scenario_sample(self.client, test, PromptMaker(self.prompts, test.name)))
         prompts = self.prompts.next(test)
         for retry in range(BURST_RETRIES + 1):
-            before = self.scrape()
             try:
-                sample = matrix_sample(self.client, test, prompts)
-                sample.engine |= self.server_figures(before, self.scrape())
+                result = self._with_server_figures(lambda: (matrix_sample(self.client, test, prompts), None))
             except TokensInOneBurst as exc:
                 if retry == BURST_RETRIES:
                     raise TokensInOneBurst(f"{exc} in {retry + 1} tries (a server too busy to stream, or this client "
@@ -255,10 +257,10 @@ class ServerBackend(Backend):
                 # Fresh prompts (the sent ones are in the prefix cache now), drawn apart from the
                 # repetitions so that a retry shifts no later sample's ids.
                 prompts = self.prompts.next(test, f"{test.name}/burst-retry")
-                continue
-            self._burst_retries += retry
-            return sample, None
-        raise AssertionError("unreachable")
+            else:
+                self._burst_retries += retry
+                return result
+        raise AssertionError("the last try returns or raises")
 
     def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
         if self.client is None:
