@@ -150,3 +150,35 @@ def test_m1_max_json_with_the_exact_file_size(registry_url, tmp_path):
     assert test["ceilings"]["ceiling"] == pytest.approx(expected, rel=1e-9) == pytest.approx(104.57, abs=0.01)
     assert f"{test['ceilings']['fraction']:.0%}" == "59%"
     assert "59%" in pdx_here("show", run["id"], "--registry", registry_url)
+
+
+def test_a_moe_row_naming_a_catalog_shape_is_judged_by_its_active_experts(registry_url):
+    """Issue 14: llama-bench's "gpt-oss 120B MXFP4 MoE" names the catalog's gpt-oss-120b, so the DGX Spark's
+    60.57 t/s sits below a ceiling that reads 4 of 128 experts, not above one that reads every weight."""
+    (run_id,) = pdx_import(registry_url, DATA / "llama_bench_forum_dgx_spark_moe.md", "--hardware", "DGX Spark")["added"]
+    run = show(registry_url, run_id)
+    model = run["model"]
+    assert model["extra"]["catalog_shape"]["name"] == "gpt-oss-120b"
+    assert (model["n_layers"], model["n_kv_heads"], model["head_dim"]) == (36, 8, 64)
+    experts = model["extra"]["experts"]
+    assert (experts["count"], experts["used"]) == (128, 4) and experts["total_params"] == model["n_params"]
+    assert experts["expert_bytes"] < model["file_bytes"]
+    tg = next(t for t in run["tests"] if t["name"] == "tg32")
+    assert 0.4 < tg["ceilings"]["fraction"] < 0.8 and not tg["ceilings"]["above_ceiling"]
+    assert "uniform routing" in run["ceiling_basis"]["routing"]
+    # Dense, every weight read: 273 GB/s over 63.4 GB is 4.3 t/s, and 60.57 t/s would be 14x "above" it.
+    assert tg["ceilings"]["ceiling"] > 10 * 273e9 / model["file_bytes"]
+    assert "catalog shape gpt-oss-120b" in pdx_here("show", run_id, "--registry", registry_url)
+
+
+@pytest.mark.parametrize("row, why", [
+    ("| gpt-oss 120B MXFP4 MoE | 11.27 GiB | 20.91 B | CUDA | 99 | tg32 | 60.57 ± 0.14 |", "other parameters"),
+    ("| gpt-oss 50B MXFP4 MoE | 59.02 GiB | 116.83 B | CUDA | 99 | tg32 | 60.57 ± 0.14 |", "no such shape"),
+])
+def test_a_name_whose_figures_disagree_with_the_shape_is_left_as_it_was(registry_url, tmp_path, row, why):
+    table = tmp_path / "post.md"
+    table.write_text("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+                     f"{row}\n")
+    (run_id,) = pdx_import(registry_url, table, "--hardware", "DGX Spark")["added"]
+    model = show(registry_url, run_id)["model"]
+    assert "catalog_shape" not in model["extra"] and "experts" not in model["extra"], why

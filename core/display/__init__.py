@@ -110,6 +110,10 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
     console.print(basis_line(run), highlight=False)
     model = run["model"]
     console.print(f"model {model['name']} (sha256 {model['sha256'][:12]}), {model['path']}", highlight=False)
+    shape = (model.get("extra") or {}).get("catalog_shape")
+    if shape:
+        console.print(f"model dims from the catalog shape {shape['name']} (its name matched; {shape['assumed']})",
+                      highlight=False)
     engine = run["engine"]
     build = " ".join(x for x in (engine.get("version"), engine.get("commit") and f"({engine['commit']})") if x)
     console.print(f"{engine['name']} {build}".strip(), highlight=False)

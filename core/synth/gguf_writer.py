@@ -90,7 +90,10 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     try:
         ggml_type, file_type = GGUF_TYPES[dtype.lower()]
     except KeyError:
-        raise ModelError(f"unknown GGUF type {dtype!r}", f"choose one of: {', '.join(GGUF_TYPES)}") from None
+        # K-quants, IQ types and MXFP4 are llama.cpp's own layouts: its quantiser writes them, not pdx.
+        raise ModelError(f"unknown GGUF type {dtype!r} for a synthetic model",
+                         f"choose one of: {', '.join(GGUF_TYPES)}; for K-quants, IQ and MXFP4 write f16, then "
+                         "`pdx llamacpp quantize FILE OUT --type Q4_K_M` (llama.cpp's own llama-quantize)") from None
     writer = gguf.GGUFWriter(path, "llama")
     writer.add_name(f"pdx-synth-{shape.name}-{dtype.lower()}")
     writer.add_file_type(gguf.LlamaFileType[file_type].value)
