@@ -133,3 +133,17 @@ def test_a_started_servers_api_key_goes_by_its_environment_only(monkeypatch, bac
     monkeypatch.setenv(variable, "left-over-key")  # pdx's own environment never hands a key on unasked
     assert variable not in cls(BackendConfig()).server_env()
     assert cls(BackendConfig(api_key="k-4417")).server_env()[variable] == "k-4417"
+
+
+def test_overhead_needs_an_in_process_engine_and_the_model_files(fake_server, registry_url):
+    run, result = serve(fake_server, registry_url, "--scenario", "overhead", "-p", "8,16", "--num-requests", "2")
+    assert [t["status"] for t in run["tests"]] == ["skipped", "skipped"]
+    assert "needs the served model's files here: give -m PATH" in run["tests"][0]["error"]
+    result = run_pdx("serve-bench", "--backend", "openai", "--url", fake_server, "--registry", registry_url, "--json",
+                     "--scenario", "overhead", "-p", "8", "--num-requests", "2")
+    (run,) = json.loads(result.stdout)
+    assert "openai has no in-process engine" in run["tests"][0]["error"]
+    assert_one_line_error(run_pdx("serve-bench", "--backend", "vllm-server", "--url", fake_server, "-p", "8,16",
+                                  "--registry", registry_url), "-p N,N) is for --scenario overhead")
+    assert_one_line_error(run_pdx("serve-bench", "--backend", "vllm-server", "--url", fake_server, "-p", "²",
+                                  "--registry", registry_url), "-p")

@@ -58,3 +58,27 @@ def test_open_loop_on_llama_server_keeps_the_schedule(registry_url, small_model)
     stats = test["stats"]
     assert stats["ttft_sched_ms"]["n"] == 12 and stats["ttft_sched_ms"]["max"] >= stats["ttft_ms"]["max"]
     assert 0 < stats["chunks_per_token"] <= 1  # a chunk carries one token or more, never less
+
+
+def test_overhead_splits_ttft_into_the_engines_prefill_and_the_servers_part(registry_url, small_model):
+    run = serve(registry_url, small_model, "--scenario", "overhead", "-p", "32,128", "--num-requests", "3")
+    tests = {t["spec"]["n_prompt"]: t for t in run["tests"]}
+    assert set(tests) == {32, 128}
+    for n, test in tests.items():
+        assert test["status"] == "ok", test["error"]
+        records = test["requests"]
+        assert len(records) == 3 and all(r["role"] == "overhead" and r["max_tokens"] == 1 for r in records)
+        assert all(r["usage"]["prompt_tokens"] == n for r in records)  # the server prefilled the whole prompt
+        (sample,) = test["samples"]
+        pairs = sample["engine"]["overhead"]
+        assert len(pairs["engine_prefill_ns"]) == 3 and all(ns > 0 for ns in pairs["engine_prefill_ns"])
+        split = test["stats"]["overhead"]
+        assert split["in_process"] == "llamacpp-python" and split["pairs"] == 3
+        parts = sorted(r["first_ns"] - p for r, p in zip(records, pairs["engine_prefill_ns"]))
+        assert split["server_part_median_ms"] == pytest.approx(parts[1] / 1e6)  # TTFT minus prefill, per pair
+        assert split["server_reported_prefill_median_ms"] > 0  # llama-server's own prompt seconds
+        # The in-process engine ran the same model with the server's threads; its identity is stored.
+        server_threads = run["engine"]["details"]["server_command"].split(" -t ")[1].split()[0]
+        assert test["engine"]["in_process"]["settings"]["threads"] == int(server_threads) == run["threads"]
+    shown = run_pdx("show", run["id"], "--registry", registry_url).stdout
+    assert "the engine's prefill" in shown and "the server's own part" in shown

@@ -45,7 +45,9 @@ def keyed_server(tiny_hf, tmp_path_factory):
 
     port = free_port()
     log = tmp_path_factory.mktemp("logs") / "vllm.log"
-    command = [*vllm_command(), "serve", str(tiny_hf), "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS.split()]
+    # Prompt-token details: each response's usage says how many prompt tokens came from the prefix cache.
+    command = [*vllm_command(), "serve", str(tiny_hf), "--host", "127.0.0.1", "--port", str(port), *SERVER_ARGS.split(),
+               "--enable-prompt-tokens-details"]
     server = ManagedServer("vllm serve", command, port, log, engine_env() | {"VLLM_API_KEY": KEY}, 600)
     server.start()
     yield server
@@ -134,6 +136,47 @@ def test_url_server_scenarios_sweep_stall_cache(registry_url, keyed_server):
     assert cold["engine"]["server"]["prefix_cache_hits"] == 0  # checked by pdx too: a hit fails the test
     # 192 shared tokens: whole cache blocks hit (blocks of 128 tokens on the CPU build, 16 on GPUs).
     assert warm["engine"]["server"]["prefix_cache_hits"] >= 4 * 128
+
+
+def test_multi_turn_conversations_hit_the_prefix_cache_more_each_turn(registry_url, keyed_server):
+    """Issue 17: each turn sends the history, so the server's prefix-cache hits (its /metrics counter, and
+    each response's cached prompt tokens) rise with the turns; random prompts of one turn hit nothing."""
+    common = ("serve-bench", "--backend", "vllm-server", "--url", keyed_server.url, "--api-key", KEY, "-c", "1",
+              "-p", "160", "-n", "8", "--num-requests", "8")
+    (chat,), _ = pdx_json(*common, "--turns", "4", registry_url=registry_url)
+    assert chat["status"] == "complete", chat["error"]
+    (test,) = chat["tests"]
+    turns = test["stats"]["turns"]
+    assert [t["turn"] for t in turns] == [1, 2, 3, 4] and all(t["requests"] == 2 for t in turns)
+    cached = [t["cached_tokens_mean"] for t in turns]
+    # A turn's history is the last prompt and a stand-in reply: whole cache blocks of the last prompt hit
+    # (blocks of 128 tokens on the CPU build). The first turn's prompts are new.
+    assert cached[0] == 0 and all(a < b for a, b in zip(cached, cached[1:])), cached
+    prompts = [t["prompt_mean"] for t in turns]
+    assert all(c <= p for c, p in zip(cached[1:], prompts)) and cached[-1] >= prompts[-2] - 128
+    hits = test["engine"]["server"]["prefix_cache_hits"]
+    assert hits == sum(r["usage"]["prompt_tokens_details"]["cached_tokens"] for r in test["requests"])
+    assert "turn 4" in run_pdx("show", chat["id"], "--registry", registry_url).stdout
+
+    (cold,), _ = pdx_json(*common, registry_url=registry_url)
+    assert cold["status"] == "complete", cold["error"]
+    assert cold["tests"][0]["engine"]["server"]["prefix_cache_hits"] == 0
+    assert "turns" not in cold["tests"][0]["stats"]
+
+
+def test_overhead_beside_vllm_llm_in_process(registry_url, keyed_server):
+    """Issue 17: the server's TTFT against vllm.LLM's prefill of the same ids, model and settings."""
+    options = json.dumps({"engine_args": ENGINE_ARGS})
+    (run,), _ = pdx_json("serve-bench", "--backend", "vllm-server", "--url", keyed_server.url, "--api-key", KEY,
+                         "--scenario", "overhead", "-p", "64", "--num-requests", "3",
+                         "-o", f"in_process_options={options}", registry_url=registry_url)
+    assert run["status"] == "complete", run["error"]
+    (test,) = run["tests"]
+    split = test["stats"]["overhead"]
+    assert split["in_process"] == "vllm" and split["pairs"] == 3 and split["engine_prefill_median_ms"] > 0
+    assert split["server_reported_prefill_median_ms"] > 0  # vLLM's prefill histogram, scraped per request
+    assert test["engine"]["in_process"]["settings"]["mode"] == "offline"
+    assert all(r["usage"]["prompt_tokens"] == 64 for r in test["requests"])
 
 
 def test_api_key_is_sent_and_never_kept(registry_url, keyed_server, tmp_path):

@@ -61,6 +61,16 @@ def print_scenarios(run: dict, console: Console) -> None:
                 f"(sent: TTFT p50 {_ms(stats['ttft_ms'], 'p50')} ms); dispatch delay p50 "
                 f"{_ms(stats['dispatch_ms'], 'p50')} / p99 {_ms(stats['dispatch_ms'], 'p99')} ms; "
                 f"chunks per token {_num(stats.get('chunks_per_token'))}", highlight=False)
+        overhead = stats.get("overhead")
+        if overhead and overhead["pairs"]:
+            console.print(
+                f"{test['name']}: TTFT p50 {overhead['ttft_median_ms']:.2f} ms = the engine's prefill "
+                f"{overhead['engine_prefill_median_ms']:.2f} ms ({overhead['in_process']}, in pdx's process) + the "
+                f"server's own part {overhead['server_part_median_ms']:.2f} ms "
+                f"({overhead['server_part_share']:.0%}; medians of {overhead['pairs']} pairs); the server's own "
+                f"prefill figure {_num(overhead['server_reported_prefill_median_ms'], '.2f')} ms", highlight=False)
+        elif overhead:
+            console.print(f"{test['name']}: no TTFT split (a request failed)", highlight=False)
         for turn in stats.get("turns") or []:
             console.print(f"{test['name']}: turn {turn['turn']}: {turn['requests']} requests, prompt "
                           f"{turn['prompt_mean']:.0f} tokens, TTFT p50 {turn['ttft_median_ms']:.1f} ms, from the "

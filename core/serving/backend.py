@@ -44,6 +44,7 @@ SERVER_OPTIONS = {
     "startup_timeout": "seconds to wait for the started server's /health (default 900)",
     "request_timeout": "seconds one request may take (default 600)",
     "model_name": "model name to send (default: the server's first /v1/models entry)",
+    "in_process_options": "--scenario overhead: the in-process engine's -o options, as a JSON object",
 }
 
 
@@ -117,6 +118,8 @@ class ServerBackend(Backend):
     dialect: ClassVar = OpenAICompletions()
     #: the environment variable a started server reads its API key from (None: it takes none)
     api_key_variable: ClassVar[str | None] = None
+    #: the backend that runs the server's engine in pdx's own process (--scenario overhead)
+    in_process: ClassVar[str | None] = None
 
     # -- what a subclass provides --------------------------------------------
 
@@ -134,6 +137,15 @@ class ServerBackend(Backend):
         return env
 
     def server_version(self) -> str | None:
+        return None
+
+    def engine_threads(self) -> int | None:
+        """The threads the server's engine runs with, as far as pdx set them (the in-process engine gets
+        the same)."""
+        return self.config.threads
+
+    def reported_prefill_s(self, figures: dict) -> float | None:
+        """The server's own prefill time over a sample, from its scraped figures (None: it says none)."""
         return None
 
     # -- the contract --------------------------------------------------------
@@ -184,8 +196,12 @@ class ServerBackend(Backend):
         self.client: CompletionsClient | None = None
         self.prompts = PromptStream(config.seed)
         self._test_info: dict = {}
+        self.model: ModelInfo | None = None
+        self._engine: Backend | None = None  # the in-process sibling, loaded for the first overhead test
+        self._engine_info: EngineInfo | None = None
 
     def load(self, model: ModelInfo) -> EngineInfo:
+        self.model = model
         settings: dict = {"mode": "server"}
         details: dict = {}
         if self.url:
@@ -241,7 +257,47 @@ class ServerBackend(Backend):
         sample.engine |= self.server_figures(before, self.scrape())
         return sample, failed
 
+    def unsupported(self, test) -> str | None:
+        if getattr(test, "scenario", None) == "overhead":
+            if self.in_process is None:
+                return f"{self.name} has no in-process engine to set its server against (llamacpp-server and " \
+                       "vllm-server have)"
+            if self.model is None or not Path(self.model.path).exists():
+                return "the in-process engine needs the served model's files here: give -m PATH"
+        return super().unsupported(test)
+
+    def _in_process_engine(self) -> Backend:
+        if self._engine is None:
+            import json
+
+            from pdx.plugin_manager import require_available
+
+            try:
+                options = json.loads(self.config.options.get("in_process_options") or "{}")
+            except ValueError as exc:
+                raise PdxError(f"-o in_process_options: not JSON ({exc})") from None
+            if not isinstance(options, dict):
+                raise PdxError("-o in_process_options: give a JSON object of the in-process engine's options")
+            cls = require_available(self.in_process, options)
+            engine = cls(BackendConfig(threads=self.engine_threads(), seed=self.config.seed,
+                                       options={str(k): v if isinstance(v, str) else json.dumps(v)
+                                                for k, v in options.items()}))
+            self._engine_info = engine.load(self.model)
+            self._engine = engine
+        return self._engine
+
+    def _overhead(self, test) -> tuple[Sample, None]:
+        from pdx.serving.overhead import overhead_sample
+
+        def server(pp: TestSpec, prompts) -> Sample:
+            return self._with_server_figures(lambda: (matrix_sample(self.client, pp, prompts), None))[0]
+
+        return overhead_sample(test, server, self.prompts.next, self._in_process_engine(),
+                               self.reported_prefill_s), None
+
     def _one(self, test) -> tuple[Sample, str | None]:
+        if test.kind == "serve" and test.scenario == "overhead":
+            return self._overhead(test)
         if test.kind == "serve":
             return self._with_server_figures(
                 lambda: scenario_sample(self.client, test, PromptMaker(self.prompts, test.name)))
@@ -282,7 +338,8 @@ class ServerBackend(Backend):
         finally:
             figures = self.server_figures(first, self.scrape())
             self._test_info = ({"server": figures} if figures else {}) | (
-                {"burst_retries": self._burst_retries} if self._burst_retries else {})
+                {"burst_retries": self._burst_retries} if self._burst_retries else {}) | (
+                {"in_process": self._engine_info.to_dict()} if self._engine_info else {})
 
     def check_cache(self, test, sample: Sample) -> None:
         """A cold test must not hit the prefix cache, a warm one must (where the server counts hits)."""
@@ -312,6 +369,9 @@ class ServerBackend(Backend):
         return self._test_info
 
     def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
         if self.server is not None:
             self.server.stop()
             self.server = None

@@ -17,6 +17,10 @@ stored the same way (its parameters in the test's ``spec``). Scenarios:
   concurrency (closed loop; ``concurrency`` the start) at which the ``slo``
   holds at ``slo_percentile``, by a bracketing search to ``precision``
   (:mod:`pdx.serving.capacity`); each point sends ``n_requests`` requests.
+- ``overhead``: ``n_requests`` one-token requests of ``n_prompt`` tokens, one
+  at a time, each also prefilled by the engine in pdx's own process (the
+  server backend's in-process sibling, same model, threads and prompt ids):
+  TTFT split into the engine's prefill and the server's own part.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pdx.serving.metrics import DEFAULT_PERCENTILES
 from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.serving.traffic import Lengths, Shape
 
-SCENARIOS = ("load", "stall", "cache-cold", "cache-warm", "capacity")
+SCENARIOS = ("load", "stall", "cache-cold", "cache-warm", "capacity", "overhead")
 
 
 def _number(value: float) -> str:
@@ -101,6 +105,8 @@ class ServeSpec:
         if (self.n_requests is None and self.duration_s is None and self.scenario not in ("stall", "capacity")
                 and self.trace is None):
             raise WorkloadError(f"{self.scenario}: give a number of requests or a duration")
+        if self.scenario == "overhead" and (self.n_requests is None or self.n_gen != 1):
+            raise WorkloadError("overhead: one-token requests, a number of them (--num-requests)")
         if self.scenario == "stall" and self.inject < 1:
             raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
         if self.saturation_window_s < 0:
@@ -138,6 +144,8 @@ class ServeSpec:
             f"{_number(self.duration_s)}s" if self.duration_s is not None else "auto")
         if self.scenario == "cache-cold":
             return f"cache-cold:{shape}:{count}"
+        if self.scenario == "overhead":
+            return f"overhead:p{self.n_prompt}:{count}"
         if self.scenario == "cache-warm":
             return f"cache-warm:{shape}:prefix{self.prefix}:{count}"
         if self.scenario == "capacity":

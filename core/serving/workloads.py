@@ -22,8 +22,10 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES, repetitions: int = 1, seed: int = 42,
                    catch_up: bool = False, saturation_window_s: float = DEFAULT_WINDOW_S,
                    slo_percentile: float = DEFAULT_PERCENTILE, precision: float = DEFAULT_PRECISION,
-                   traffic: dict | None = None, budget_s: float = DEFAULT_BUDGET_S):
-    """The tests of one ``pdx serve-bench`` run."""
+                   traffic: dict | None = None, budget_s: float = DEFAULT_BUDGET_S,
+                   prompt_lens: list[int] | None = None):
+    """The tests of one ``pdx serve-bench`` run; ``prompt_lens``: the overhead scenario's prompt lengths
+    [default: ``n_prompt``]."""
     common = dict(n_prompt=n_prompt, n_gen=n_gen, warmup_requests=warmup_requests, slo=dict(slo or {}),
                   percentiles=tuple(percentiles), catch_up=catch_up, saturation_window_s=saturation_window_s)
     shaped = dict(traffic or {})
@@ -36,6 +38,8 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                                    n_requests=n_requests, duration_s=duration_s),), repetitions=repetitions,
                         warmup=0, seed=seed)
     shaped.pop("trace", None)
+    if prompt_lens and len(prompt_lens) > 1 and scenario != "overhead":
+        raise WorkloadError("a list of prompt lengths (-p N,N) is for --scenario overhead; give one -p here")
     if shaped and scenario not in ("load", "sweep", "capacity"):
         raise WorkloadError(f"{scenario}: traffic shapes (--system-prompt, --turns, --input-dist, --output-dist, "
                             "--ramp-up) apply to load, sweep and capacity tests")
@@ -61,11 +65,15 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                            n_requests=n_requests, duration_s=duration_s)]
     elif scenario == "stall":
         tests = [ServeSpec("stall", concurrency=c, inject=inject, **common) for c in (concurrency or [4])]
+    elif scenario == "overhead":
+        common |= {"n_gen": 1}
+        tests = [ServeSpec("overhead", **(common | {"n_prompt": n}), n_requests=n_requests or 8, concurrency=1)
+                 for n in (prompt_lens or [n_prompt])]
     elif scenario == "cache":
         count = dict(n_requests=n_requests or 8 if not duration_s else None, duration_s=duration_s)
         shared = prefix if prefix is not None else n_prompt * 3 // 4
         tests = [ServeSpec("cache-cold", **common, **count),
                  ServeSpec("cache-warm", prefix=shared, **common, **count)]
     else:
-        raise WorkloadError(f"unknown scenario {scenario!r}; choose load, sweep, stall, cache or capacity")
+        raise WorkloadError(f"unknown scenario {scenario!r}; choose load, sweep, stall, cache, capacity or overhead")
     return Workload(tuple(tests), repetitions=repetitions, warmup=0, seed=seed)

@@ -40,6 +40,10 @@ def serve_stats(test: dict) -> dict | None:
     stats = serving_stats(records, makespan, spec.get("slo"), spec.get("percentiles") or (50, 90, 95, 99))
     if spec.get("scenario") == "stall":
         stats["stall"] = stall_stats(records)
+    if spec.get("scenario") == "overhead":
+        from pdx.serving.overhead import overhead_stats
+
+        stats["overhead"] = overhead_stats(records, test.get("samples") or [])
     turns = turn_stats(records)
     if turns:
         stats["turns"] = turns

@@ -39,6 +39,10 @@ class LlamaServer(ServerBackend):
         "decode_calls": "llamacpp:n_decode_total",
         "prefix_cache_hits": "llamacpp:prompt_tokens_cached_total",
     }
+    in_process = "llamacpp-python"
+
+    def reported_prefill_s(self, figures: dict) -> float | None:
+        return figures.get("prompt_seconds")
 
     @classmethod
     def server_availability(cls) -> Availability:
@@ -57,7 +61,10 @@ class LlamaServer(ServerBackend):
             raise PdxError("no llama-server binary found", INSTALL_HINT)
         self.binary = binary
         return [str(binary), "-m", model.path, "--host", HOST, "--port", str(port), "--metrics",
-                "-t", str(self.config.threads or 1)]
+                "-t", str(self.engine_threads())]
+
+    def engine_threads(self) -> int:
+        return self.config.threads or 1
 
     def server_version(self) -> str | None:
         return version_label(self.binary) if self.binary else None

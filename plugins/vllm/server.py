@@ -18,6 +18,7 @@ class VllmServer(ServerBackend):
     server_name = "vllm serve"
     extra_body = {"return_token_ids": True}
     api_key_variable = "VLLM_API_KEY"
+    in_process = "vllm"
     metric_histograms = {
         "ttft": "vllm:time_to_first_token_seconds",
         "itl": "vllm:inter_token_latency_seconds",
@@ -33,6 +34,9 @@ class VllmServer(ServerBackend):
         "prefix_cache_queries": "vllm:prefix_cache_queries_total",
         "prefix_cache_hits": "vllm:prefix_cache_hits_total",
     }
+
+    def reported_prefill_s(self, figures: dict) -> float | None:
+        return (figures.get("prefill") or {}).get("sum_s")
 
     @classmethod
     def server_availability(cls) -> Availability:
