@@ -92,3 +92,14 @@ def test_serve_specs_name_validate_and_round_trip():
                 dict(scenario="nope", n_prompt=8, n_gen=8)):
         with pytest.raises(WorkloadError):
             ServeSpec(**bad)
+
+
+def test_a_load_tests_prefix_cache_claim_is_checked_against_the_servers_hits():
+    from pdx.serving.analysis import cache_claim
+
+    cold = {"scenario": "load", "turns": 1, "system_prompt": 0}
+    assert cache_claim(cold, {"prefix_cache_hits": 3}, 4) == {"claim": "cold", "hits": 3, "holds": True}  # chance
+    assert not cache_claim(cold, {"prefix_cache_hits": 256}, 4)["holds"]  # seen before
+    assert cache_claim(cold | {"turns": 3}, {"prefix_cache_hits": 0}, 6)["holds"] is False
+    assert cache_claim(cold | {"system_prompt": 64}, {"prefix_cache_hits": 128}, 6)["claim"] == "warm"
+    assert cache_claim(cold, {}, 4) is None and cache_claim(cold | {"scenario": "stall"}, {"prefix_cache_hits": 9}, 4) is None

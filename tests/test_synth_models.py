@@ -7,7 +7,7 @@ import pytest
 
 from pdx.errors import ModelError, PdxError
 from pdx.models import identify
-from pdx.synth import GGUF_TYPES, SHAPES, get_shape, write_gguf
+from pdx.synth import GGUF_TYPES, SHAPES, get_shape, vocabulary, write_gguf
 from pdx.synth.gguf_writer import expected_file_bytes
 
 from conftest import assert_one_line_error, run_pdx
@@ -137,7 +137,9 @@ def test_synthetic_hf_model_has_hf_names_and_reads_back(tmp_path, dtype, st_dtyp
         assert (weights["model.norm.weight"] == 1).all()
     tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
     assert tokenizer.get_vocab_size() == shape.n_vocab
-    assert tokenizer.encode("t5 t9 </s>").ids == [5, 9, 2]
+    first = vocabulary.FIRST_WORD_ID
+    assert tokenizer.encode("t5 t9").ids == [first + 5, first + 9] and tokenizer.decode([first + 5, first + 9]) == "t5 t9"
+    assert tokenizer.encode("</s>").ids == [vocabulary.EOS_ID]
     assert json.loads((path / "tokenizer_config.json").read_text())["tokenizer_class"] == "PreTrainedTokenizerFast"
 
 

@@ -156,12 +156,20 @@ def test_multi_turn_conversations_hit_the_prefix_cache_more_each_turn(registry_u
     assert all(c <= p for c, p in zip(cached[1:], prompts)) and cached[-1] >= prompts[-2] - 128
     hits = test["engine"]["server"]["prefix_cache_hits"]
     assert hits == sum(r["usage"]["prompt_tokens_details"]["cached_tokens"] for r in test["requests"])
+    assert test["stats"]["prefix_cache"] == {"claim": "warm", "hits": hits, "holds": True}
     assert "turn 4" in run_pdx("show", chat["id"], "--registry", registry_url).stdout
 
     (cold,), _ = pdx_json(*common, registry_url=registry_url)
     assert cold["status"] == "complete", cold["error"]
     assert cold["tests"][0]["engine"]["server"]["prefix_cache_hits"] == 0
     assert "turns" not in cold["tests"][0]["stats"]
+    assert cold["tests"][0]["stats"]["prefix_cache"] == {"claim": "cold", "hits": 0, "holds": True}
+
+    # The same seed again: the server has every prompt cached, and the run says so.
+    (again,), _ = pdx_json(*common, registry_url=registry_url)
+    claim = again["tests"][0]["stats"]["prefix_cache"]
+    assert claim["claim"] == "cold" and claim["hits"] >= 8 * 128 and not claim["holds"]
+    assert "it has seen these prompts before" in run_pdx("show", again["id"], "--registry", registry_url).stdout
 
 
 def test_overhead_beside_vllm_llm_in_process(registry_url, keyed_server):

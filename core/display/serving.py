@@ -71,6 +71,13 @@ def print_scenarios(run: dict, console: Console) -> None:
                 f"prefill figure {_num(overhead['server_reported_prefill_median_ms'], '.2f')} ms", highlight=False)
         elif overhead:
             console.print(f"{test['name']}: no TTFT split (a request failed)", highlight=False)
+        claim = stats.get("prefix_cache")
+        if claim and not claim["holds"]:
+            console.print(f"[yellow]{test['name']}: " + (
+                f"random prompts, yet the server's prefix cache served {claim['hits']:.0f} tokens: it has seen "
+                "these prompts before (run again with another --seed, or restart the server)" if claim["claim"] == "cold"
+                else "a shared prefix, yet no prefix-cache hits: is the server's prefix caching on?") + "[/yellow]",
+                highlight=False)
         for turn in stats.get("turns") or []:
             console.print(f"{test['name']}: turn {turn['turn']}: {turn['requests']} requests, prompt "
                           f"{turn['prompt_mean']:.0f} tokens, TTFT p50 {turn['ttft_median_ms']:.1f} ms, from the "

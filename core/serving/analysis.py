@@ -6,6 +6,9 @@
   measured knee.
 - cache: the warm test's TTFT saving over the cold one.
 - turns: a multi-turn test's TTFT and prefix-cache hits turn by turn.
+- prefix cache: what a load test's traffic claims of the server's prefix cache
+  (random prompts: cold; a shared system prompt or turns: warm), checked
+  against the server's hit counter.
 """
 
 from __future__ import annotations
@@ -119,3 +122,15 @@ def turn_stats(records: Sequence[RequestRecord]) -> list[dict] | None:
                     "ttft_median_ms": statistics.median(r.first_ns for r in group) / 1e6,
                     "cached_tokens_mean": statistics.fmean(cached) if cached else None})
     return out
+
+
+def cache_claim(spec: dict, server: dict | None, requests: int) -> dict | None:
+    """A load test's claim on the prefix cache and whether the server's hit counter (over the test, its
+    warm-up included) bears it out: cold traffic may hit a token a request by chance (a random first
+    token the slot held), no more; warm traffic must hit. None where the server counts no hits."""
+    hits = (server or {}).get("prefix_cache_hits")
+    if hits is None or spec.get("scenario") != "load" or spec.get("trace"):
+        return None
+    if spec.get("system_prompt") or (spec.get("turns") or 1) > 1:
+        return {"claim": "warm", "hits": hits, "holds": hits > 0}
+    return {"claim": "cold", "hits": hits, "holds": hits <= requests}

@@ -29,7 +29,7 @@ def _records(test: dict) -> list:
 
 def serve_stats(test: dict) -> dict | None:
     """A serving test: latency distributions and throughput from its requests."""
-    from pdx.serving.analysis import stall_stats, turn_stats
+    from pdx.serving.analysis import cache_claim, stall_stats, turn_stats
     from pdx.serving.metrics import serving_stats
 
     spec, records = test.get("spec") or {}, _records(test)
@@ -47,6 +47,9 @@ def serve_stats(test: dict) -> dict | None:
     turns = turn_stats(records)
     if turns:
         stats["turns"] = turns
+    claim = cache_claim(spec, (test.get("engine") or {}).get("server"), len(records) + spec.get("warmup_requests", 0))
+    if claim:
+        stats["prefix_cache"] = claim
     found = [s["engine"]["capacity"] for s in test.get("samples") or [] if (s.get("engine") or {}).get("capacity")]
     if found:
         stats["capacity"] = found[0] if len(found) == 1 else dict(found[0], repeats=found)

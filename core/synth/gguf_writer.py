@@ -17,6 +17,7 @@ import numpy as np
 
 from pdx.errors import ModelError
 from pdx.paths import cache_dir
+from pdx.synth import vocabulary
 from pdx.synth.shapes import Shape
 from pdx.synth.weights import random_f16
 
@@ -29,7 +30,6 @@ GGUF_TYPES = {
 }
 # A scale small enough that activations stay finite through any number of layers.
 _BLOCK_SCALE = {"Q8_0": 0.0005, "Q4_0": 0.002}
-_TOKEN_NORMAL, _TOKEN_UNKNOWN, _TOKEN_CONTROL, _TOKEN_BYTE = 1, 2, 3, 6
 
 
 def default_model_path(shape: str, dtype: str, seed: int = 0) -> Path:
@@ -74,15 +74,6 @@ def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...]
     return _random_blocks(rng, ggml_type, count)
 
 
-def _vocabulary(n_vocab: int) -> tuple[list[str], list[float], list[int]]:
-    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
-    types = [_TOKEN_UNKNOWN, _TOKEN_CONTROL, _TOKEN_CONTROL] + [_TOKEN_BYTE] * 256
-    tokens += [f"\u2581t{i}" for i in range(n_vocab - len(tokens))]
-    types += [_TOKEN_NORMAL] * (n_vocab - len(types))
-    scores = [0.0] * 3 + [0.0] * 256 + [-float(i) for i in range(n_vocab - 259)]
-    return tokens, scores, types
-
-
 def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     """A writer with every key and tensor declared, ready for its header."""
     import gguf
@@ -113,14 +104,15 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     if shape.is_moe:
         writer.add_expert_count(shape.n_experts)
         writer.add_expert_used_count(shape.n_experts_used)
-    writer.add_tokenizer_model("llama")
-    tokens, scores, types = _vocabulary(shape.n_vocab)
-    writer.add_token_list(tokens)
-    writer.add_token_scores(scores)
-    writer.add_token_types(types)
-    writer.add_unk_token_id(0)
-    writer.add_bos_token_id(1)
-    writer.add_eos_token_id(2)
+    writer.add_tokenizer_model("llama")  # SentencePiece, over pdx's one synthetic vocabulary (the HF one too)
+    writer.add_token_list(vocabulary.tokens(shape.n_vocab))
+    writer.add_token_scores(vocabulary.scores(shape.n_vocab))
+    writer.add_token_types(vocabulary.token_types(shape.n_vocab))
+    writer.add_unk_token_id(vocabulary.UNK_ID)
+    writer.add_bos_token_id(vocabulary.BOS_ID)
+    writer.add_eos_token_id(vocabulary.EOS_ID)
+    writer.add_add_bos_token(False)
+    writer.add_add_space_prefix(True)
     writer.add_string("pdx.synthetic.shape", shape.name)
     writer.add_uint32("pdx.synthetic.seed", seed)
     plan = []

@@ -2,9 +2,10 @@
 
 A directory with ``config.json`` (LlamaForCausalLM, or MixtralForCausalLM
 for a shape with experts), ``model.safetensors``
-under the HF tensor names, a word-level tokenizer built with the
-``tokenizers`` package (``tokenizer.json`` + ``tokenizer_config.json``) whose
-vocabulary is exactly the model's, and ``generation_config.json``.
+under the HF tensor names, a tokenizer built with the ``tokenizers`` package
+(``tokenizer.json`` + ``tokenizer_config.json``) over exactly the model's
+vocabulary, the one the synthetic GGUF has (:mod:`pdx.synth.vocabulary`), so
+a text is the same ids here and in llama.cpp, and ``generation_config.json``.
 ``tie_word_embeddings`` is always written out: mlx-lm defaults it to true and
 then silently drops ``lm_head.weight``.
 
@@ -25,15 +26,15 @@ from pdx.errors import ModelError
 from pdx.paths import cache_dir
 from pdx.synth.mlx_quant import MLX_QUANT_TYPES, quantization_config, quantized_plan
 from pdx.synth.safetensors_writer import TensorPlan, write_safetensors
+from pdx.synth import vocabulary
 from pdx.synth.shapes import Shape
+from pdx.synth.vocabulary import BOS_ID, EOS_ID, SPECIAL_TOKENS
 from pdx.synth.weights import random_f16
 
 # name -> (safetensors dtype, config torch_dtype)
 HF_TYPES = {"float32": ("F32", "float32"), "float16": ("F16", "float16"), "bfloat16": ("BF16", "bfloat16")}
 _ALIASES = {"f32": "float32", "fp32": "float32", "f16": "float16", "fp16": "float16", "bf16": "bfloat16",
             "q4": "mlx-q4", "q8": "mlx-q8"}
-SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")  # ids 0, 1, 2
-BOS_ID, EOS_ID = 1, 2
 
 
 def hf_dtype(name: str) -> str:
@@ -139,13 +140,17 @@ def hf_config(shape: Shape, dtype: str, seed: int = 0) -> dict:
 
 
 def write_tokenizer(directory: Path, n_vocab: int, n_ctx: int) -> None:
-    """A word-level tokenizer over exactly ``n_vocab`` tokens: specials, then ``t3``, ``t4``..."""
-    from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
+    """The synthetic vocabulary as a byte-fallback BPE (the layout of Llama's own tokenizer.json): the
+    same text gives the same ids as llama.cpp's SentencePiece over the GGUF's tokens."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers
 
-    vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
-    vocab |= {f"t{i}": i for i in range(len(SPECIAL_TOKENS), n_vocab)}
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    vocab = {token: i for i, token in enumerate(vocabulary.tokens(n_vocab))}
+    tokenizer = Tokenizer(models.BPE(vocab, vocabulary.merges(n_vocab), unk_token="<unk>", byte_fallback=True,
+                                     fuse_unk=True))
+    space = vocabulary.SPACE
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Prepend(space), normalizers.Replace(" ", space)])
+    tokenizer.decoder = decoders.Sequence([decoders.Replace(space, " "), decoders.ByteFallback(), decoders.Fuse(),
+                                           decoders.Strip(" ", 1, 0)])
     tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS])
     tokenizer.save(str(directory / "tokenizer.json"))
     config = {
