@@ -11,6 +11,7 @@ its own, as well as against SQLite.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import socket
 import subprocess
@@ -91,6 +92,16 @@ def pdx_here(*args: str) -> str:
     result = CliRunner().invoke(_cli(), list(args), prog_name="pdx")
     assert result.exit_code == 0, f"pdx {' '.join(args)}: {result.output} {result.exception!r}"
     return result.stdout
+
+
+def pdx_import(registry_url: str, path, *args: str) -> dict:
+    """``pdx import PATH --json`` into ``registry_url``, in this process: what was added and skipped."""
+    return json.loads(pdx_here("import", str(path), "--registry", registry_url, "--json", *args))
+
+
+def show(registry_url: str, run_id: str) -> dict:
+    """``pdx show RUN --json``, in this process."""
+    return json.loads(pdx_here("show", run_id, "--registry", registry_url, "--json"))
 
 
 def run_pdx_here(*args: str) -> subprocess.CompletedProcess:

@@ -6,19 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, pdx_here, run_pdx_here
+from conftest import assert_one_line_error, pdx_here, pdx_import, run_pdx_here, show
 
 DATA = Path(__file__).parent / "data"
 M1_MAX = DATA / "llama_bench_forum_m1max.md"
 RTX_4090 = DATA / "llama_bench_forum_rtx4090.md"
 
 
-def pdx_import(url, path, *args):
-    return json.loads(pdx_here("import", str(path), "--registry", url, "--json", *args))
-
-
-def show(url, run_id):
-    return json.loads(pdx_here("show", run_id, "--registry", url, "--json"))
 
 
 def napkin(hardware: str, model_bytes: str, params: str) -> dict:

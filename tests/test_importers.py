@@ -12,17 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_one_line_error, pdx_here, run_pdx_here
+from conftest import assert_one_line_error, pdx_here, pdx_import, run_pdx_here, show
 
 DATA = Path(__file__).parent / "data"
 
 
-def pdx_import(registry_url, path, *args):
-    return json.loads(pdx_here("import", str(path), "--registry", registry_url, "--json", *args))
-
-
-def show(registry_url, run_id):
-    return json.loads(pdx_here("show", run_id, "--registry", registry_url, "--json"))
 
 
 def assert_nothing_stored(registry_url):

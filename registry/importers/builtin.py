@@ -11,7 +11,7 @@ PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep
 @hookimpl
 def pdx_register_importers(register) -> None:
     from pdx.importer import Importer
-    from pdx.registry.importers import llama_bench, llama_bench_md, mlx_benchmark, vllm_bench
+    from pdx.registry.importers import aiperf, guidellm, llama_bench, llama_bench_md, mlx_benchmark, vllm_bench
 
     def llama_bench_reader(fmt: str):
         return lambda path, text, document, hardware: llama_bench.read(path, text, fmt, document, hardware)
@@ -24,6 +24,16 @@ def pdx_register_importers(register) -> None:
     register(Importer("vllm-bench-serve", "vllm bench serve --save-result JSON (--save-detailed: per request)",
                       lambda path, text, document, hardware: vllm_bench.read(path, document, text, hardware),
                       lambda text, document: vllm_bench.looks_like(document), priority=30, json=True))
+    register(Importer("guidellm", "GuideLLM's benchmark report JSON (guidellm run --output kind=json)",
+                      lambda path, text, document, hardware: guidellm.read(path, document, text, hardware),
+                      lambda text, document: guidellm.looks_like(document), priority=32, json=True))
+    register(Importer("aiperf", "AIPerf's profile_export_aiperf.json (and the per-request profile_export.jsonl "
+                                "beside it)",
+                      lambda path, text, document, hardware: aiperf.read(path, document, text, hardware),
+                      lambda text, document: aiperf.looks_like(document), priority=34, json=True))
+    register(Importer("aiperf-records", "AIPerf's per-request profile_export.jsonl: the run of the export beside it",
+                      lambda path, text, document, hardware: aiperf.read_records(path, hardware),
+                      lambda text, document: aiperf.looks_like_records(text), priority=36))
     register(Importer("llama-bench-json", "llama-bench -o json", llama_bench_reader("json"),
                       lambda text, document: llama_bench.looks_like(text.lstrip()[:4000]) == "json", priority=40,
                       json=True))

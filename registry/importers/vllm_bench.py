@@ -27,7 +27,8 @@ from pathlib import Path
 from pdx.errors import PdxError
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
-                                           integer, make_test, number, numbers, seconds, text)
+                                           integer, number, numbers, seconds, text)
+from pdx.registry.importers.serving_files import load_spec, request_record, serve_test
 
 ORIGIN = "vllm-bench-serve"
 _REQUIRED = ("date", "completed", "duration", "total_input_tokens", "total_output_tokens")
@@ -90,11 +91,8 @@ def _requests(document: dict, source) -> list[dict]:
         n_out = integer(lists["output_lens"][i], f"output_lens[{i}]", source)
         error = text(lists["errors"][i], f"errors[{i}]", source, 4096) if "errors" in lists else None
         send_ns = round((starts[i] - first_start) * 1e9) if starts else 0
-        record = {"sample_idx": 0, "idx": i, "role": "load", "n_prompt": n_in, "max_tokens": n_out, "n_gen": 0,
-                  "send_ns": send_ns, "first_ns": None, "end_ns": None, "status": "ok", "error": None,
-                  "http_status": None, "finish_reason": None, "events": [], "usage": {}, "engine": {}}
         if error:
-            records.append(record | {"status": "error", "error": error})
+            records.append(request_record(i, n_in, n_out, send_ns, error=error))
             continue
         ttft = seconds(lists["ttfts"][i], f"ttfts[{i}]", source, positive=True)
         if not isinstance(lists["itls"][i], list):
@@ -114,29 +112,21 @@ def _requests(document: dict, source) -> list[dict]:
             raise fail(source, f"request {i}: its tokens arrive after {at:g} s, longer than any benchmark")
         if e2el < at - 1e-6:
             raise fail(source, f"request {i}: its latency {e2el:g} s ends before its last token ({at:g} s)")
-        records.append(record | {"n_gen": n_out, "first_ns": events[0][0], "end_ns": max(round(e2el * 1e9),
-                                                                                          events[-1][0]),
-                                 "events": events})
+        records.append(request_record(i, n_in, n_out, send_ns, n_gen=n_out, first_ns=events[0][0],
+                                      end_ns=max(round(e2el * 1e9), events[-1][0]), events=events))
     return records
 
 
 def _spec(document: dict, n_prompt: int, n_gen: int, n_requests: int, source) -> dict:
-    from pdx.serving.spec import ServeSpec
-
     raw_rate = document.get("request_rate", "inf")
     rate = float("inf") if raw_rate in ("inf", None) else number(raw_rate, "request_rate", source, positive=True)
     cap = integer(document["max_concurrency"], "max_concurrency", source, 1) \
         if document.get("max_concurrency") is not None else None
     burstiness = number(document.get("burstiness", 1.0), "burstiness", source, positive=True)
     closed = rate == float("inf") and cap is not None  # as fast as it could, cap in flight: a closed loop
-    try:
-        spec = ServeSpec("load", max(n_prompt, 1), max(n_gen, 1), concurrency=cap if closed else None,
-                         rate=None if closed else rate, burstiness=burstiness,
-                         max_concurrency=None if closed else cap, n_requests=max(n_requests, 1),
-                         warmup_requests=0, percentiles=_percentiles(document))
-    except PdxError as exc:
-        raise fail(source, str(exc)) from None
-    return spec.to_dict()
+    return load_spec(source, n_prompt, n_gen, n_requests, concurrency=cap if closed else None,
+                     rate=None if closed else rate, burstiness=burstiness, max_concurrency=None if closed else cap,
+                     percentiles=_percentiles(document))
 
 
 def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict]:
@@ -166,12 +156,7 @@ def read(path: Path, document: object, text_: str, hardware: str | None = None) 
         when = datetime.strptime(str(document["date"]), "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc).isoformat()
     except ValueError:
         raise fail(path, f"date {document['date']!r} is not vLLM's YYYYMMDD-HHMMSS") from None
-    failures = [r["error"] for r in requests if r["status"] != "ok"]
-    error = f"{len(failures)} of {len(requests)} requests failed: {failures[0][:200]}" if failures else None
-    test = make_test(0, _Shape(spec), [{"ns": max(1, round(duration * 1e9)), "n_prompt": total_in,
-                                        "n_gen": total_out, "prompt_ns": None, "gen_ns": None, "engine": {}}],
-                     engine, when, status="ok" if completed else "failed", error=error)
-    test |= {"spec": spec, "requests": requests}
+    test = serve_test(0, spec, requests, duration, total_in, total_out, engine, when, completed)
     model_id = text(document.get("model_id"), "model_id", path, 1024) or "?"
     model = described_model(model_id, Path(model_id).name or model_id, "hf",
                             tokenizer=text(document.get("tokenizer_id"), "tokenizer_id", path, 1024))
@@ -183,10 +168,3 @@ def read(path: Path, document: object, text_: str, hardware: str | None = None) 
         created_at=when, repetitions=1, status="complete" if completed else "failed",
     )]
 
-
-class _Shape:
-    """The fields :func:`make_test` reads, from a serving spec's dict."""
-
-    def __init__(self, spec: dict) -> None:
-        self.name, self.kind, self.depth, self.batch = spec["name"], "serve", 0, spec["batch"]
-        self.n_prompt, self.n_gen = spec["n_prompt"], spec["n_gen"]
