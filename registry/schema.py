@@ -13,6 +13,8 @@ from typing import Any, Optional
 from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from pdx.numbers import TEST_NAME_MAX
+
 
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
@@ -115,7 +117,7 @@ class TestResult(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     ordinal: Mapped[int] = mapped_column(Integer)
-    name: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(TEST_NAME_MAX))
     kind: Mapped[str] = mapped_column(String(8))
     n_prompt: Mapped[int] = mapped_column(Integer)
     n_gen: Mapped[int] = mapped_column(Integer)

@@ -129,3 +129,16 @@ def test_multi_turn_through_the_cli(fake_server, registry_url, tmp_path):
     trace.write_text("{oops\n")
     assert_one_line_error(run_pdx("serve-bench", "--backend", "vllm-server", "--url", fake_server, "--trace",
                                   str(trace), "--registry", registry_url), "line 1 is not a JSON object")
+
+
+def test_a_test_name_fits_the_registry_however_many_options_it_has():
+    from pdx.numbers import TEST_NAME_MAX
+    from pdx.serving.spec import ServeSpec
+
+    long_ones = [ServeSpec("capacity", 32, 8, concurrency=1, slo={"ttft": 2000, "tpot": 200, "itl": 50, "e2el": 9000},
+                           n_requests=8, system_prompt=160, turns=t, input_dist="uniform:0.25",
+                           output_dist="lognormal:0.5") for t in (2, 3)]
+    names = [s.name for s in long_ones]
+    assert all(len(n) == TEST_NAME_MAX for n in names) and len(set(names)) == 2  # cut, and still apart
+    short = ServeSpec("load", 32, 8, concurrency=4, n_requests=8)
+    assert short.name == "c4:p32+g8:n8"

@@ -172,6 +172,28 @@ def test_multi_turn_conversations_hit_the_prefix_cache_more_each_turn(registry_u
     assert "it has seen these prompts before" in run_pdx("show", again["id"], "--registry", registry_url).stdout
 
 
+def test_capacity_with_shaped_traffic_on_vllm_serve(registry_url, keyed_server):
+    """Issue 17: the capacity search end to end on vLLM's server (closed loop), with a shared system prompt
+    and spread user parts; a budget keeps it short (the bracket as it stands is the answer then)."""
+    (run,), _ = pdx_json("serve-bench", "--backend", "vllm-server", "--url", keyed_server.url, "--api-key", KEY,
+                         "--scenario", "capacity", "-c", "1", "--slo", "ttft=2s,tpot=200ms", "-p", "32", "-n", "8",
+                         "--num-requests", "8", "--precision", "0.5", "--budget", "60", "--system-prompt", "160",
+                         "--input-dist", "uniform:0.25", registry_url=registry_url)
+    (test,) = run["tests"]
+    assert test["status"] == "ok", test["error"]
+    found = test["stats"]["capacity"]
+    assert found["axis"] == "concurrency" and found["slo"] == {"ttft": 2000, "tpot": 200}
+    assert {r["role"] for r in test["requests"]} == {p["role"] for p in found["points"]}
+    assert all(160 + 24 <= r["n_prompt"] <= 160 + 40 for r in test["requests"])  # system prompt + 32 +/- 8
+    lo, hi = found["bracket"]
+    assert found["found"] or found["note"]
+    if found["found"]:
+        assert lo <= found["capacity"] <= hi and all(p["held"] for p in found["points"] if p["x"] <= lo)
+    # The shared system prompt (longer than the CPU build's 128-token cache block) came from the prefix cache.
+    assert test["engine"]["server"]["prefix_cache_hits"] > 0
+    assert "capacity" in run_pdx("show", run["id"], "--registry", registry_url).stdout
+
+
 def test_overhead_beside_vllm_llm_in_process(registry_url, keyed_server):
     """Issue 17: the server's TTFT against vllm.LLM's prefill of the same ids, model and settings."""
     options = json.dumps({"engine_args": ENGINE_ARGS})

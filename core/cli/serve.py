@@ -51,7 +51,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 @click.option("--duration", type=Number(min=0, min_open=True, max=1e7), help="Seconds of sending per test, instead of --num-requests.")
 @click.option("--system-prompt", type=Integer(min=1, max=MAX_TOKENS), metavar="S", help="Traffic: a shared system prompt of S tokens ahead of every request.")
 @click.option("--turns", type=Integer(min=2, max=MAX_COUNT), metavar="T", help="Traffic: conversations of T turns, each sending the history and a new user part.")
-@click.option("--input-dist", metavar="DIST", help="Traffic: user-part lengths around -p: fixed, uniform:S (+/- S of the mean) or lognormal:SIGMA.")
+@click.option("--input-dist", metavar="DIST", help="Traffic: user-part lengths around -p: fixed, uniform:S (within +/- S of the mean, S a fraction: uniform:0.25) or lognormal:SIGMA.")
 @click.option("--output-dist", metavar="DIST", help="Traffic: generated lengths around -n, as --input-dist.")
 @click.option("--ramp-up", type=Number(min=0, min_open=True, max=1e7), metavar="S", help="Open loop: raise the rate linearly to --request-rate over S seconds.")
 @click.option("--trace", type=click.Path(dir_okay=False), metavar="FILE.jsonl", help="Replay a trace: one JSON line per request, timestamp (s), input_len, output_len[, conversation_id].")

@@ -25,9 +25,11 @@ stored the same way (its parameters in the test's ``spec``). Scenarios:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, field
 
 from pdx.errors import WorkloadError
+from pdx.numbers import TEST_NAME_MAX
 from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_MAX_POINTS, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.metrics import DEFAULT_PERCENTILES
 from pdx.serving.saturation import DEFAULT_WINDOW_S
@@ -134,7 +136,12 @@ class ServeSpec:
 
     @property
     def name(self) -> str:
-        return self._name() + self._traffic()
+        """The test's name: its parameters, cut to fit the registry with a hash of the whole when they are
+        many (the spec keeps every one of them)."""
+        full = self._name() + self._traffic()
+        if len(full) <= TEST_NAME_MAX:
+            return full
+        return f"{full[:TEST_NAME_MAX - 9]}~{hashlib.sha256(full.encode()).hexdigest()[:8]}"
 
     def _name(self) -> str:
         shape = f"p{self.n_prompt}+g{self.n_gen}"
