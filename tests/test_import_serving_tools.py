@@ -168,3 +168,18 @@ def test_any_value_in_a_guidellm_request_is_read_or_refused_in_one_line(tmp_path
         read_file(path)
     except PdxError as exc:
         assert "\n" not in str(exc)
+
+
+def test_a_guidellm_request_that_failed_before_it_was_sent_is_kept_as_failed(registry_url, tmp_path):
+    report = json.loads(GUIDELLM.read_text())
+    benchmark = report["benchmarks"][0]
+    failed = benchmark["requests"]["successful"].pop()
+    failed["info"] |= {"status": "errored", "error": "Connection refused", "timings": {"request_start": None}}
+    failed.pop("request_start_time", None)
+    benchmark["requests"]["errored"] = [failed]
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    (run_id,) = pdx_import(registry_url, path)["added"]
+    (test,) = show(registry_url, run_id)["tests"]
+    assert [r["status"] for r in test["requests"]].count("error") == 1
+    assert test["error"] == "1 of 8 requests failed: Connection refused" and test["stats"]["completed"] == 7

@@ -92,12 +92,22 @@ def _strategy(strategy: dict, n_prompt: int, n_gen: int, n_requests: int, source
                        "constant, throughput)")
 
 
+def _start(r: object):
+    """When a request was sent (None for one that failed before it was)."""
+    timings = _get(r, "info", "timings") or {}
+    return timings.get("request_start") if timings.get("request_start") is not None else \
+        (r.get("request_start_time") if isinstance(r, dict) else None)
+
+
 def _request(idx: int, r: object, status: str, t0: float, open_loop: bool, source) -> dict:
     where = f"request {idx}"
     if not isinstance(r, dict):
         raise fail(source, f"{where} is not an object")
     timings = _get(r, "info", "timings") or {}
-    start = _epoch(timings.get("request_start", r.get("request_start_time")), f"{where} request_start", source)
+    started = _start(r)
+    if started is None and status == "successful":
+        raise fail(source, f"{where} has no request_start")
+    start = t0 if started is None else _epoch(started, f"{where} request_start", source)  # failed before it went
     n_in = integer(r.get("prompt_tokens") or 0, f"{where} prompt_tokens", source)
     n_out = integer(r.get("output_tokens") or 0, f"{where} output_tokens", source)
     send_ns = round((start - t0) * 1e9)
@@ -133,8 +143,7 @@ def _test(ordinal: int, b: object, data: dict, source) -> dict:
     raw = [(status, r) for status in _STATUSES for r in (groups.get(status) or [])]
     open_loop = strategy.get("type_") in ("poisson", "constant", "throughput")
     # Times from the earliest send or schedule: an open loop's first request can be due before it is sent.
-    starts = [_epoch(_get(r, "info", "timings", "request_start") or (r or {}).get("request_start_time"),
-                     f"{where} request start", source) for _, r in raw if isinstance(r, dict)]
+    starts = [_epoch(_start(r), f"{where} request start", source) for _, r in raw if _start(r) is not None]
     starts += [_epoch(t, f"{where} scheduled_at", source) for _, r in raw
                if open_loop and (t := _get(r, "info", "timings", "scheduled_at")) is not None]
     t0 = min(starts) if starts else _epoch(b.get("start_time"), f"{where} start_time", source)
