@@ -67,6 +67,17 @@ class Integer(click.ParamType):
             self.fail(exc.message.partition(": ")[2], param, ctx)
 
 
+class IntegerList(Integer):
+    """``N[,N...]``: each a whole number as :class:`Integer` reads one, in the same one-line errors."""
+
+    name = "integers"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, list):
+            return value
+        return [super(IntegerList, self).convert(item.strip(), param, ctx) for item in str(value).split(",")]
+
+
 class Number(click.ParamType):
     """A finite number through :func:`pdx.numbers.parse_float`: never NaN or infinite, bounded."""
 

@@ -7,7 +7,7 @@ import math
 
 import click
 
-from pdx.cli.base import Integer, Number, echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.cli.base import Integer, IntegerList, Number, echo_json, engine_option, json_option, registry_option, server_options, tag_option
 from pdx.numbers import MAX_COUNT, MAX_TOKENS
 from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.saturation import DEFAULT_WINDOW_S
@@ -39,7 +39,8 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 @click.option("-m", "--model", metavar="PATH", help="Model to serve. [default: a synthetic ~100M llama; with --url: what the server serves]")
 @click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache", "capacity", "overhead"]), default="load", show_default=True,
               help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: cold vs warm prefix; capacity: the largest request rate (or -c: concurrency) that holds --slo; overhead: TTFT split into the engine's prefill (run in pdx's process too) and the server's own part, per -p length.")
-@click.option("-p", "--input-len", default="128", show_default=True, metavar="N[,N]", help="Prompt tokens per request (overhead: a list of lengths).")
+@click.option("-p", "--input-len", default="128", show_default=True, metavar="N[,N]",
+              type=IntegerList(min=1, max=MAX_TOKENS), help="Prompt tokens per request (overhead: a list of lengths).")
 @click.option("-n", "--output-len", default=32, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="Generated tokens per request (EOS ignored).")
 @click.option("-c", "--concurrency", metavar="N[,N]", help="Requests in flight (closed loop); a list sweeps.")
 @click.option("--request-rate", metavar="R[,R]", help="Requests per second (open loop, Poisson or gamma); inf sends all at once.")
@@ -81,7 +82,7 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     from pdx.serving.metrics import parse_percentiles, parse_slo
     from pdx.serving.workloads import serve_workload
 
-    prompt_lens = parse_int_list(input_len, "-p", minimum=1, maximum=MAX_TOKENS)
+    prompt_lens = input_len
     targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
     workload = serve_workload(
         scenario, prompt_lens[0], output_len, parse_int_list(concurrency, "-c", minimum=1, maximum=MAX_COUNT) if concurrency else None,

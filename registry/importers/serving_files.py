@@ -33,10 +33,12 @@ def request_record(idx: int, n_prompt: int, max_tokens: int, send_ns: int, *, n_
                    error: str | None = None, usage: dict | None = None, scheduled_ns: int | None = None,
                    finish_reason: str | None = None) -> dict:
     """One request as pdx's serving client records it (times in ns from the test's first send)."""
-    return {"sample_idx": 0, "idx": idx, "role": "load", "n_prompt": n_prompt, "max_tokens": max_tokens,
-            "n_gen": n_gen, "send_ns": send_ns, "scheduled_ns": scheduled_ns, "first_ns": first_ns,
-            "end_ns": end_ns, "status": "error" if error else "ok", "error": error, "http_status": None,
-            "finish_reason": finish_reason, "events": events or [], "usage": usage or {}, "engine": {}}
+    record = {"sample_idx": 0, "idx": idx, "role": "load", "n_prompt": n_prompt, "max_tokens": max_tokens,
+              "n_gen": n_gen, "send_ns": send_ns, "first_ns": first_ns, "end_ns": end_ns,
+              "status": "error" if error else "ok", "error": error, "http_status": None,
+              "finish_reason": finish_reason, "events": events or [], "usage": usage or {}, "engine": {}}
+    # Only where the tool knew it: a record read as it was before the field existed keeps its old digest.
+    return record | ({"scheduled_ns": scheduled_ns} if scheduled_ns is not None else {})
 
 
 def stream_events(first_ns: int, last_ns: int, n_gen: int) -> list[list[int]]:
