@@ -65,7 +65,8 @@ def test_pp_and_tg_at_two_depths_and_batches_with_mlx_lm_figures_beside(registry
     assert run["ceiling_basis"]["source"] == "probe"  # the CPU here: judged by its probes
     assert run["ceiling_basis"]["probe"]["device"] == "mlx:cpu"  # ... measured through MLX itself
     assert set(run["ceiling_basis"]["probe"]["matmul"]) == {"f16", "bf16", "f32", "q8", "q4"}
-    shown = run_pdx("show", run["id"], "--registry", registry_url).stdout
+    # Wide enough that a rate's notes (on a busy machine: noise and other processes) never wrap mid-phrase.
+    shown = run_pdx("show", run["id"], "--registry", registry_url, env={"COLUMNS": "400"}).stdout
     assert "(mlx-lm's own: pp " in shown and "(mlx-lm's own: tg " in shown
 
 
