@@ -64,11 +64,11 @@ def print_scenarios(run: dict, console: Console) -> None:
         overhead = stats.get("overhead")
         if overhead and overhead["pairs"]:
             console.print(
-                f"{test['name']}: TTFT p50 {overhead['ttft_median_ms']:.2f} ms = the engine's prefill "
-                f"{overhead['engine_prefill_median_ms']:.2f} ms ({overhead['in_process']}, in pdx's process) + the "
-                f"server's own part {overhead['server_part_median_ms']:.2f} ms "
-                f"({overhead['server_part_share']:.0%}; medians of {overhead['pairs']} pairs); the server's own "
-                f"prefill figure {_num(overhead['server_reported_prefill_median_ms'], '.2f')} ms", highlight=False)
+                f"{test['name']}: TTFT p50 {overhead['ttft_median_ms']:.2f} ms; the engine's prefill p50 "
+                f"{overhead['engine_prefill_median_ms']:.2f} ms ({overhead['in_process']}, in pdx's process); the "
+                f"server's own part (TTFT minus prefill, pair by pair) p50 {overhead['server_part_median_ms']:.2f} ms "
+                f"({overhead['server_part_share']:.0%} of TTFT; {overhead['pairs']} pairs); the server's own prefill "
+                f"figure p50 {_num(overhead['server_reported_prefill_median_ms'], '.2f')} ms", highlight=False)
         elif overhead:
             console.print(f"{test['name']}: no TTFT split (a request failed)", highlight=False)
         claim = stats.get("prefix_cache")
