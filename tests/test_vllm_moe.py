@@ -16,6 +16,9 @@ from conftest import run_pdx
 
 pytestmark = pytest.mark.vllm
 TINY = get_shape("tiny-moe")
+# Behind the server, deeper: a token takes long enough that a client on 2 busy cores reads the stream token by
+# token (a tg whose tokens all arrive in one read is refused).
+DEEP = TINY.with_dims(n_layers=8)
 ENGINE_ARGS = {"enforce_eager": True, "max_model_len": 512}
 SERVER_ARGS = "--enforce-eager --max-model-len 512 --max-num-seqs 8"
 
@@ -25,6 +28,11 @@ def moe_hf(tmp_path_factory):
     return write_hf(TINY, "float16", tmp_path_factory.mktemp("moe") / "tiny-moe")
 
 
+@pytest.fixture(scope="module")
+def deep_moe_hf(tmp_path_factory):
+    return write_hf(DEEP, "float16", tmp_path_factory.mktemp("moe") / "tiny-moe-deep")
+
+
 def _bench(registry_url, *args) -> dict:
     result = run_pdx("bench", "--json", "--registry", registry_url, *args)
     assert result.returncode in (0, 1), result.stderr
@@ -32,14 +40,16 @@ def _bench(registry_url, *args) -> dict:
     return run
 
 
-def _assert_judged_by_routed_experts(run: dict) -> None:
+def _assert_judged_by_routed_experts(run: dict, shape=TINY, decode_needed: bool = True) -> None:
+    """Every measured test's ceilings read the routed experts only (a test refused, e.g. a tg whose tokens
+    came in one burst, has no rate to judge)."""
     assert run["model"]["architecture"] == "mixtral"
     figures = ceilings.model_figures(run["model"])
-    assert figures.n_experts == TINY.n_experts and figures.active_params == TINY.active_params
+    assert figures.n_experts == shape.n_experts and figures.active_params == shape.active_params
     assert "uniform routing" in run["ceiling_basis"]["routing"]
-    k, e = TINY.n_experts_used, TINY.n_experts
+    k, e = shape.n_experts_used, shape.n_experts
     decodes = 0
-    for test in run["tests"]:
+    for test in (t for t in run["tests"] if t["status"] == "ok"):
         record = test["ceilings"]
         # A probe cached on a busy machine can sit below a quiet run: then the rate is flagged, as checked.
         assert record["above_ceiling"] == (record["fraction"] > 1) and "routing" in record
@@ -51,7 +61,7 @@ def _assert_judged_by_routed_experts(run: dict) -> None:
             kv = figures.kv_bytes_at(decode["context"])
             assert decode["bytes_per_token"] == pytest.approx((figures.weight_bytes(b) + b * kv) / b)
             assert figures.weight_bytes(1) < run["model"]["file_bytes"]  # not every expert is read
-    assert decodes
+    assert decodes or not decode_needed
 
 
 def test_tiny_moe_offline_with_a_batch_sweep(registry_url, moe_hf):
@@ -67,11 +77,11 @@ def test_tiny_moe_offline_with_a_batch_sweep(registry_url, moe_hf):
     assert by_batch[1]["bytes_per_token"] / 4 < by_batch[4]["bytes_per_token"] < by_batch[1]["bytes_per_token"]
 
 
-def test_tiny_moe_behind_vllm_serve(registry_url, moe_hf):
-    run = _bench(registry_url, "--backend", "vllm-server", "-m", str(moe_hf), "-p", "32", "-n", "8", "-r", "2",
+def test_tiny_moe_behind_vllm_serve(registry_url, deep_moe_hf):
+    run = _bench(registry_url, "--backend", "vllm-server", "-m", str(deep_moe_hf), "-p", "32", "-n", "8", "-r", "2",
                  "--server-args", SERVER_ARGS)
     # pp is a TTFT and cannot come in a burst; the tg of a tiny model on busy cores can, and is then refused.
     tests = {t["name"]: t for t in run["tests"]}
     assert tests["pp32"]["status"] == "ok" and tests["pp32"]["stats"]["rate"]["mean"] > 0
     assert all(t["status"] == "ok" for t in tests.values()) == (run["status"] == "complete")
-    _assert_judged_by_routed_experts(run)
+    _assert_judged_by_routed_experts(run, DEEP, decode_needed=tests["tg8"]["status"] == "ok")
