@@ -82,14 +82,13 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     from pdx.serving.metrics import parse_percentiles, parse_slo
     from pdx.serving.workloads import serve_workload
 
-    prompt_lens = input_len
     targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
     workload = serve_workload(
-        scenario, prompt_lens[0], output_len, parse_int_list(concurrency, "-c", minimum=1, maximum=MAX_COUNT) if concurrency else None,
+        scenario, input_len[0], output_len, parse_int_list(concurrency, "-c", minimum=1, maximum=MAX_COUNT) if concurrency else None,
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
         warmup_requests, targets, parse_percentiles(percentiles), repetitions, seed, catch_up,
         saturation_window, slo_percentile, precision,
-        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace), budget, prompt_lens)
+        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace), budget, input_len)
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
                            tags=list(tags), argv=api.command_line(), api_key=api_key)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]

@@ -67,6 +67,8 @@ def read_records(path: Path, hardware: str | None = None) -> list[dict]:
         if candidate.is_file():
             from pdx.registry import bundle
 
+            if candidate.stat().st_size > JSONL_LIMIT:  # the export beside it is a boundary input too
+                raise fail(candidate, f"over {JSONL_LIMIT // 2**20} MiB: too large to be an AIPerf export")
             text_ = candidate.read_text(errors="replace")
             return read(candidate, bundle.parse_json(text_, str(candidate)), text_, hardware)
     raise fail(path, f"AIPerf's per-request records without their export: import the {JSON_NAME} they came with "
