@@ -76,6 +76,17 @@ def _definition_validator(definition: str):
                                             "$ref": f"#/$defs/{definition}"})
 
 
+@lru_cache(maxsize=None)
+def _fast_check(definition: str | None):
+    """The schema compiled to a yes-only predicate (:mod:`pdx.registry.schema_fast`); None if it cannot be."""
+    from pdx.registry.schema_fast import Unsupported, compile_schema
+
+    try:
+        return compile_schema(load_schema(), definition)
+    except Unsupported:
+        return None
+
+
 def field_path(parts) -> str:
     """``["runs", 0, "record"]`` -> ``runs[0].record``: how every check names a field."""
     text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
@@ -95,6 +106,9 @@ def schema_errors(document: object, definition: str | None = None) -> str | tupl
     """The first way ``document`` breaks the bundle schema, as one line, or None. With
     ``definition`` (a name under ``$defs``: run, test, ...), it is checked as one of those and
     the answer is (where, what)."""
+    fast = _fast_check(definition)
+    if fast is not None and fast(document):
+        return None
     if definition:
         return _first_error(_definition_validator(definition), document)
     found = _first_error(_validator(), document)

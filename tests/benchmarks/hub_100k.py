@@ -56,7 +56,7 @@ def variant(record: dict, index: int, rng: random.Random) -> dict:
     for test in record["tests"]:
         for sample in test["samples"]:
             sample["ns"] = max(1, int(sample["ns"] * scale))
-        if test.get("ceilings") and test["ceilings"].get("measured"):
+        if test.get("ceilings") and test["ceilings"].get("measured") and test["ceilings"].get("ceiling"):
             test["ceilings"]["measured"] /= scale
             test["ceilings"]["fraction"] = test["ceilings"]["measured"] / test["ceilings"]["ceiling"]
     return record
