@@ -52,6 +52,11 @@ def _prefill(run: dict) -> dict | None:
     return {"test": test["name"], "n_prompt": test["n_prompt"], "rate": _rate(test)}
 
 
+def headline_rates(run: dict) -> tuple[float | None, float | None]:
+    """A run's headline prefill and decode rates (the tests the hub pages show), to 0.01 t/s."""
+    return tuple(round(f["rate"], 2) if f else None for f in (_prefill(run), _decode(run)))
+
+
 def _batches(run: dict, decode: dict) -> list[dict]:
     """Per-sequence decode rate by batch: batch 1 and every batched test of the same length."""
     found = {1: decode["rate"]}

@@ -7,8 +7,10 @@ per chip with its ceilings and every run on it (``chips/<slug>.html``), and "wha
 from __future__ import annotations
 
 import json
+from urllib.parse import quote, urlencode
 
 from pdx.reports import groups, hubdata, labels
+from pdx.reports.pages import RUNS_SHOWN
 
 
 def _script_json(data: dict) -> str:
@@ -28,10 +30,13 @@ def build(builder) -> None:
     for group in groups.group_by(runs, groups.hardware_key).values():
         run = group.latest
         basis = next((r["ceiling_basis"] for r in group.runs if r.get("ceiling_basis")), None)
-        shown = hubdata.chip_runs(group.runs, below)
+        # The newest runs in the page; every one through the runs page's filter, linked.
+        shown = hubdata.chip_runs(group.runs[:RUNS_SHOWN], below)
+        everything = "../runs/index.html#" + urlencode({"hardware": labels.hardware_label(run)}, quote_via=quote)
         builder.page(hubdata.chip_page(run, ""), "hub_chip.html", labels.hardware_label(run),
-                     {"hardware": run["hardware"], "ceiling_basis": basis, "runs": shown}, rows=shown, basis=basis,
-                     hardware_page=below.hardware(run), runs=group.runs)
+                     {"hardware": run["hardware"], "ceiling_basis": basis, "total_runs": len(group.runs),
+                      "runs": shown}, rows=shown, basis=basis, hardware_page=below.hardware(run), runs=group.runs,
+                     all_runs=everything)
     models = hubdata.buy_data(runs, top)
     data = {"models": models}
     builder.page("buy.html", "hub_buy.html", "What to buy", data, models=models, data_json=_script_json(data),

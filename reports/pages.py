@@ -12,6 +12,10 @@ from dataclasses import dataclass
 import pdx
 from pdx.reports import groups, labels
 
+# Rows a page lists in its HTML where a list grows with the site (all runs, a chip's runs); the
+# runs page's filter reaches every run.
+RUNS_SHOWN = 200
+
 
 class ReportLinks:
     """Links inside one file: runs by anchor, no other pages."""

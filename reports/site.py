@@ -3,7 +3,8 @@
 ::
 
     index.html         the leaderboard (hardware x model x backend, pp and tg side by side)
-    runs/index.html    every run;  runs/<id>.html: one run in full
+    runs/index.html    every run (the newest listed, all filtered in the page: runs/search.js,
+                       and in pages by id prefix: runs/ids/<xx>.json);  runs/<id>.html: one run in full
     hardware/<slug>.html, models/<slug>.html   one machine / one model across the rest
     compare/<slug>.html                        the runs of one configuration, newest vs previous
     assets/            the stylesheet, the sort script, and rendered charts by spec hash
@@ -26,12 +27,15 @@ from pathlib import Path
 from pdx.reports import comparison, groups, hubpages, labels, pages, templating
 from pdx.reports.chartset import charts_for
 from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
+from pdx.reports.pages import RUNS_SHOWN
 from pdx.reports.render import ChartRenderer
 from pdx.reports.writer import SiteWriter
 
-SCHEMA = "pdx-site/1"
+SCHEMA = "pdx-site/2"
 DATA_DOC = Path(__file__).with_name("site_data.md")
 RECENT_RUNS = 25
+SEARCH_COLUMNS = ["id", "created_at", "status", "hardware", "model", "backend", "threads", "tests", "tags",
+                  "prefill", "decode"]
 # Rendered charts by spec hash: publishing again re-renders only the charts whose data changed.
 CHART_CACHE = "assets/charts"
 
@@ -78,22 +82,58 @@ class PublishResult:
     removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     charts: dict = field(default_factory=dict)
+    runs: int = 0
+
+
+class PageRenderer:
+    """Pages as text: what a process needs to render any page of a site, run pages included, so
+    the run pages of a large site can be rendered in other processes."""
+
+    def __init__(self, title: str, info: dict, headline: dict, compared: frozenset, templates=None) -> None:
+        self.title, self.info, self.headline, self.compared, self.templates = title, info, headline, compared, templates
+        self.env = templating.environment(templates)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in vars(self).items() if k != "env"}  # a Jinja environment is made anew
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self.env = templating.environment(self.templates)
+
+    def links(self, root: str) -> pages.SiteLinks:
+        return pages.SiteLinks(root, self.compared)
+
+    def render(self, path: str, template: str, title: str, data: dict, shown: list[dict], **context) -> list:
+        """[(path, HTML), (its JSON's path, JSON)]: ``template`` rendered, ``data`` beside it."""
+        root = "../" * path.count("/")
+        json_path = Path(path).with_suffix(".json")
+        # The footer dates the page's own runs, so a new run leaves the pages it is not on unchanged.
+        site = self.info | {"data_time": pages.data_time(shown), "n_runs": len(shown)}
+        html = self.env.get_template(template).render(
+            site=site, page={"title": title, "root": root, "json": json_path.name},
+            links=self.links(root), headline=self.headline, **context)
+        return [(path, html), (json_path.as_posix(), _json(data))]
+
+    def run_page(self, run: dict) -> list:
+        """The files of one run's page (the run with its samples and statistics)."""
+        return self.render(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, [run], run=run)
 
 
 class SiteBuilder:
     def __init__(self, runs: list[dict], writer: SiteWriter, title: str, templates=None) -> None:
         self.runs, self.writer, self.title = runs, writer, title
-        self.env = templating.environment(templates)
         self.renderer = ChartRenderer()
-        self.headline = groups.headline_tests(runs)
         self.configs = groups.group_by(runs, groups.config_key)
         self.compared = frozenset(k for k, g in self.configs.items() if len(g.runs) > 1)
         self.info = pages.site_info(title, runs, inline=False)
+        self.headline = groups.headline_tests(runs)
+        self.pages_renderer = PageRenderer(title, self.info, self.headline, self.compared, templates)
+        self.env = self.pages_renderer.env
         self.pages = 0
         self.deferred: list = []  # pages waiting for their charts
 
     def links(self, root: str) -> pages.SiteLinks:
-        return pages.SiteLinks(root, self.compared)
+        return self.pages_renderer.links(root)
 
     def later(self, *args, **context) -> None:
         """A page with charts: written once every chart of the site is rendered."""
@@ -101,17 +141,22 @@ class SiteBuilder:
 
     def page(self, path: str, template: str, title: str, data: dict, **context) -> None:
         """Render ``template`` to ``path`` and write ``data`` beside it as JSON."""
-        root = "../" * path.count("/")
-        json_name = Path(path).with_suffix(".json").name
-        # The footer dates the page's own runs, so a new run leaves the pages it is not on unchanged.
         shown = context.get("runs") or ([context["run"]] if "run" in context else self.runs)
-        site = self.info | {"data_time": pages.data_time(shown), "n_runs": len(shown)}
-        html = self.env.get_template(template).render(
-            site=site, page={"title": title, "root": root, "json": json_name},
-            links=self.links(root), headline=self.headline, **context)
-        self.writer.write(path, html)
-        self.writer.write(str(Path(path).with_suffix(".json").as_posix()), _json(data))
+        self.write_files(self.pages_renderer.render(path, template, title, data, shown, **context))
+
+    def write_files(self, files: list) -> None:
+        """Write one page's files (:meth:`PageRenderer.render`'s list)."""
+        for path, text in files:
+            self.writer.write(path, text)
         self.pages += 1
+
+    def full(self, run: dict) -> dict:
+        """The run with its samples, for the pages that read them (its own, a comparison)."""
+        return run
+
+    def write_run_pages(self) -> None:
+        for run in self.runs:
+            self.write_files(self.pages_renderer.run_page(run))
 
     def board(self, runs: list[dict], root: str) -> list[dict]:
         configs = groups.group_by(runs, groups.config_key)
@@ -135,12 +180,11 @@ class SiteBuilder:
         self.renderer.start()
         self.writer.write("assets/pdx.css", self.env.get_template("pdx.css").render())
         self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
+        self.writer.write("assets/runs.js", self.env.get_template("runs.js").render())
         self.writer.write("DATA.md", data_doc())
         hubpages.build(self)
-        for run in self.runs:
-            self.page(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, run=run)
-        self.page("runs/index.html", "runs.html", "All runs", {"runs": [_run_summary(r) for r in self.runs]},
-                  runs=self.runs)
+        self.write_run_pages()
+        self.runs_index()
         for key in self.compared:
             self.compare_page(self.configs[key].runs)
         self.renderer.wait()
@@ -148,6 +192,21 @@ class SiteBuilder:
             self.writer.write(f"{CHART_CACHE}/{key}.svg", str(svg))
         for args, context in self.deferred:
             self.page(*args, **context)
+
+    def runs_index(self) -> None:
+        """The list of every run: its newest :data:`RUNS_SHOWN` in the page, all of them in
+        ``runs/search.js`` for the page's filter and sort, and in ``runs/ids/<xx>.json`` by the
+        first two digits of their ids (a new run changes one of those files, whatever its date)."""
+        summaries = [_run_summary(r) for r in self.runs]
+        buckets: dict[str, list[dict]] = {}
+        for summary in summaries:
+            buckets.setdefault(summary["id"][:2], []).append(summary)
+        for prefix, listed in sorted(buckets.items()):
+            self.writer.write(f"runs/ids/{prefix}.json", _json({"prefix": prefix, "runs": listed}))
+        self.writer.write("runs/search.js", search_script(self.runs))
+        pages_ = [{"prefix": p, "path": f"runs/ids/{p}.json", "runs": len(v)} for p, v in sorted(buckets.items())]
+        data = {"total": len(summaries), "runs": summaries[:RUNS_SHOWN], "pages": pages_}
+        self.page("runs/index.html", "runs.html", "All runs", data, runs=self.runs, newest=self.runs[:RUNS_SHOWN])
 
     def group_page(self, folder: str, slug: str, title: str, runs: list[dict], namer, about: dict) -> None:
         root = "../"
@@ -161,7 +220,7 @@ class SiteBuilder:
     def compare_page(self, runs: list[dict]) -> None:
         """Newest run against the one before; no rendered charts (a site has one such page per
         configuration), the change drawn in the table instead."""
-        new, base = runs[0], runs[1]
+        new, base = self.full(runs[0]), self.full(runs[1])
         lines = comparison.compare(base, new)
         data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
                 "differences": comparison.differences(base, new), "runs": [_run_summary(r) for r in runs]}
@@ -194,6 +253,27 @@ def _entry(group: groups.Group, slugger, namer, folder: str) -> dict:
             "backends": sorted({r["backend"] for r in group.runs}), "latest": run["created_at"]}
 
 
+def search_script(runs: list[dict]) -> str:
+    """``runs/search.js``: every run as one compact row for the runs page's filter and sort, names
+    and pages of machines and models once each (a script, not JSON to fetch: a site opened from
+    ``file://`` may not fetch)."""
+    from pdx.reports import hubdata
+
+    tables: dict[str, dict] = {"hardware": {}, "models": {}}
+    rows = []
+    for run in runs:
+        hardware = tables["hardware"].setdefault(groups.hardware_key(run), [
+            len(tables["hardware"]), labels.hardware_label(run), f"hardware/{groups.hardware_slug(run)}.html"])
+        model = tables["models"].setdefault(groups.model_key(run), [
+            len(tables["models"]), run["model"]["name"], f"models/{groups.model_slug(run)}.html"])
+        prefill, decode = hubdata.headline_rates(run)
+        rows.append([run["id"], run["created_at"], run["status"], hardware[0], model[0], run["backend"],
+                     run.get("threads"), len(run["tests"]), run["tags"], prefill, decode])
+    data = {"schema": SCHEMA, "columns": SEARCH_COLUMNS, "rows": rows,
+            **{name: [entry[1:] for entry in table.values()] for name, table in tables.items()}}
+    return "window.PDX_RUNS = " + _json(data).rstrip("\n") + ";\n"
+
+
 def _run_summary(run: dict) -> dict:
     return {"id": run["id"], "page": f"runs/{run['id']}.html", "created_at": run["created_at"],
             "status": run["status"], "hardware": labels.hardware_label(run), "model": run["model"]["name"],
@@ -202,11 +282,13 @@ def _run_summary(run: dict) -> dict:
 
 
 def publish(runs: list[dict], root: str | os.PathLike, title: str = "pdx results",
-            templates: str | os.PathLike | None = None) -> PublishResult:
+            templates: str | os.PathLike | None = None, builder=SiteBuilder) -> PublishResult:
+    """Build the site of ``runs`` into ``root``; ``builder`` makes the :class:`SiteBuilder` (the
+    bundle folder's reads runs again from their files: :mod:`pdx.reports.bundle_site`)."""
     started = time.perf_counter()
     writer = SiteWriter(root)
     try:
-        builder = SiteBuilder(runs, writer, title, templates)
+        builder = builder(runs, writer, title, templates)
         builder.build()
     except BaseException:
         writer.abandon()
@@ -215,4 +297,4 @@ def publish(runs: list[dict], root: str | os.PathLike, title: str = "pdx results
              "runs": len(runs)}
     removed = writer.finish(about)
     return PublishResult(writer.root, builder.pages, writer.changed, removed, time.perf_counter() - started,
-                         builder.renderer.stats)
+                         builder.renderer.stats, len(runs))

@@ -19,7 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from pdx.errors import PdxError
-from pdx.reports import labels, leaderboard, views
+from pdx.reports import hubdata, labels, leaderboard, views
 from pdx.reports.charts import chart_text
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -74,5 +74,6 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         run_label=labels.run_label,
         system_label=labels.system_label,
         board_has_ceiling=leaderboard.board_has_ceiling,
+        headline_rates=hubdata.headline_rates,
     )
     return env

@@ -89,6 +89,7 @@ class SiteWriter:
         self.written: dict[str, str] = {}
         self.changed: list[str] = []
         self._dirs: set[Path] = set()
+        self._plain: set[Path] = set()  # folders on the way that are no links
 
     def release(self) -> None:
         if self._lock is not None:
@@ -119,11 +120,19 @@ class SiteWriter:
         return self.real.joinpath(*rel.parts)
 
     def _linked(self, path: Path) -> Path | None:
-        """The first symbolic link on the way from the site folder to ``path``, if any."""
-        for part in (*reversed(path.parents), path):
-            if part.is_relative_to(self.real) and part != self.real and part.is_symlink():
-                return part
-        return None
+        """The first symbolic link on the way from the site folder to ``path``, if any. A folder found
+        to be a plain folder once is not asked again in this build (a site has thousands of files in
+        a handful of folders)."""
+        current = self.real
+        for part in path.relative_to(self.real).parts[:-1]:
+            current = current / part
+            if current in self._plain:
+                continue
+            if current.is_symlink():
+                return current
+            if current.is_dir():
+                self._plain.add(current)
+        return path if path.is_symlink() else None
 
     def _ours(self, relative: str, path: Path) -> bool:
         """Whether the file at ``path`` is the one the last build wrote (its bytes, unchanged)."""

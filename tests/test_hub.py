@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import runfactory
-from pdx.contrib.folder import SUFFIX, file_name, load_runs
+from pdx.contrib.folder import SUFFIX, file_name
+from pdx.reports.bundle_site import publish_bundles, read_folder
 from pdx.contrib.verify import verify_folder
 from pdx.models import identify
 from pdx.registry import Registry, bundle
@@ -205,21 +206,30 @@ def test_a_bundle_of_two_runs_and_a_file_that_is_no_bundle(repo):
 
 def test_publish_again_after_one_new_bundle_rewrites_only_the_pages_it_changes(repo, tmp_path, monkeypatch,
                                                                                 model):
-    from pdx.reports.site import publish
-
     site = tmp_path / "site"
-    before = {r["id"] for r in load_runs(repo)}
-    publish(load_runs(repo), site)
+    before = _ids(repo)
+    first = publish_bundles(repo, site)
     carol = contributor(tmp_path, monkeypatch, "carol", "AMD EPYC 9654", model, 3)
     assert submit(carol, repo).returncode == 0
-    second = publish(load_runs(repo), site)
+    second = publish_bundles(repo, site)
     changed = set(second.changed)
-    new = ({r["id"] for r in load_runs(repo)} - before).pop()
+    new = (_ids(repo) - before).pop()
     assert f"runs/{new}.html" in changed and "index.html" in changed
     assert any(p.startswith("hardware/amd-epyc-9654") for p in changed)
     assert not any(f"runs/{old}" in p for old in before for p in changed)  # every other run page kept
     assert not any(p.startswith(("hardware/apple", "hardware/nvidia")) for p in changed)
-    assert publish(load_runs(repo), site).changed == []  # nothing new: nothing written
+    # Permalinks: every page of the first build, and its JSON, is still there at its address (charts
+    # are assets by the hash of their data: a changed chart is a new file).
+    pages = [p for p in first.changed if p.endswith((".html", ".json"))]
+    assert len(pages) > 20 and all((site / p).is_file() for p in pages)
+    assert all(p.startswith("assets/charts/") for p in second.removed)
+    # The runs' pages by id prefix: only the new run's changed.
+    assert [p for p in changed if p.startswith("runs/ids/")] == [f"runs/ids/{new[:2]}.json"]
+    assert publish_bundles(repo, site).changed == []  # nothing new: nothing written
+
+
+def _ids(repo: Path) -> set[str]:
+    return {r["id"] for r in read_folder(repo)[0]}
 
 
 def test_submit_refuses_misleading_runs_unless_forced(tmp_path, monkeypatch, model):
@@ -344,9 +354,7 @@ def hand_estimate(record: dict, prompt: int, output: int, depth: int, concurrenc
 
 
 def _published(repo: Path, site: Path) -> dict:
-    from pdx.reports.site import publish
-
-    publish(load_runs(repo), site)
+    publish_bundles(repo, site)
     return json.loads((site / "buy.json").read_text())
 
 

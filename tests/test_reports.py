@@ -150,7 +150,7 @@ def test_site_layout_links_and_data(filled, tmp_path):
     for page in pages:
         path = root / page
         data = json.loads(path.with_suffix(".json").read_text())  # the JSON each page was made from
-        assert data["schema"] == "pdx-site/1"
+        assert data["schema"] == "pdx-site/2"
         parsed = parse(path)
         assert parsed.styles and all((path.parent / href).resolve().is_file() for href in parsed.styles)
         for href in parsed.links:
@@ -207,9 +207,14 @@ def test_names_carrying_markup_render_as_text_everywhere(registry, tmp_path):
     escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
     for page in pages:
         html = page.read_text()
-        own = 3 if page.name == "buy.html" else 1  # the sort script; on "what to buy" its data and its script
+        # The sort script; on "what to buy" its data and its script; on the runs list its data and filter.
+        own = 3 if page.name == "buy.html" or page.relative_to(tmp_path).as_posix() == "site/runs/index.html" else 1
         assert "<script>alert" not in html and html.count("<script") == own, page
         assert escaped in html or "&amp;lt;script" in html, page
+    # The filter's data is a script of JSON: the name is a JSON string there, read back exactly.
+    search = (root / "runs" / "search.js").read_text()
+    data = json.loads(search.removeprefix("window.PDX_RUNS = ").removesuffix(";\n"))
+    assert {name for name, _ in data["models"]} == {f"evil {XSS}"} and [XSS, 'a"b'] in [r[8] for r in data["rows"]]
     charts = [svg for page in pages for svg in re.findall(r"<svg class=\"chart\".*?</svg>", page.read_text(), re.S)]
     assert charts and any(escaped in svg for svg in charts)  # the name is in the charts, as text
     assert all("<script" not in svg for svg in charts)

@@ -54,16 +54,16 @@ def publish(directory, runs, where, title, bundles, templates, registry) -> None
     from pdx.reports.site import publish as build_site
 
     if bundles:
-        from pdx.contrib.folder import load_runs
+        from pdx.reports.bundle_site import publish_bundles
 
         if runs or where:
             raise click.UsageError("--bundles publishes the whole folder: give no RUN or --where")
-        chosen = load_runs(bundles)
+        result = publish_bundles(bundles, directory, title=title, templates=templates)
     else:
         chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))
-    result = build_site(chosen, directory, title=title, templates=templates)
+        result = build_site(chosen, directory, title=title, templates=templates)
     charts = result.charts
-    click.echo(f"published {len(chosen)} runs to {result.root}: {result.pages} pages, {len(result.changed)} files "
+    click.echo(f"published {result.runs} runs to {result.root}: {result.pages} pages, {len(result.changed)} files "
                f"changed, {len(result.removed)} removed, {charts['rendered']} charts rendered "
                f"({charts['reused']} reused), {result.seconds:.1f} s")
 

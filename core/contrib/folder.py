@@ -6,6 +6,7 @@ folder that publishes is one whose every file passes those checks.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Iterator
 
@@ -30,12 +31,27 @@ def bundle_files(folder: str | Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
-def read_records(path: Path, name: str) -> list[dict]:
-    """The runs of one bundle file (``name`` is how errors call it); ImportFileError if it is not a good bundle."""
-    document = bundle.parse_json(bundle.read_text(path), name)
+def read_file(path: Path, name: str) -> tuple[str, list[dict]]:
+    """The SHA-256 of one bundle file's text and its runs (``name`` is how errors call it);
+    ImportFileError if it is not a good bundle."""
+    text = bundle.read_text(path)
+    document = bundle.parse_json(text, name)
     if not bundle.is_bundle(document):
         raise bundle.fail(name, "not a pdx bundle (no \"format\": \"pdx-bundle\")")
-    return bundle.read_bundle(document, name)
+    return hashlib.sha256(text.encode()).hexdigest(), bundle.read_bundle(document, name)
+
+
+def read_records(path: Path, name: str) -> list[dict]:
+    """The runs of one bundle file; ImportFileError if it is not a good bundle."""
+    return read_file(path, name)[1]
+
+
+def read_again(path: Path, sha256: str, name: str) -> list[dict]:
+    """The runs of a file read (and checked) before in this build: refused if its text has changed since."""
+    text = bundle.read_text(path)
+    if hashlib.sha256(text.encode()).hexdigest() != sha256:
+        raise PdxError(f"{name} changed while the site was being built", "publish again once the folder is still")
+    return [entry["record"] for entry in bundle.parse_json(text, name)["runs"]]
 
 
 def iter_bundles(folder: str | Path) -> Iterator[tuple[str, list[dict]]]:
@@ -44,22 +60,3 @@ def iter_bundles(folder: str | Path) -> Iterator[tuple[str, list[dict]]]:
     for path in bundle_files(root):
         name = path.relative_to(root).as_posix()
         yield name, read_records(path, name)
-
-
-def load_runs(folder: str | Path) -> list[dict]:
-    """Every run of a results folder with its statistics, newest first, each id once.
-
-    All or nothing: one damaged or altered file stops the build (run
-    ``pdx hub verify`` for every problem at once)."""
-    from pdx.stats.results import with_stats
-
-    runs: dict[str, dict] = {}
-    try:
-        for _, records in iter_bundles(folder):
-            for record in records:
-                runs.setdefault(record["id"], record)
-    except ImportFileError as exc:
-        raise PdxError(exc.message, "run `pdx hub verify` on the folder to see every problem") from None
-    if not runs:
-        raise PdxError(f"no bundles (*{SUFFIX}) in {folder}", "add runs with `pdx submit -o FOLDER`")
-    return sorted((with_stats(r) for r in runs.values()), key=lambda r: r["created_at"] or "", reverse=True)

@@ -1,0 +1,128 @@
+"""`pdx publish --bundles` at scale (pdx.reports.bundle_site): the folder read in worker processes,
+the site built from runs without most samples, each run's page rendered from its file again.
+The same folder must give byte for byte the site that every run held whole in memory gives;
+a file that changes under the build, or a bad one, stops it and leaves the site as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+import runfactory
+from pdx.contrib import folder as results_folder
+from pdx.errors import PdxError
+from pdx.registry import Registry, bundle
+from pdx.reports import bundle_site
+from pdx.reports.site import publish
+from pdx.stats.results import with_stats
+from pdx.workers import WorkerFailed, ordered_map
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """A results folder of 24 runs on 3 machines x 2 models x 2 backends (so configurations repeat
+    and get comparison pages), as `pdx submit` writes it."""
+    scratch = tmp_path_factory.mktemp("bundles")
+    registry = Registry(f"sqlite:///{scratch / 'r.sqlite'}")
+    try:
+        records = registry.records(runfactory.fill(registry, 24, n_hardware=3, n_models=2))
+    finally:
+        registry.close()
+    root = scratch / "runs"
+    root.mkdir()
+    for record in records:
+        document = bundle.make_bundle([record], redact=True)
+        (root / results_folder.file_name(document["runs"][0]["record"])).write_text(json.dumps(document))
+    return root
+
+
+def _files(site: Path) -> dict[str, str]:
+    return {p.relative_to(site).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(site.rglob("*")) if p.is_file() and p.name != "pdx-site.json"}
+
+
+def _whole_runs(root: Path) -> list[dict]:
+    """Every run with every sample, newest first: what a site built in memory is given."""
+    runs = {}
+    for _, records in results_folder.iter_bundles(root):
+        for record in records:
+            runs.setdefault(record["id"], with_stats(record))
+    return sorted(runs.values(), key=lambda r: r["created_at"], reverse=True)
+
+
+def test_the_bundle_build_in_workers_is_the_in_memory_site_byte_for_byte(results, tmp_path, monkeypatch):
+    monkeypatch.setattr(bundle_site, "FILES_PER_TASK", 5)  # several tasks for each of the two workers
+    publish(_whole_runs(results), tmp_path / "memory", title="hub")
+    one = bundle_site.publish_bundles(results, tmp_path / "one", title="hub", workers=1)
+    two = bundle_site.publish_bundles(results, tmp_path / "two", title="hub", workers=2)
+    memory = _files(tmp_path / "memory")
+    assert one.runs == two.runs == 24 and len(memory) > 60
+    assert _files(tmp_path / "one") == memory
+    assert _files(tmp_path / "two") == memory
+    assert any(p.startswith("compare/") for p in memory)  # comparisons read both runs' samples again
+
+
+def test_the_runs_list_pages_every_run_by_id_prefix(results, tmp_path):
+    site = tmp_path / "site"
+    bundle_site.publish_bundles(results, site)
+    index = json.loads((site / "runs" / "index.json").read_text())
+    assert index["total"] == 24 and len(index["runs"]) == 24
+    paged = [s for entry in index["pages"] for s in json.loads((site / entry["path"]).read_text())["runs"]]
+    assert sorted(s["id"] for s in paged) == sorted(s["id"] for s in index["runs"])
+    assert all(s["id"].startswith(e["prefix"]) for e in index["pages"]
+               for s in json.loads((site / e["path"]).read_text())["runs"])
+    search = json.loads((site / "runs" / "search.js").read_text().removeprefix("window.PDX_RUNS = ")
+                        .removesuffix(";\n"))
+    assert [row[0] for row in search["rows"]] == [s["id"] for s in index["runs"]]
+    assert len(search["hardware"]) == 3 and len(search["models"]) == 2
+
+
+def test_a_file_changed_during_the_build_stops_it_and_the_site_stays(results, tmp_path, monkeypatch):
+    work = tmp_path / "runs"
+    work.mkdir()
+    for path in results.iterdir():
+        (work / path.name).write_bytes(path.read_bytes())
+    site = tmp_path / "site"
+    bundle_site.publish_bundles(work, site)
+    before = _files(site)
+    victim = sorted(work.iterdir())[3]
+    read_folder = bundle_site.read_folder
+
+    def then_edit(*args, **kwargs):
+        found = read_folder(*args, **kwargs)
+        victim.write_text(victim.read_text().replace('"redacted": true', '"redacted":true'))
+        return found
+
+    monkeypatch.setattr(bundle_site, "read_folder", then_edit)
+    with pytest.raises(PdxError, match=f"{victim.name} changed while the site was being built"):
+        bundle_site.publish_bundles(work, site, workers=2)
+    assert _files(site) == before
+
+
+def test_a_bad_file_read_by_a_worker_is_named_and_nothing_is_written(results, tmp_path):
+    work = tmp_path / "runs"
+    (work / "more").mkdir(parents=True)
+    for path in results.iterdir():
+        (work / path.name).write_bytes(path.read_bytes())
+    bad = work / "more" / f"{'0' * 32}{results_folder.SUFFIX}"
+    bad.write_text('{"format": "pdx-bundle", "runs": [')
+    with pytest.raises(PdxError, match=r"cannot import more/0{32}\.pdx\.json: not valid JSON") as caught:
+        bundle_site.publish_bundles(work, tmp_path / "site", workers=2)
+    assert caught.value.hint == "run `pdx hub verify` on the folder to see every problem"
+    assert not (tmp_path / "site").exists()
+
+
+def test_workers_keep_the_order_of_the_tasks_and_raise_what_a_task_raises():
+    tasks = [list(range(n)) for n in (5, 0, 3, 9, 1, 4, 7)]
+    assert list(ordered_map("builtins:len", tasks, workers=3)) == [5, 0, 3, 9, 1, 4, 7]
+    assert list(ordered_map("builtins:len", [], workers=2)) == []
+    with pytest.raises(ValueError, match="invalid literal"):
+        list(ordered_map("builtins:int", ["1", "2", "x", "4"], workers=2))
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    with pytest.raises(WorkerFailed, match="worker process ended"):
+        list(ordered_map("os:_exit", [3], workers=1))
