@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 
@@ -101,7 +101,10 @@ def test_every_page_loads_draws_its_charts_and_links_resolve(which, request, bro
             assert url.scheme == "file", href
             target = Path(unquote(url.path))
             assert target.is_file(), f"{path.relative_to(site)} links to missing {href}"
-            if url.fragment and target.suffix == ".html":
+            if url.fragment and "=" in url.fragment:  # the runs list's filter, kept in the address
+                assert target.relative_to(site).as_posix() == "runs/index.html", href
+                assert set(parse_qs(url.fragment)) <= {"q", "sort", "dir", "hardware", "model", "backend"}, href
+            elif url.fragment and target.suffix == ".html":
                 assert f'id="{url.fragment}"' in target.read_text(), f"{href}: no anchor"
         page.close()
     assert charts >= (5 if which == "site" else 2)

@@ -74,3 +74,89 @@ def test_the_hub_pages_load_without_errors_and_their_links_resolve(repo, tmp_pat
                                          "tds => tds.map(td => Number(td.getAttribute('data-v')))")
     assert len(measured) == 3 and measured in (sorted(measured), sorted(measured, reverse=True))
     page.close()
+
+
+@pytest.fixture(scope="module")
+def big_site(tmp_path_factory):
+    """A site of 260 runs: more than the runs page lists (pdx.reports.pages.RUNS_SHOWN)."""
+    import json
+
+    import runfactory
+    from pdx.contrib.folder import file_name
+    from pdx.registry import Registry, bundle
+    from pdx.reports.bundle_site import publish_bundles
+
+    scratch = tmp_path_factory.mktemp("big")
+    registry = Registry(f"sqlite:///{scratch / 'r.sqlite'}")
+    try:
+        records = registry.records(runfactory.fill(registry, 260, n_hardware=4, n_models=3, repetitions=2))
+    finally:
+        registry.close()
+    (scratch / "runs").mkdir()
+    for record in records:
+        (scratch / "runs" / file_name(record)).write_text(json.dumps(bundle.make_bundle([record])))
+    publish_bundles(scratch / "runs", scratch / "site")
+    return scratch / "site"
+
+
+def _search_data(site) -> dict:
+    import json
+
+    text = (site / "runs" / "search.js").read_text()
+    return json.loads(text.removeprefix("window.PDX_RUNS = ").removesuffix(";\n"))
+
+
+def _shown(page) -> list[list[str]]:
+    return page.eval_on_selector_all("table.runs tbody tr",
+                                     "rows => rows.map(r => Array.from(r.cells, c => c.textContent))")
+
+
+def test_the_runs_filter_reaches_every_run_and_its_address_links_the_view(big_site, browser):  # noqa: F811
+    data = _search_data(big_site)
+    columns = {name: i for i, name in enumerate(data["columns"])}
+    page, problems = open_page(browser, big_site / "runs" / "index.html")
+    assert len(_shown(page)) == 200 and len(data["rows"]) == 260
+    oldest = data["rows"][-1][columns["id"]]  # not among the rows the page lists
+    assert oldest[:12] not in {row[0] for row in _shown(page)}
+    page.fill("#run-search", oldest[:10])
+    page.wait_for_function("document.querySelectorAll('table.runs tbody tr').length === 1")
+    assert _shown(page)[0][0] == oldest[:12] and f"q={oldest[:10]}" in page.url
+    assert page.text_content("#run-count").startswith("1 of 1 matching")
+
+    # A machine's name: every run of it, beyond the 200 the page lists, sorted by decode rate.
+    label, _ = data["hardware"][0]
+    page.fill("#run-search", "")
+    page.click("table.runs th:nth-child(11)")  # decode, fastest first
+    mine = [r for r in data["rows"] if data["hardware"][r[columns["hardware"]]][0] == label]
+    from urllib.parse import urlencode
+
+    linked = (big_site / "runs" / "index.html").as_uri() + "#" + urlencode({"hardware": label, "sort": "decode",
+                                                                         "dir": "descending"})
+    other, more = open_page(browser, big_site / "runs" / "index.html")
+    other.goto(linked)
+    other.wait_for_function(f"document.querySelectorAll('table.runs tbody tr').length === {len(mine)}")
+    rows = _shown(other)
+    assert {r[3] for r in rows} == {label}
+    fastest = sorted((r[columns["decode"]] for r in mine), reverse=True)
+    shown_decode = [float(r[10].replace(",", "")) for r in rows]
+    assert shown_decode == pytest.approx(fastest, rel=0.01)
+    assert other.get_attribute("table.runs th:nth-child(11)", "aria-sort") == "descending"
+    assert not problems and not more, problems + more
+    page.close()
+    other.close()
+
+
+def test_a_chip_page_links_every_run_on_it(big_site, browser):  # noqa: F811
+    chip = sorted((big_site / "chips").glob("*.html"))[0]
+    page, problems = open_page(browser, chip)
+    listed = page.eval_on_selector_all("table.chip-runs tbody tr", "rows => rows.length")
+    link = page.get_attribute("a:has-text('in the runs list')", "href") or page.get_attribute(
+        "a:has-text('These runs in the runs list')", "href")
+    page.goto(page.url.rsplit("/", 2)[0] + "/" + link.removeprefix("../"))
+    total = sum(1 for _ in page.eval_on_selector_all("table.runs tbody tr", "rows => rows.map(r => 1)"))
+    data = _search_data(big_site)
+    label = page.eval_on_selector("table.runs tbody tr td:nth-child(4)", "td => td.textContent")
+    on_it = sum(1 for r in data["rows"] if data["hardware"][r[data["columns"].index("hardware")]][0] == label)
+    assert listed == total == on_it > 60  # 260 runs over 4 machines: all of them in both
+    assert not problems, problems
+    page.close()
