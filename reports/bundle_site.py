@@ -16,6 +16,7 @@ A folder with few files is read in this process: starting workers would cost mor
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -44,6 +45,29 @@ def aggregate_record(run: dict) -> dict:
         else:
             del test["samples"]
     return run
+
+
+# The parts of a run that most runs of one machine, model or engine hold alike: kept once in memory.
+SHARED_PARTS = ("hardware", "environment", "engine", "model", "ceiling_basis", "workload", "options")
+
+
+def _share(run: dict, shared: dict) -> dict:
+    """``run`` with each of its :data:`SHARED_PARTS`, and each part of its tests' ceilings that is an
+    object, replaced by an equal one already held, if any (pages only read these parts)."""
+    for part in SHARED_PARTS:
+        run[part] = _one(run.get(part), part, shared)
+    for test in run["tests"]:
+        ceilings = test.get("ceilings")
+        if isinstance(ceilings, dict):  # its figures are alike across runs; measured and fraction are not
+            for key, value in ceilings.items():
+                ceilings[key] = _one(value, key, shared)
+    return run
+
+
+def _one(value, part: str, shared: dict):
+    if not isinstance(value, dict):
+        return value
+    return shared.setdefault(f"{part}\x00{json.dumps(value, sort_keys=True, default=str)}", value)
 
 
 _WORKER: dict = {}
@@ -133,12 +157,13 @@ def read_folder(folder: str | os.PathLike, workers: int | None = None) -> tuple[
     runs: dict[str, dict] = {}
     sources: dict[str, tuple[str, str, str]] = {}
     paths = dict((name, path) for path, name in jobs)
+    shared: dict[str, dict] = {}
     for name, sha256, records in _mapped(_read_files, jobs, workers):
         if records is None:
             raise PdxError(sha256, "run `pdx hub verify` on the folder to see every problem")
         for record in records:
             if record["id"] not in runs:
-                runs[record["id"]] = record
+                runs[record["id"]] = _share(record, shared)
                 sources[record["id"]] = (paths[name], sha256, name)
     ordered = sorted(runs.values(), key=lambda r: r["created_at"] or "", reverse=True)
     return ordered, sources

@@ -45,7 +45,8 @@ def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
 def _printable(value):
     """Text as a page may hold it: no control character a name brought in (NUL, ESC...)."""
     if isinstance(value, str) and not isinstance(value, Markup):
-        return chart_text(value)
+        # Nearly every value is printable text: str.isprintable answers in C, the pattern only for the rest.
+        return value if value.isprintable() else chart_text(value)
     return value
 
 

@@ -218,11 +218,12 @@ def assert_inert(html: str, page) -> None:
     parser = _Markup()
     parser.feed(html)
     scripts = [attrs for tag, attrs in parser.tags if tag == "script"]
-    # Only pdx's own: the sort script (inline in a report), and on "what to buy" its script and its
-    # data (JSON, never run).
-    own = [{}, {"src": "assets/sort.js"}, {"src": "assets/buy.js"}, {"type": "application/json", "id": "buy-data"}]
+    # Only pdx's own: the sort script (inline in a report), on "what to buy" its script and its data
+    # (JSON, never run), on the runs list its filter and the filter's data (runs/search.js, below).
+    own = [{}, {"src": "assets/sort.js"}, {"src": "assets/buy.js"}, {"type": "application/json", "id": "buy-data"},
+           {"src": "assets/runs.js"}, {"src": "search.js"}]
     assert all({k: v.rsplit("../", 1)[-1] for k, v in a.items()} in own for a in scripts), (page, scripts)
-    assert len(scripts) <= (3 if str(page).endswith("buy.html") else 1), page
+    assert len(scripts) <= (3 if str(page).endswith(("buy.html", "runs/index.html")) else 1), page
     for tag, attrs in parser.tags:
         assert tag not in ("img", "iframe", "object", "embed", "foreignobject"), (page, tag)
         for name, value in attrs.items():
@@ -265,6 +266,11 @@ def test_payloads_in_every_free_text_field_render_inert(registry, tmp_path):
     assert len(pages) >= 6
     for page in pages:
         assert_inert(page.read_text(), page)
+    # The filter's data runs as a script: it must be one JSON literal, the payloads strings inside it.
+    search = (root / "runs" / "search.js").read_text()
+    assert search.startswith("window.PDX_RUNS = {") and search.endswith("};\n")
+    data = json.loads(search.removeprefix("window.PDX_RUNS = ").removesuffix(";\n"))
+    assert {row[5] for row in data["rows"]} == {f"vllm one=2 {XSS}"}
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report.read_text()
     svgs = list((root / "assets" / "charts").glob("*.svg"))
     assert svgs and any("vllm one=2" in svg.read_text() for svg in svgs)  # the name is drawn, as text

@@ -115,6 +115,7 @@
     });
   }
 
+  input.form.addEventListener("submit", function (e) { e.preventDefault(); }); // Enter filters, never reloads
   var timer = null;
   input.addEventListener("input", function () {
     clearTimeout(timer);
