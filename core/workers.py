@@ -159,5 +159,21 @@ def ordered_map(function: str, tasks: Iterable, workers: int, setup: str | None 
             worker.close()
 
 
+def chunked(function: str, items: list, workers: int, size: int, setup: str | None = None,
+            setup_args: tuple = ()) -> Iterator:
+    """``function`` ("module:name", from a list to a list) over ``items`` in chunks of ``size``,
+    results flattened in order; in this process when ``workers`` is 1 (fewer items than a worker's
+    start is worth)."""
+    chunks = (items[start:start + size] for start in range(0, len(items), size))
+    if workers <= 1:
+        if setup:
+            _function(setup)(*setup_args)
+        results = map(_function(function), chunks)
+    else:
+        results = ordered_map(function, chunks, workers, setup, setup_args)
+    for result in results:
+        yield from result
+
+
 if __name__ == "__main__":
     serve()

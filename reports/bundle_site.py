@@ -19,17 +19,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from pdx.contrib import folder as results_folder
+from pdx.contrib.folder import FILES_PER_TASK, default_workers
 from pdx.errors import ImportFileError, PdxError
 from pdx.reports.site import PageRenderer, PublishResult, SiteBuilder, publish
 from pdx.stats.results import with_stats
-from pdx.workers import ordered_map
+from pdx.workers import chunked
 
-# Below this many files one process reads them (a worker's start costs about as much as 300 files).
-WORKERS_FROM = 500
-FILES_PER_TASK = 200
 
 
 def aggregate_record(run: dict) -> dict:
@@ -101,28 +98,6 @@ def _render_runs(jobs: list[tuple[str, str, str, tuple[str, ...]]]) -> list:
     return pages
 
 
-def _chunks(items: list, size: int) -> Iterator[list]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
-def _mapped(work: Callable, jobs: list, workers: int, renderer: PageRenderer | None = None) -> Iterable:
-    """``work`` over chunks of ``jobs``, results in order, each chunk's list flattened."""
-    chunks = _chunks(jobs, FILES_PER_TASK)
-    if workers <= 1:
-        _start_worker(renderer)
-        results = map(work, chunks)
-    else:
-        results = ordered_map(f"{__name__}:{work.__name__}", chunks, workers, f"{__name__}:_start_worker",
-                              (renderer,))
-    for result in results:
-        yield from result
-
-
-def default_workers(n_files: int) -> int:
-    return 1 if n_files < WORKERS_FROM else (os.cpu_count() or 1)
-
-
 class BundleSiteBuilder(SiteBuilder):
     """A site builder whose runs lack most samples (:func:`aggregate_record`): a run's own page and
     a comparison read the run again from its file."""
@@ -140,7 +115,8 @@ class BundleSiteBuilder(SiteBuilder):
         for run in self.runs:
             by_file.setdefault(self.sources[run["id"]][0], []).append(run["id"])
         jobs = [(path, self.sources[ids[0]][1], self.sources[ids[0]][2], tuple(ids)) for path, ids in by_file.items()]
-        for files in _mapped(_render_runs, jobs, self.workers, self.pages_renderer):
+        for files in chunked(f"{__name__}:_render_runs", jobs, self.workers, FILES_PER_TASK,
+                             f"{__name__}:_start_worker", (self.pages_renderer,)):
             self.write_files(files)
 
 
@@ -158,7 +134,7 @@ def read_folder(folder: str | os.PathLike, workers: int | None = None) -> tuple[
     sources: dict[str, tuple[str, str, str]] = {}
     paths = dict((name, path) for path, name in jobs)
     shared: dict[str, dict] = {}
-    for name, sha256, records in _mapped(_read_files, jobs, workers):
+    for name, sha256, records in chunked(f"{__name__}:_read_files", jobs, workers, FILES_PER_TASK):
         if records is None:
             raise PdxError(sha256, "run `pdx hub verify` on the folder to see every problem")
         for record in records:

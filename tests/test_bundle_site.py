@@ -126,3 +126,27 @@ def test_workers_keep_the_order_of_the_tasks_and_raise_what_a_task_raises():
 def test_a_worker_that_dies_is_an_error_not_a_hang():
     with pytest.raises(WorkerFailed, match="worker process ended"):
         list(ordered_map("os:_exit", [3], workers=1))
+
+
+def test_verify_in_workers_finds_what_one_process_finds(results, tmp_path, monkeypatch):
+    from pdx.contrib import verify
+
+    work = tmp_path / "runs"
+    (work / "copies").mkdir(parents=True)
+    files = sorted(results.iterdir())
+    for path in files:
+        (work / path.name).write_bytes(path.read_bytes())
+    (work / "copies" / files[0].name).write_bytes(files[0].read_bytes())  # a duplicate
+    (work / f"{'f' * 32}{results_folder.SUFFIX}").write_bytes(files[1].read_bytes())  # misnamed, same id
+    tampered = json.loads(files[2].read_text())
+    tampered["runs"][0]["record"]["tests"][0]["samples"][0]["ns"] += 1
+    (work / files[2].name).write_text(json.dumps(tampered))
+    (work / "copies" / f"{'e' * 32}{results_folder.SUFFIX}").write_text("not json")
+    monkeypatch.setattr(verify, "FILES_PER_TASK", 4)  # several tasks for each of the two workers
+    one = verify.verify_folder(work, workers=1)
+    two = verify.verify_folder(work, workers=2)
+    assert [str(p) for p in two.problems] == [str(p) for p in one.problems]
+    assert (two.files, two.runs) == (one.files, one.runs) == (27, 25)  # the tampered file's run is not read
+    found = "\n".join(str(p) for p in one.problems)
+    for needle in ("duplicate of", "content id makes it", "does not match its sha256", "not valid JSON"):
+        assert needle in found, found

@@ -7,6 +7,7 @@ folder that publishes is one whose every file passes those checks.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -14,6 +15,15 @@ from pdx.errors import ImportFileError, PdxError
 from pdx.registry import bundle
 
 SUFFIX = ".pdx.json"
+# Below this many files one process reads a folder (a worker's start costs about as much as 300
+# files); above it, one worker per core (pdx.workers), each taking this many files at a time.
+WORKERS_FROM = 500
+FILES_PER_TASK = 200
+
+
+def default_workers(n_files: int) -> int:
+    """Worker processes to read a folder of ``n_files``: one per core, or none for a small folder."""
+    return 1 if n_files < WORKERS_FROM else (os.cpu_count() or 1)
 
 
 def file_name(record: dict) -> str:

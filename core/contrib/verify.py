@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pdx.contrib.folder import bundle_files, file_name, read_records
+from pdx.contrib.folder import FILES_PER_TASK, bundle_files, default_workers, file_name, read_records
 from pdx.contrib.submit import model_identity_problem
 from pdx.errors import ImportFileError
 from pdx.stats.results import derive_stats
@@ -61,57 +61,74 @@ def _rate_problems(run: dict, tolerance: float) -> list[str]:
     return found
 
 
-def verify_folder(folder: str | Path, tolerance: float = DEFAULT_TOLERANCE) -> Verification:
-    """Every problem of a results folder, one per line's worth, in file order."""
+def verify_folder(folder: str | Path, tolerance: float = DEFAULT_TOLERANCE, workers: int | None = None) -> Verification:
+    """Every problem of a results folder, one per line's worth, in file order. Each file's own checks
+    run in worker processes for a large folder (:mod:`pdx.workers`); those across files here."""
+    from pdx.workers import chunked
+
     root = Path(folder)
     problems: list[Problem] = []
     by_content: dict[str, str] = {}
     by_id: dict[str, str] = {}
     models: dict[str, tuple[str, dict]] = {}  # sha256 -> (first file, its facts)
     files = bundle_files(root)
+    jobs = [(str(path), path.relative_to(root).as_posix(), tolerance) for path in files]
     runs = 0
-    for path in files:
-        name = path.relative_to(root).as_posix()
-        try:
-            records = read_records(path, name)
-        except ImportFileError as exc:
-            problems.append(Problem(name, exc.message.removeprefix(f"cannot import {name}: ")))
-            continue
-        if len(records) != 1:
-            problems.append(Problem(name, f"holds {len(records)} runs; a results folder keeps one run per file "
-                                          "(`pdx submit` writes them)"))
+    for name, own, records in chunked(f"{__name__}:_check_files", jobs, workers or default_workers(len(files)),
+                                      FILES_PER_TASK):
+        problems.extend(Problem(name, m) for m in own)
         for record in records:
             runs += 1
-            problems.extend(Problem(name, m) for m in _record_problems(record, name, path, len(records), tolerance,
-                                                                      by_content, by_id, models))
+            problems.extend(Problem(name, m) for m in _across_files(record, name, by_content, by_id, models))
     return Verification(len(files), runs, problems)
 
 
-def _record_problems(record: dict, name: str, path: Path, n_records: int, tolerance: float,
-                     by_content: dict, by_id: dict, models: dict) -> list[str]:
-    found = []
+def _check_files(jobs: list[tuple[str, str, float]]) -> list:
+    """The checks of each file alone: [(name, its problems, [what the checks across files need per run])]."""
+    out = []
+    for path, name, tolerance in jobs:
+        try:
+            records = read_records(Path(path), name)
+        except ImportFileError as exc:
+            out.append((name, [exc.message.removeprefix(f"cannot import {name}: ")], []))
+            continue
+        own = [] if len(records) == 1 else [f"holds {len(records)} runs; a results folder keeps one run per file "
+                                            "(`pdx submit` writes them)"]
+        out.append((name, own, [_alone(r, Path(path), len(records), tolerance) for r in records]))
+    return out
+
+
+def _alone(record: dict, path: Path, n_records: int, tolerance: float) -> dict:
     expected = file_name(record)
-    if n_records == 1 and path.name != expected:
-        found.append(f"named {path.name} but its run's content id makes it {expected}: "
-                     "the run was edited after it was submitted, or the file renamed")
-    content = expected
-    if content in by_content:
-        found.append(f"duplicate of {by_content[content]} (the same run)")
-    else:
-        by_content[content] = name
-        if record["id"] in by_id:
-            found.append(f"run id {record['id']} is also in {by_id[record['id']]}")
-        by_id.setdefault(record["id"], name)
     model = record["model"]
     identity = model_identity_problem(model)
-    if identity:
-        found.append(f"run {record['id'][:12]}: {identity}")
+    return {"content": expected, "id": record["id"],
+            "misnamed": n_records == 1 and path.name != expected, "file": path.name,
+            "identity": identity, "sha256": model.get("sha256"),
+            "facts": None if identity else {k: model.get(k) for k in MODEL_FACTS},
+            "rates": _rate_problems(record, tolerance)}
+
+
+def _across_files(run: dict, name: str, by_content: dict, by_id: dict, models: dict) -> list[str]:
+    found = []
+    if run["misnamed"]:
+        found.append(f"named {run['file']} but its run's content id makes it {run['content']}: "
+                     "the run was edited after it was submitted, or the file renamed")
+    if run["content"] in by_content:
+        found.append(f"duplicate of {by_content[run['content']]} (the same run)")
     else:
-        facts = {k: model.get(k) for k in MODEL_FACTS}
-        first = models.setdefault(model["sha256"], (name, facts))
+        by_content[run["content"]] = name
+        if run["id"] in by_id:
+            found.append(f"run id {run['id']} is also in {by_id[run['id']]}")
+        by_id.setdefault(run["id"], name)
+    if run["identity"]:
+        found.append(f"run {run['id'][:12]}: {run['identity']}")
+    else:
+        facts = run["facts"]
+        first = models.setdefault(run["sha256"], (name, facts))
         for key in MODEL_FACTS:
             if first[1][key] != facts[key]:
-                found.append(f"model sha256 {model['sha256'][:12]} has {key} {facts[key]!r} here "
+                found.append(f"model sha256 {run['sha256'][:12]} has {key} {facts[key]!r} here "
                              f"but {first[1][key]!r} in {first[0]}")
-    found.extend(_rate_problems(record, tolerance))
+    found.extend(run["rates"])
     return found
