@@ -28,7 +28,6 @@ from pdx.stats.results import with_stats
 from pdx.workers import chunked
 
 
-
 def aggregate_record(run: dict) -> dict:
     """A run with its statistics as the pages other than its own read it: request records whole
     (serving charts), the sample times of batch-1 decode tests (the depth fit, time per token);
@@ -116,7 +115,7 @@ class BundleSiteBuilder(SiteBuilder):
             by_file.setdefault(self.sources[run["id"]][0], []).append(run["id"])
         jobs = [(path, self.sources[ids[0]][1], self.sources[ids[0]][2], tuple(ids)) for path, ids in by_file.items()]
         for files in chunked(f"{__name__}:_render_runs", jobs, self.workers, FILES_PER_TASK,
-                             f"{__name__}:_start_worker", (self.pages_renderer,)):
+                             f"{__name__}:_start_worker", (self.page_renderer,)):
             self.write_files(files)
 
 

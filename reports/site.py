@@ -89,8 +89,8 @@ class PageRenderer:
     """Pages as text: what a process needs to render any page of a site, run pages included, so
     the run pages of a large site can be rendered in other processes."""
 
-    def __init__(self, title: str, info: dict, headline: dict, compared: frozenset, templates=None) -> None:
-        self.title, self.info, self.headline, self.compared, self.templates = title, info, headline, compared, templates
+    def __init__(self, info: dict, headline: dict, compared: frozenset, templates=None) -> None:
+        self.info, self.headline, self.compared, self.templates = info, headline, compared, templates
         self.env = templating.environment(templates)
 
     def __getstate__(self) -> dict:
@@ -127,13 +127,13 @@ class SiteBuilder:
         self.compared = frozenset(k for k, g in self.configs.items() if len(g.runs) > 1)
         self.info = pages.site_info(title, runs, inline=False)
         self.headline = groups.headline_tests(runs)
-        self.pages_renderer = PageRenderer(title, self.info, self.headline, self.compared, templates)
-        self.env = self.pages_renderer.env
+        self.page_renderer = PageRenderer(self.info, self.headline, self.compared, templates)
+        self.env = self.page_renderer.env
         self.pages = 0
         self.deferred: list = []  # pages waiting for their charts
 
     def links(self, root: str) -> pages.SiteLinks:
-        return self.pages_renderer.links(root)
+        return self.page_renderer.links(root)
 
     def later(self, *args, **context) -> None:
         """A page with charts: written once every chart of the site is rendered."""
@@ -142,7 +142,7 @@ class SiteBuilder:
     def page(self, path: str, template: str, title: str, data: dict, **context) -> None:
         """Render ``template`` to ``path`` and write ``data`` beside it as JSON."""
         shown = context.get("runs") or ([context["run"]] if "run" in context else self.runs)
-        self.write_files(self.pages_renderer.render(path, template, title, data, shown, **context))
+        self.write_files(self.page_renderer.render(path, template, title, data, shown, **context))
 
     def write_files(self, files: list) -> None:
         """Write one page's files (:meth:`PageRenderer.render`'s list)."""
@@ -156,7 +156,7 @@ class SiteBuilder:
 
     def write_run_pages(self) -> None:
         for run in self.runs:
-            self.write_files(self.pages_renderer.run_page(run))
+            self.write_files(self.page_renderer.run_page(run))
 
     def board(self, runs: list[dict], root: str) -> list[dict]:
         configs = groups.group_by(runs, groups.config_key)
