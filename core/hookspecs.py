@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pdx.backend import Backend
     from pdx.importer import Importer
     from pdx.reports.chartset import ChartMaker
+    from pdx.synth.quantizers import Quantizer
 
 hookspec = pluggy.HookspecMarker("pdx")
 hookimpl = pluggy.HookimplMarker("pdx")
@@ -191,6 +192,34 @@ def pdx_register_importers(register: Callable[["Importer"], None]) -> None:
             from pdx_example.timings import IMPORTER
 
             register(IMPORTER)
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def pdx_register_quantizers(register: Callable[["Quantizer"], None]) -> None:
+    """Register GGUF quantisers: call ``register(Quantizer(...))`` once per tool.
+
+    ``pdx model synth --type T`` writes f32, f16, q8_0 and q4_0 itself. For any
+    other type (K-quants, IQ, MXFP4: an engine's own layouts) it writes f16 and
+    hands the file to the first quantiser whose ``types`` hold T (pdx's own
+    plugins first), as a user would run the engine's tool. A
+    :class:`pdx.synth.quantizers.Quantizer` has a ``name``, its ``types``
+    (upper case) and ``quantize(source, dest, type)``, which writes ``dest`` or
+    raises :class:`pdx.errors.PdxError` saying why.
+
+    :param register: call ``register(quantizer)``.
+    :return: nothing; only the ``register`` calls count.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_quantizers(register):
+            from pdx.synth.quantizers import Quantizer
+            from pdx_example.quantize import TYPES, quantize
+
+            register(Quantizer("ik-llama-quantize", TYPES, quantize))
 
     .. versionadded:: 0.1
     """

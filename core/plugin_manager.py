@@ -159,6 +159,7 @@ def reset() -> None:
     backends.cache_clear()
     registered.cache_clear()
     importers.cache_clear()
+    quantizers.cache_clear()
 
 
 def call_each(hook: str, state: PluginState | None = None, fresh: Callable[[], dict] | None = None,
@@ -203,6 +204,7 @@ def drop(record: PluginRecord, error: str, state: PluginState | None = None) -> 
     backends.cache_clear()  # what it registered before failing goes too
     registered.cache_clear()
     importers.cache_clear()
+    quantizers.cache_clear()
 
 
 def _check_backend(backend: object) -> type[Backend]:
@@ -293,6 +295,14 @@ def importers() -> dict:
             continue
         found[importer.name] = replace(importer, plugin=record.name)
     return dict(sorted(found.items(), key=lambda item: (item[1].priority, item[0])))
+
+
+@functools.lru_cache(maxsize=1)
+def quantizers() -> tuple:
+    """Every GGUF quantiser plugins register (``pdx_register_quantizers``), pdx's own first."""
+    from pdx.synth.quantizers import check_quantizer
+
+    return tuple(replace(q, plugin=record.name) for record, q in registered("pdx_register_quantizers", check_quantizer))
 
 
 def _check_importer(importer: object):

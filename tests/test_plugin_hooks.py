@@ -259,3 +259,27 @@ def test_a_deprecation_warning_is_reported_by_the_contract_suite(monkeypatch, tm
     with pytest.warns(ContractWarning, match="plugin sleepy: PdxDeprecationWarning: pdx_register_backends is deprecated"):
         checks.check_manifest(harness)
     harness.close()
+
+
+def test_hook_pdx_register_quantizers_makes_a_type_for_model_synth(tmp_path, monkeypatch):
+    """The example registers ik_llama.cpp's types. That fork's llama-quantize cannot exist here: a
+    script stands in for it (it copies pdx's f16 and records its arguments)."""
+    out = tmp_path / "tiny-iq4ks.gguf"
+    missing = run_pdx_here("model", "synth", "--shape", "tiny", "--type", "iq4_ks", "-o", str(out))
+    assert missing.returncode == 2 and not out.exists() and list(tmp_path.iterdir()) == []
+    assert missing.stderr == "pdx: error: no quantiser for IQ4_KS; set PDX_EXAMPLE_QUANTIZE to ik_llama.cpp's " \
+                             "llama-quantize\n"
+    tool = tmp_path / "bin" / "llama-quantize"
+    tool.parent.mkdir()
+    tool.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\ncp "$1" "$2"\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("PDX_EXAMPLE_QUANTIZE", str(tool))
+    made = run_pdx_here("model", "synth", "--shape", "tiny", "--type", "iq4_ks", "-o", str(out))
+    assert made.returncode == 0, made.stderr
+    source, dest, qtype = (tmp_path / "args").read_text().split()
+    assert (dest, qtype) == (str(out), "IQ4_KS") and not Path(source).exists()  # the f16 is gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["args", "bin", out.name]
+    unknown = run_pdx_here("model", "synth", "--shape", "tiny", "--type", "iq9_x", "-o", str(out))
+    assert unknown.returncode == 2 and "iq4_ks" in unknown.stderr and "q4_k_m" in unknown.stderr
+    record = plugin_manager.plugin_state().record("example")
+    assert "pdx_register_quantizers" in record.hooks

@@ -18,8 +18,8 @@ def model() -> None:
 @model.command()
 @click.option("--shape", default="100m", show_default=True, help="Named shape (see `pdx model shapes`).")
 @click.option("--type", "dtype", default="f16", show_default=True,
-              help="Weight type: f32, f16, q8_0, q4_0 (GGUF; K-quants, IQ and MXFP4 from an f16 file with "
-                   "`pdx llamacpp quantize`); float32, float16, bfloat16, mlx-q8, mlx-q4 (HF).")
+              help="Weight type: f32, f16, q8_0, q4_0 (GGUF; K-quants, IQ and MXFP4 with llama.cpp's "
+                   "llama-quantize, after `pdx llamacpp install`); float32, float16, bfloat16, mlx-q8, mlx-q4 (HF).")
 @click.option("--format", "layout", type=click.Choice(["gguf", "hf"]), default="gguf", show_default=True,
               help="gguf: one file for llama.cpp; hf: a Hugging Face directory for vLLM and MLX.")
 @click.option("-o", "--output", type=click.Path(), help="File (GGUF) or directory (HF) to write. [default: in the pdx cache]")

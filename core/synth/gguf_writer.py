@@ -81,10 +81,9 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     try:
         ggml_type, file_type = GGUF_TYPES[dtype.lower()]
     except KeyError:
-        # K-quants, IQ types and MXFP4 are llama.cpp's own layouts: its quantiser writes them, not pdx.
-        raise ModelError(f"unknown GGUF type {dtype!r} for a synthetic model",
-                         f"choose one of: {', '.join(GGUF_TYPES)}; for K-quants, IQ and MXFP4 write f16, then "
-                         "`pdx llamacpp quantize FILE OUT --type Q4_K_M` (llama.cpp's own llama-quantize)") from None
+        # K-quants, IQ types and MXFP4 are llama.cpp's own layouts: its quantiser writes them (write_gguf
+        # hands them to it), and only it knows their size.
+        raise ModelError(f"pdx writes no GGUF type {dtype!r} itself", f"choose one of: {', '.join(GGUF_TYPES)}") from None
     writer = gguf.GGUFWriter(path, "llama")
     writer.add_name(f"pdx-synth-{shape.name}-{dtype.lower()}")
     writer.add_file_type(gguf.LlamaFileType[file_type].value)
@@ -127,7 +126,12 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
 
 
 def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0) -> Path:
-    """Write ``shape`` with random weights of ``dtype`` (f32, f16, q8_0, q4_0) to ``path``."""
+    """Write ``shape`` with random weights of ``dtype`` to ``path``: f32, f16, q8_0 and q4_0 by pdx, any
+    other type by a plugin's quantiser from pdx's f16 (:mod:`pdx.synth.quantizers`)."""
+    if dtype.lower() not in GGUF_TYPES:
+        from pdx.synth.quantizers import write_quantized
+
+        return write_quantized(lambda f16: write_gguf(shape, "f16", f16, seed), dtype, path, tuple(GGUF_TYPES))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

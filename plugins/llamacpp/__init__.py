@@ -45,3 +45,11 @@ def pdx_bench_options() -> list[click.Option]:
             help="llama-bench binary for the llama.cpp backends (same as -o llama_bench=PATH).",
         )
     ]
+
+
+@hookimpl
+def pdx_register_quantizers(register) -> None:
+    from pdx.plugins.llamacpp.build import QUANT_TYPES, quantize
+    from pdx.synth.quantizers import Quantizer
+
+    register(Quantizer("llama-quantize", QUANT_TYPES, quantize))

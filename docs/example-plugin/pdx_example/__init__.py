@@ -1,7 +1,7 @@
 """pdx-example: a pdx plugin that adds the ``example-llama-server`` backend, the
 ``pdx example-server`` command, the ``--example-server`` bench option, a
-footer for pdx's reports, a chart of every decode sample and an importer of
-llama-server's timings.
+footer for pdx's reports, a chart of every decode sample, an importer of
+llama-server's timings and a quantiser for a llama.cpp fork's GGUF types.
 
 Every hook imports what it registers inside itself: this module is imported by
 every ``pdx`` command, so it must stay cheap.
@@ -51,3 +51,11 @@ def pdx_register_importers(register):
     from pdx_example.timings import IMPORTER
 
     register(IMPORTER)
+
+
+@hookimpl
+def pdx_register_quantizers(register):
+    from pdx.synth.quantizers import Quantizer
+    from pdx_example.quantize import TYPES, quantize
+
+    register(Quantizer("ik-llama-quantize", TYPES, quantize))

@@ -1,0 +1,59 @@
+"""GGUF types an engine's own tool writes (K-quants, IQ, MXFP4): plugins register their quantisers
+(``pdx_register_quantizers``), and ``pdx model synth --type T`` writes f16 then hands the file to the
+first one that makes T, so the bytes are the ones that tool writes for any user."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from pdx.errors import ModelError, PdxError
+
+
+@dataclass(frozen=True)
+class Quantizer:
+    name: str
+    types: tuple[str, ...]  # upper case, as llama-quantize names them
+    quantize: Callable[[Path, Path, str], Path] = field(compare=False)
+    plugin: str = ""
+
+
+def check_quantizer(quantizer: object) -> Quantizer:
+    """A registered quantiser, vetted before pdx relies on it."""
+    if not isinstance(quantizer, Quantizer):
+        raise PdxError(f"it registered {quantizer!r}, which is not a pdx.synth.quantizers.Quantizer")
+    if not quantizer.name or not quantizer.types or not callable(quantizer.quantize):
+        raise PdxError(f"quantizer {quantizer.name!r} has no name, no types or no quantize function")
+    return quantizer
+
+
+def quantizer_for(dtype: str) -> Quantizer | None:
+    from pdx.plugin_manager import quantizers
+
+    return next((q for q in quantizers() if dtype.upper() in q.types), None)
+
+
+def write_quantized(write_f16: Callable[[Path], Path], dtype: str, path: Path, known: tuple[str, ...]) -> Path:
+    """``path`` in ``dtype``: an f16 file written by ``write_f16`` beside it, quantised by the plugin that
+    makes that type, then removed. A type nobody makes is a one-line error naming what can be made."""
+    quantizer = quantizer_for(dtype)
+    if quantizer is None:
+        from pdx.plugin_manager import quantizers
+
+        made = sorted({t.lower() for q in quantizers() for t in q.types} - set(known))
+        raise ModelError(f"unknown GGUF type {dtype!r} for a synthetic model",
+                         f"choose one of: {', '.join(known)}" + (f", or through a quantiser: {', '.join(made)}"
+                                                                  if made else
+                                                                  "; K-quants, IQ and MXFP4 need a quantiser plugin "
+                                                                  "(pdx's llama.cpp plugin, with `pdx llamacpp install`)"))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    source = path.with_name(f".{path.name}.{os.getpid()}.f16.gguf")
+    try:
+        write_f16(source)
+        quantizer.quantize(source, path, dtype.upper())
+    finally:
+        source.unlink(missing_ok=True)
+    return path
