@@ -129,9 +129,11 @@ def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0) -> Path:
     """Write ``shape`` with random weights of ``dtype`` to ``path``: f32, f16, q8_0 and q4_0 by pdx, any
     other type by a plugin's quantiser from pdx's f16 (:mod:`pdx.synth.quantizers`)."""
     if dtype.lower() not in GGUF_TYPES:
+        from pdx.plugin_manager import quantizers
         from pdx.synth.quantizers import write_quantized
 
-        return write_quantized(lambda f16: write_gguf(shape, "f16", f16, seed), dtype, path, tuple(GGUF_TYPES))
+        return write_quantized(lambda f16: write_gguf(shape, "f16", f16, seed), dtype, path, tuple(GGUF_TYPES),
+                               quantizers())
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -29,20 +29,14 @@ def check_quantizer(quantizer: object) -> Quantizer:
     return quantizer
 
 
-def quantizer_for(dtype: str) -> Quantizer | None:
-    from pdx.plugin_manager import quantizers
-
-    return next((q for q in quantizers() if dtype.upper() in q.types), None)
-
-
-def write_quantized(write_f16: Callable[[Path], Path], dtype: str, path: Path, known: tuple[str, ...]) -> Path:
-    """``path`` in ``dtype``: an f16 file written by ``write_f16`` beside it, quantised by the plugin that
-    makes that type, then removed. A type nobody makes is a one-line error naming what can be made."""
-    quantizer = quantizer_for(dtype)
+def write_quantized(write_f16: Callable[[Path], Path], dtype: str, path: Path, known: tuple[str, ...],
+                    quantizers: tuple[Quantizer, ...]) -> Path:
+    """``path`` in ``dtype``: an f16 file written by ``write_f16`` beside it, quantised by the first of
+    ``quantizers`` (the plugins', :func:`pdx.plugin_manager.quantizers`) that makes that type, then
+    removed. A type nobody makes is a one-line error naming what can be made."""
+    quantizer = next((q for q in quantizers if dtype.upper() in q.types), None)
     if quantizer is None:
-        from pdx.plugin_manager import quantizers
-
-        made = sorted({t.lower() for q in quantizers() for t in q.types} - set(known))
+        made = sorted({t.lower() for q in quantizers for t in q.types} - set(known))
         raise ModelError(f"unknown GGUF type {dtype!r} for a synthetic model",
                          f"choose one of: {', '.join(known)}" + (f", or through a quantiser: {', '.join(made)}"
                                                                   if made else
