@@ -277,9 +277,28 @@ def test_hook_pdx_register_quantizers_makes_a_type_for_model_synth(tmp_path, mon
     made = run_pdx_here("model", "synth", "--shape", "tiny", "--type", "iq4_ks", "-o", str(out))
     assert made.returncode == 0, made.stderr
     source, dest, qtype = (tmp_path / "args").read_text().split()
-    assert (dest, qtype) == (str(out), "IQ4_KS") and not Path(source).exists()  # the f16 is gone
+    assert qtype == "IQ4_KS" and not Path(source).exists() and not Path(dest).exists()  # both beside it, gone
+    assert Path(dest).parent == out.parent and out.read_bytes()[:4] == b"GGUF"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["args", "bin", out.name]
+    tool.write_text("#!/bin/sh\necho 'unknown type' >&2\nexit 3\n")  # a tool that fails leaves no file
+    failed = run_pdx_here("model", "synth", "--shape", "tiny", "--type", "iq5_ks", "-o", str(tmp_path / "x.gguf"))
+    assert failed.returncode == 2 and "IQ5_KS failed (exit 3): unknown type" in failed.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["args", "bin", out.name]
     unknown = run_pdx_here("model", "synth", "--shape", "tiny", "--type", "iq9_x", "-o", str(out))
     assert unknown.returncode == 2 and "iq4_ks" in unknown.stderr and "q4_k_m" in unknown.stderr
     record = plugin_manager.plugin_state().record("example")
     assert "pdx_register_quantizers" in record.hooks
+
+
+def test_a_quantizer_that_raises_is_one_line_and_leaves_no_file(tmp_path, monkeypatch):
+    import pdx_example.quantize as quantize
+
+    def broken(source, dest, qtype):
+        Path(dest).write_bytes(b"half")
+        raise KeyError("oops")
+
+    monkeypatch.setattr(quantize, "quantize", broken)
+    result = run_pdx_here("model", "synth", "--shape", "tiny", "--type", "iq4_ks", "-o", str(tmp_path / "x.gguf"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "quantizer ik-llama-quantize (plugin example) failed: KeyError: 'oops'" in result.stderr
+    assert list(tmp_path.iterdir()) == []
