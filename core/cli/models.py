@@ -19,7 +19,8 @@ def model() -> None:
 @click.option("--shape", default="100m", show_default=True, help="Named shape (see `pdx model shapes`).")
 @click.option("--type", "dtype", default="f16", show_default=True,
               help="Weight type: f32, f16, q8_0, q4_0 (GGUF; K-quants, IQ and MXFP4 with llama.cpp's "
-                   "llama-quantize, after `pdx llamacpp install`); float32, float16, bfloat16, mlx-q8, mlx-q4 (HF).")
+                   "llama-quantize, after `pdx llamacpp install`; mxfp4 is its MXFP4_MOE); float32, float16, "
+                   "bfloat16, mlx-q8, mlx-q4 (HF; mlx-q*: mlx-lm's own layout).")
 @click.option("--format", "layout", type=click.Choice(["gguf", "hf"]), default="gguf", show_default=True,
               help="gguf: one file for llama.cpp; hf: a Hugging Face directory for vLLM and MLX.")
 @click.option("-o", "--output", type=click.Path(), help="File (GGUF) or directory (HF) to write. [default: in the pdx cache]")
@@ -33,7 +34,8 @@ def model() -> None:
 @click.option("--n-ctx", type=Integer(min=1, max=MAX_TOKENS), help="Override the trained context length.")
 @json_option
 def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
-    """Write a random-weight llama model (GGUF or HF layout) of a named shape or explicit dims."""
+    """Write a random-weight model (GGUF or HF layout) of a named shape or explicit dims, in its family's
+    architecture: llama (Mixtral with experts), gemma3 or gpt-oss."""
     from pdx.units import human_bytes, human_count
     from pdx.errors import ModelError
     from pdx.models import identify

@@ -213,30 +213,26 @@ def _identify_hf(path: Path) -> ModelInfo:
     files = sorted(path.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{path} has no .safetensors weights", "give a Hugging Face model directory")
-    for f in files:
-        for name, meta in _safetensors_header(f).items():
-            if name == "__metadata__":
-                continue
-            count = 1
-            for dim in meta["shape"]:
-                count *= dim
-            n_params += count
-            dtypes[meta["dtype"]] = dtypes.get(meta["dtype"], 0) + count
-            nbytes = count * _SAFETENSORS_BYTES.get(meta["dtype"], 2)
-            total_bytes += nbytes
-            if "embed_tokens." in name:  # weight, and scales/biases when quantised
-                embedding_bytes += nbytes
-            if ".experts." in name:  # Mixtral's experts.{j}.w1, Qwen's experts.{j}.gate_proj, gpt-oss's fused ones
-                expert_params, expert_bytes = expert_params + count, expert_bytes + nbytes
-            elif ".shared_expert" in name:
-                shared_params, shared_bytes = shared_params + count, shared_bytes + nbytes
-            has_head = has_head or name.startswith("lm_head.")
-    stored_params = n_params
+    tensors = {name: meta for f in files for name, meta in _safetensors_header(f).items() if name != "__metadata__"}
     quant = config.get("quantization") or config.get("quantization_config")
-    dtype = f"q{quant['bits']}" if isinstance(quant, dict) and "bits" in quant else max(dtypes, key=dtypes.get)
-    if quant and "bits" in quant:
-        # MLX stores packed uint32 weights: count logical parameters, not words.
-        n_params = _hf_param_count(config) or n_params
+    quant = quant if isinstance(quant, dict) and "bits" in quant else None
+    for name, meta in tensors.items():
+        count = 1
+        for dim in meta["shape"]:
+            count *= dim
+        params = _mlx_logical_params(name, tensors, quant) if quant else count
+        n_params += params
+        dtypes[meta["dtype"]] = dtypes.get(meta["dtype"], 0) + count
+        nbytes = count * _SAFETENSORS_BYTES.get(meta["dtype"], 2)
+        total_bytes += nbytes
+        if "embed_tokens." in name:  # weight, and scales/biases when quantised
+            embedding_bytes += nbytes
+        if ".experts." in name:  # Mixtral's experts.{j}.w1, Qwen's experts.{j}.gate_proj, gpt-oss's fused ones
+            expert_params, expert_bytes = expert_params + params, expert_bytes + nbytes
+        elif ".shared_expert" in name:
+            shared_params, shared_bytes = shared_params + params, shared_bytes + nbytes
+        has_head = has_head or name.startswith("lm_head.")
+    dtype = f"q{quant['bits']}" if quant else max(dtypes, key=dtypes.get)
     n_heads = int(config.get("num_attention_heads", 0))
     n_embd = int(config.get("hidden_size", 0))
     table = int(config.get("vocab_size", 0)) * n_embd
@@ -261,21 +257,18 @@ def _identify_hf(path: Path) -> ModelInfo:
         synthetic=config.get("pdx_synthetic_shape"),
         extra={"tensor_dtypes": dtypes, "embedding_params": table, "embedding_bytes": embedding_bytes,
                "output_params": table, "tied_embeddings": not has_head}
-        | _hf_experts(config, n_params, stored_params, total_bytes, expert_params, expert_bytes, shared_params,
-                      shared_bytes) | _hf_sliding(config),
+        | _hf_experts(config, n_params, total_bytes, expert_params, expert_bytes, shared_params, shared_bytes)
+        | _hf_sliding(config),
     )
 
 
-def _hf_experts(config: dict, n_params: int, stored_params: int, total_bytes: int, expert_params: int,
-                expert_bytes: int, shared_params: int, shared_bytes: int) -> dict:
+def _hf_experts(config: dict, n_params: int, total_bytes: int, expert_params: int, expert_bytes: int,
+                shared_params: int, shared_bytes: int) -> dict:
     count = int(config.get("num_local_experts") or config.get("num_experts") or config.get("n_routed_experts") or 0)
     if not count and not expert_params:
         return {}
     used = int(config.get("num_experts_per_tok") or config.get("experts_per_token") or 0)
     shared = int(config.get("n_shared_experts") or (1 if config.get("shared_expert_intermediate_size") else 0))
-    if stored_params != n_params and stored_params:  # packed quantised words: scale to logical parameters
-        scale = n_params / stored_params
-        expert_params, shared_params = round(expert_params * scale), round(shared_params * scale)
     return {"experts": expert_summary(count, used, shared, n_params, total_bytes, expert_params, expert_bytes,
                                       shared_params, shared_bytes)}
 
@@ -287,15 +280,32 @@ def _hf_sliding(config: dict) -> dict:
     return {"sliding_window": window, "sliding_layers": sliding} if window and sliding else {}
 
 
-def _hf_param_count(config: dict) -> int:
-    d, layers = int(config.get("hidden_size", 0)), int(config.get("num_hidden_layers", 0))
-    heads = int(config.get("num_attention_heads", 1))
-    kv = int(config.get("num_key_value_heads", heads))
-    hd = int(config.get("head_dim") or d // heads)
-    ff, vocab = int(config.get("intermediate_size", 0)), int(config.get("vocab_size", 0))
-    per_layer = d * hd * heads * 2 + d * hd * kv * 2 + 3 * d * ff + 2 * d
-    embeddings = vocab * d * (1 if config.get("tie_word_embeddings") else 2)
-    return layers * per_layer + embeddings + d
+def _mlx_logical_params(name: str, tensors: dict, quant: dict) -> int:
+    """The parameters a tensor of an MLX-quantised model holds: a packed ``weight`` (uint32 words) as many
+    as its groups hold (one scale each, ``group_size`` weights a group; a layer may have a size of its own),
+    its ``scales`` and ``biases`` none; any other tensor its elements."""
+    base, _, kind = name.rpartition(".")
+    scales = tensors.get(f"{base}.scales")
+    packed = tensors.get(f"{base}.weight", {}).get("dtype") == "U32" and scales is not None
+    if packed and kind in ("scales", "biases"):
+        return 0
+    if packed and kind == "weight":
+        layer = quant.get(base)
+        group = int((layer if isinstance(layer, dict) else quant).get("group_size", 64))
+        groups = 1
+        for dim in scales["shape"]:
+            groups *= dim
+        return groups * group
+    count = 1
+    for dim in tensors[name]["shape"]:
+        count *= dim
+    return count
+
+
+def hf_tensor_names(directory: str | os.PathLike) -> list[str]:
+    """The tensor names of a Hugging Face directory's safetensors files, from their headers."""
+    return [name for f in sorted(Path(directory).glob("*.safetensors")) for name in _safetensors_header(f)
+            if name != "__metadata__"]
 
 
 def _safetensors_header(path: Path) -> dict:

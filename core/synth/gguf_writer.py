@@ -1,5 +1,6 @@
-"""Write a random-weight llama-architecture GGUF file, dense or with experts
-(as Mixtral GGUFs are: llama with ``ffn_gate_inp`` and stacked ``ffn_*_exps``).
+"""Write a random-weight GGUF file in its family's llama.cpp architecture (:mod:`pdx.synth.families`):
+llama, dense or with experts (as Mixtral GGUFs are: llama with ``ffn_gate_inp`` and stacked
+``ffn_*_exps``), ``gemma3`` or ``gpt-oss``, with the sliding-window layers the shape has.
 
 Tensors are written one at a time, so a 7B model needs memory for its
 largest tensor only. Quantised blocks are written directly (random quants
@@ -18,6 +19,8 @@ import numpy as np
 from pdx.errors import ModelError
 from pdx.paths import cache_dir
 from pdx.synth import vocabulary
+from pdx.synth.families import GGUF_F32_ROLES
+from pdx.synth.families.base import gguf_name
 from pdx.synth.shapes import Shape
 from pdx.synth.weights import random_f16
 
@@ -37,18 +40,12 @@ def default_model_path(shape: str, dtype: str, seed: int = 0) -> Path:
     return cache_dir("models") / f"synth-{shape}-{dtype.lower()}{suffix}.gguf"
 
 
-_NAMES = {"embed": "token_embd", "attn_norm": "attn_norm", "q": "attn_q", "k": "attn_k", "v": "attn_v",
-          "o": "attn_output", "ffn_norm": "ffn_norm", "gate": "ffn_gate", "up": "ffn_up", "down": "ffn_down",
-          "norm": "output_norm", "output": "output", "gate_inp": "ffn_gate_inp", "gate_exps": "ffn_gate_exps",
-          "up_exps": "ffn_up_exps", "down_exps": "ffn_down_exps"}
-_F32_ROLES = ("gate_inp",)  # the router stays F32, as llama-quantize leaves it
-
-
-def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...], bool]]:
-    """(name, numpy shape, kept F32) in llama.cpp's naming; numpy shape is (rows, cols), or
-    (experts, rows, cols) for stacked experts."""
-    return [(f"blk.{layer}.{_NAMES[role]}.weight" if layer is not None else f"{_NAMES[role]}.weight", dims,
-             len(dims) == 1 or role in _F32_ROLES)
+def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...], bool, float | None]]:
+    """(name, numpy shape, kept F32, constant fill or None) in llama.cpp's naming; numpy shape is
+    (rows, cols), or (experts, rows, cols) for stacked experts."""
+    family = shape.family
+    return [(gguf_name(family.gguf_names, role, layer), dims, len(dims) == 1 or role in GGUF_F32_ROLES,
+             family.fill(role, "gguf"))
             for role, layer, dims in shape.tensors()]
 
 
@@ -63,10 +60,10 @@ def _random_blocks(rng: np.random.Generator, ggml_type: str, count: int) -> np.n
     return blocks.reshape(-1)
 
 
-def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...]) -> np.ndarray:
+def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...], fill: float | None) -> np.ndarray:
     count = int(np.prod(dims))
-    if len(dims) == 1:  # norms stay F32, as llama.cpp expects (ones: activations keep their scale)
-        return np.ones(count, dtype=np.float32)
+    if fill is not None:  # norms (ones: activations keep their scale), biases and sinks (zeros); all F32
+        return np.full(count, fill, dtype=np.float32)
     if ggml_type == "F16":
         return random_f16(rng, count)
     if ggml_type == "F32":
@@ -84,7 +81,8 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
         # K-quants, IQ types and MXFP4 are llama.cpp's own layouts: its quantiser writes them (write_gguf
         # hands them to it), and only it knows their size.
         raise ModelError(f"pdx writes no GGUF type {dtype!r} itself", f"choose one of: {', '.join(GGUF_TYPES)}") from None
-    writer = gguf.GGUFWriter(path, "llama")
+    family = shape.family
+    writer = gguf.GGUFWriter(path, family.gguf_arch)
     writer.add_name(f"pdx-synth-{shape.name}-{dtype.lower()}")
     writer.add_file_type(gguf.LlamaFileType[file_type].value)
     writer.add_context_length(shape.n_ctx)
@@ -98,11 +96,15 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
         writer.add_key_length(shape.head_dim)
         writer.add_value_length(shape.head_dim)
     writer.add_rope_freq_base(shape.rope_theta)
-    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_layer_norm_rms_eps(family.rms_eps)
     writer.add_vocab_size(shape.n_vocab)
     if shape.is_moe:
         writer.add_expert_count(shape.n_experts)
         writer.add_expert_used_count(shape.n_experts_used)
+    if shape.n_sliding_layers:  # which layers slide, said per layer rather than left to llama.cpp's default
+        writer.add_sliding_window(shape.sliding_window)
+        writer.add_sliding_window_pattern([shape.sliding(i) for i in range(shape.n_layers)])
+    family.gguf_keys(writer, shape)
     writer.add_tokenizer_model("llama")  # SentencePiece, over pdx's one synthetic vocabulary (the HF one too)
     writer.add_token_list(vocabulary.tokens(shape.n_vocab))
     writer.add_token_scores(vocabulary.scores(shape.n_vocab))
@@ -115,13 +117,13 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     writer.add_string("pdx.synthetic.shape", shape.name)
     writer.add_uint32("pdx.synthetic.seed", seed)
     plan = []
-    for name, dims, keep_f32 in _tensors(shape):
+    for name, dims, keep_f32, fill in _tensors(shape):
         tensor_type = "F32" if keep_f32 else ggml_type
         qtype = gguf.GGMLQuantizationType[tensor_type]
         block_size, type_size = gguf.GGML_QUANT_SIZES[qtype]
         nbytes = int(np.prod(dims)) // block_size * type_size
         writer.add_tensor_info(name, dims, np.dtype(np.float32), nbytes, raw_dtype=qtype)
-        plan.append((tensor_type, dims, nbytes))
+        plan.append((tensor_type, dims, nbytes, fill))
     return writer, plan
 
 
@@ -143,8 +145,8 @@ def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0) -> Path:
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_ti_data_to_file()
-        for tensor_type, dims, _ in plan:
-            writer.write_tensor_data(_tensor_data(rng, tensor_type, dims))
+        for tensor_type, dims, _, fill in plan:
+            writer.write_tensor_data(_tensor_data(rng, tensor_type, dims, fill))
         writer.close()
         os.replace(tmp, path)
     except BaseException:
@@ -167,15 +169,27 @@ def expected_file_bytes(shape: Shape, dtype: str) -> int:
         header = writer.fout[0].tell()
         writer.close()
     align = writer.data_alignment
-    return writer.ggml_pad(header, align) + sum(writer.ggml_pad(nbytes, align) for _, _, nbytes in plan)
+    return writer.ggml_pad(header, align) + sum(writer.ggml_pad(nbytes, align) for _, _, nbytes, _ in plan)
 
 
 def ensure_gguf(shape: str, dtype: str, seed: int = 0) -> Path:
-    """The cached synthetic GGUF of ``shape`` and ``dtype``, written on first use."""
+    """The cached synthetic GGUF of ``shape`` and ``dtype``, written on first use (again where an older
+    pdx cached it in another architecture: Gemma 3 and gpt-oss shapes were once written as llama)."""
     from pdx.synth.shapes import get_shape
 
     path = default_model_path(shape, dtype, seed)
-    if not path.exists():
-        write_gguf(get_shape(shape), dtype, path, seed)
+    chosen = get_shape(shape)
+    if not path.exists() or _architecture(path) != chosen.family.gguf_arch:
+        write_gguf(chosen, dtype, path, seed)
     return path
+
+
+def _architecture(path: Path) -> str | None:
+    import gguf
+
+    try:
+        field = gguf.GGUFReader(path).get_field("general.architecture")
+    except Exception:  # a damaged cache file is written again
+        return None
+    return field.contents() if field is not None else None
 

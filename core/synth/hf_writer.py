@@ -1,9 +1,11 @@
-"""Write a random-weight llama model in Hugging Face layout (vLLM, MLX, transformers).
+"""Write a random-weight model in Hugging Face layout (vLLM, MLX, transformers).
 
-A directory with ``config.json`` (LlamaForCausalLM, or MixtralForCausalLM
-for a shape with experts), ``model.safetensors``
-under the HF tensor names, a tokenizer built with the ``tokenizers`` package
-(``tokenizer.json`` + ``tokenizer_config.json``) over exactly the model's
+A directory with ``config.json`` (its family's: LlamaForCausalLM, MixtralForCausalLM
+for a llama shape with experts, Gemma3ForCausalLM, GptOssForCausalLM; see
+:mod:`pdx.synth.families`), ``model.safetensors`` under the HF tensor names (MLX's
+quantised types in mlx-lm's own layout, where the family's differs), a tokenizer
+built with the ``tokenizers`` package (``tokenizer.json`` +
+``tokenizer_config.json``) over exactly the model's
 vocabulary, the one the synthetic GGUF has (:mod:`pdx.synth.vocabulary`), so
 a text is the same ids here and in llama.cpp, and ``generation_config.json``.
 ``tie_word_embeddings`` is always written out: mlx-lm defaults it to true and
@@ -50,46 +52,21 @@ def default_hf_path(shape: str, dtype: str, seed: int = 0) -> Path:
     return cache_dir("models") / f"synth-{shape}-{hf_dtype(dtype)}{suffix}-hf"
 
 
-_NAMES = {"embed": "model.embed_tokens", "attn_norm": "input_layernorm", "q": "self_attn.q_proj",
-          "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
-          "ffn_norm": "post_attention_layernorm", "gate": "mlp.gate_proj", "up": "mlp.up_proj",
-          "down": "mlp.down_proj", "norm": "model.norm", "output": "lm_head"}
+def hf_tensor_shapes(shape: Shape, layout: str = "hf") -> list[tuple[str, tuple[int, ...]]]:
+    """(HF name, torch shape) of every tensor, in file order, as the shape's family names them
+    (:mod:`pdx.synth.families`); ``layout="mlx"``: mlx-lm's own, where its family's differs."""
+    return [(name, dims) for name, dims, _ in _named_tensors(shape, layout)]
 
 
-# Mixtral's names for a layer's router and each expert's projections (w1 gate, w3 up, w2 down).
-_MOE_NAMES = {"gate_inp": "block_sparse_moe.gate", "gate_exps": "w1", "up_exps": "w3", "down_exps": "w2"}
+def _named_tensors(shape: Shape, layout: str) -> list[tuple[str, tuple[int, ...], str]]:
+    family = shape.family
+    return (family.mlx_tensors if layout == "mlx" and family.mlx_tensors else family.hf_tensors)(shape)
 
 
-def hf_tensor_shapes(shape: Shape) -> list[tuple[str, tuple[int, ...]]]:
-    """(HF name, torch shape (out, in)) of every tensor, in file order; stacked experts are
-    written one tensor per expert, as Mixtral checkpoints are."""
-    out = []
-    for role, layer, dims in shape.tensors():
-        if layer is None:
-            out.append((f"{_NAMES[role]}.weight", dims))
-        elif role == "gate_inp":
-            out.append((f"model.layers.{layer}.{_MOE_NAMES[role]}.weight", dims))
-        elif shape.is_expert(role):
-            out += [(f"model.layers.{layer}.block_sparse_moe.experts.{j}.{_MOE_NAMES[role]}.weight", dims[1:])
-                    for j in range(dims[0])]
-        else:
-            out.append((f"model.layers.{layer}.{_NAMES[role]}.weight", dims))
-    return out
-
-
-def _experts(shape: Shape) -> dict:
-    """Mixtral's config keys, for a shape with experts (vLLM and mlx-lm both know Mixtral)."""
-    if not shape.is_moe:
-        return {}
-    return {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "intermediate_size": shape.expert_ff,
-            "num_local_experts": shape.n_experts, "num_experts_per_tok": shape.n_experts_used,
-            "sliding_window": None, "router_aux_loss_coef": 0.0, "output_router_logits": False}
-
-
-def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...]) -> np.ndarray:
+def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...], fill: float | None) -> np.ndarray:
     count = int(np.prod(dims))
-    if len(dims) == 1:  # norm weights: ones, so activations keep their scale
-        values = np.ones(count, dtype=np.float16)
+    if fill is not None:  # norms that keep activations' scale; zero biases and sinks
+        values = np.full(count, fill, dtype=np.float16)
     else:
         values = random_f16(rng, count)
     if st_dtype == "BF16":  # bfloat16 is float32's upper half
@@ -97,14 +74,17 @@ def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...]) -> n
     return values if st_dtype == "F16" else values.astype(np.float32)
 
 
-def hf_tensor_plan(shape: Shape, dtype: str, seed: int = 0) -> list[TensorPlan]:
-    """The tensors of ``shape`` as lazily produced random values of ``dtype``, in file order."""
+def hf_tensor_plan(shape: Shape, dtype: str, seed: int = 0, layout: str = "hf") -> list[TensorPlan]:
+    """The tensors of ``shape`` as lazily produced random values of ``dtype``, in file order; MLX's
+    quantised types in mlx-lm's own layout."""
     if bits := MLX_QUANT_TYPES.get(hf_dtype(dtype)):
-        return quantized_plan(hf_tensor_plan(shape, "float16", seed), bits, seed)
+        return quantized_plan(hf_tensor_plan(shape, "float16", seed, layout="mlx"), bits, seed)
     st_dtype = HF_TYPES[hf_dtype(dtype)][0]
     rng = np.random.default_rng(seed)  # consumed in plan order, so the bytes depend only on shape and seed
-    return [TensorPlan(name, st_dtype, dims, lambda dims=dims: _values(rng, st_dtype, dims))
-            for name, dims in hf_tensor_shapes(shape)]
+    family = shape.family
+    return [TensorPlan(name, st_dtype, dims, lambda dims=dims, fill=family.fill(role, "hf"):
+                       _values(rng, st_dtype, dims, fill))
+            for name, dims, role in _named_tensors(shape, layout)]
 
 
 def hf_config(shape: Shape, dtype: str, seed: int = 0) -> dict:
@@ -123,7 +103,7 @@ def hf_config(shape: Shape, dtype: str, seed: int = 0) -> dict:
         "head_dim": shape.head_dim,
         "hidden_act": "silu",
         "max_position_embeddings": shape.n_ctx,
-        "rms_norm_eps": 1e-5,
+        "rms_norm_eps": shape.family.rms_eps,
         "rope_theta": shape.rope_theta,
         "vocab_size": shape.n_vocab,
         "tie_word_embeddings": shape.tie_embeddings,
@@ -136,7 +116,7 @@ def hf_config(shape: Shape, dtype: str, seed: int = 0) -> dict:
         "_name_or_path": f"pdx-synth-{shape.name}-{hf_dtype(dtype)}",
         "pdx_synthetic_shape": shape.name,
         "pdx_synthetic_seed": seed,
-    } | _experts(shape)
+    } | shape.family.hf_config(shape)
 
 
 def write_tokenizer(directory: Path, n_vocab: int, n_ctx: int) -> None:
@@ -192,10 +172,17 @@ def write_hf(shape: Shape, dtype: str, directory: Path, seed: int = 0) -> Path:
 
 
 def ensure_hf(shape: str, dtype: str, seed: int = 0) -> Path:
-    """The cached synthetic HF model of ``shape`` and ``dtype``, written on first use."""
+    """The cached synthetic HF model of ``shape`` and ``dtype``, written on first use (again where an older
+    pdx cached it in another architecture: Gemma 3 and gpt-oss shapes were once written as llama)."""
     from pdx.synth.shapes import get_shape
 
     path = default_hf_path(shape, dtype, seed)
-    if not (path / "config.json").exists():
-        write_hf(get_shape(shape), dtype, path, seed)
+    chosen = get_shape(shape)
+    try:
+        cached = json.loads((path / "config.json").read_text()).get("architectures")
+    except (OSError, ValueError):
+        cached = None
+    if cached != hf_config(chosen, dtype, seed)["architectures"]:
+        shutil.rmtree(path, ignore_errors=True)  # pdx's own cache folder
+        write_hf(chosen, dtype, path, seed)
     return path

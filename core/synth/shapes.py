@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from pdx.errors import ModelError
+from pdx.synth.families import EXPERT_ROLES, family_of
 
 CATALOG_PATH = Path(__file__).parent.parent / "model_catalog.json"
-_EXPERT_ROLES = ("gate_exps", "up_exps", "down_exps")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,15 @@ class Shape:
         if self.n_experts and not 1 <= self.n_experts_used <= self.n_experts:
             raise ModelError(f"shape {self.name}: {self.n_experts_used} experts used of {self.n_experts}",
                              "each token routes to between 1 and n_experts experts")
+        if self.family.experts is not None and self.is_moe != self.family.experts:
+            raise ModelError(f"shape {self.name}: a {self.architecture} model "
+                             f"{'routes to experts' if self.family.experts else 'has no experts'}",
+                             f"give n_experts {'and n_experts_used' if self.family.experts else '0'}")
+
+    @property
+    def family(self):
+        """How pdx writes this shape (:mod:`pdx.synth.families`)."""
+        return family_of(self.architecture)
 
     @property
     def head_dim(self) -> int:
@@ -85,7 +94,7 @@ class Shape:
     @property
     def expert_params(self) -> int:
         """Parameters of the routed experts, all layers."""
-        return sum(math.prod(dims) for role, _, dims in self.tensors() if role in _EXPERT_ROLES)
+        return sum(math.prod(dims) for role, _, dims in self.tensors() if role in EXPERT_ROLES)
 
     @property
     def active_params(self) -> int:
@@ -96,24 +105,15 @@ class Shape:
 
     @staticmethod
     def is_expert(role: str) -> bool:
-        return role in _EXPERT_ROLES
+        return role in EXPERT_ROLES
 
     def tensors(self) -> list[tuple[str, int | None, tuple[int, ...]]]:
-        """Every weight in file order: (role, layer or None, dims). Dense layers are llama's;
-        an MoE layer has a router (``gate_inp``) and each projection stacked over its experts,
-        (experts, rows, cols), as GGUF stores them. Each file format names the roles its own way
-        (gguf_writer, hf_writer)."""
-        d, q, kv, ff, vocab = self.n_embd, self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim, \
-            self.n_ff, self.n_vocab
-        attention = (("attn_norm", (d,)), ("q", (q, d)), ("k", (kv, d)), ("v", (kv, d)), ("o", (d, q)),
-                     ("ffn_norm", (d,)))
-        if self.is_moe:
-            e, eff = self.n_experts, self.expert_ff
-            ffn = (("gate_inp", (e, d)), ("gate_exps", (e, eff, d)), ("up_exps", (e, eff, d)),
-                   ("down_exps", (e, d, eff)))
-        else:
-            ffn = (("gate", (ff, d)), ("up", (ff, d)), ("down", (d, ff)))
-        layers = [(role, i, dims) for i in range(self.n_layers) for role, dims in (*attention, *ffn)]
+        """Every weight in file order: (role, layer or None, dims), each layer's as its family has them
+        (:mod:`pdx.synth.families`: llama's, Gemma 3's extra norms, gpt-oss's biases and sinks). Matrices
+        are (rows, cols), stacked experts (experts, rows, cols), as GGUF stores them; each file format
+        names the roles its own way."""
+        d, vocab, roles = self.n_embd, self.n_vocab, self.family.layer(self)
+        layers = [(role, i, dims) for i in range(self.n_layers) for role, dims in roles]
         output = [] if self.tie_embeddings else [("output", None, (vocab, d))]
         return [("embed", None, (vocab, d)), *layers, ("norm", None, (d,)), *output]
 

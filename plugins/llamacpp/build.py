@@ -226,13 +226,15 @@ def add_tools(build: Build, tools: list[str], version: str, jobs: int | None, lo
 
 
 QUANT_TYPES = ("Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M",
-               "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4_MOE", "TQ1_0", "TQ2_0", "F16", "BF16")
+               "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4_MOE", "TQ1_0", "TQ2_0", "F16", "BF16", "MXFP4")
+# Names pdx takes for llama-quantize's own: its one MXFP4 type puts the experts in MXFP4 and the rest in Q8_0.
+QUANT_ALIASES = {"MXFP4": "MXFP4_MOE"}
 
 
 def quantize(source: Path, dest: Path, qtype: str, threads: int | None = None) -> Path:
     """``llama-quantize SOURCE DEST TYPE`` from pdx's build: the bytes llama.cpp itself writes.
     Types that need an importance matrix (IQ1-IQ3) are refused: a random model has none."""
-    qtype = qtype.upper()
+    qtype = QUANT_ALIASES.get(qtype.upper(), qtype.upper())
     if qtype not in QUANT_TYPES:
         raise PdxError(f"llama-quantize type {qtype!r} is not one pdx makes",
                        f"choose one of: {', '.join(QUANT_TYPES)}")

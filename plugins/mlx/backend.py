@@ -19,6 +19,22 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
+def refused_layout(model: ModelInfo) -> ModelError | None:
+    """A layout mlx-lm cannot load, said before it fails obscurely: mlx-lm (0.32) reads gpt-oss's fused
+    experts (``mlp.experts.gate_up_proj``) only as the MXFP4 blocks of OpenAI's checkpoints; unquantised, in
+    transformers' layout, its sanitize splits them on the wrong axis and the load fails on unknown weights."""
+    if model.architecture != "gpt_oss":
+        return None
+    from pdx.models import hf_tensor_names
+
+    if any(name.endswith(".mlp.experts.gate_up_proj") for name in hf_tensor_names(model.path)):
+        return ModelError(f"mlx-lm cannot load {model.path}: gpt-oss experts unquantised in transformers' fused "
+                          f"layout (gate_up_proj), which mlx-lm reads only as MXFP4 blocks",
+                          "give an MXFP4 or MLX-converted gpt-oss; a synthetic one: "
+                          "`pdx model synth --format hf --type mlx-q8` (or mlx-q4, mlx-lm's own layout)")
+    return None
+
+
 def mac_chip() -> dict | None:
     """The Apple chip from ``sysctl``, matched to the catalog (None off a Mac)."""
     if sys.platform != "darwin":
@@ -58,6 +74,8 @@ class Mlx(Backend):
         from pdx.plugins.mlx.measure import Measure
 
         mx.set_default_device(mx.gpu if self.settings.device == "gpu" else mx.cpu)
+        if refused := refused_layout(model):
+            raise refused
         try:  # a local directory: mlx-lm looks nothing up on the network for it
             self.model, self.tokenizer = mlx_lm_load(model.path)
         except Exception as exc:  # mlx-lm and transformers fail in many ways on a model they cannot read
