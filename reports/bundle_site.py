@@ -1,29 +1,33 @@
 """``pdx publish --bundles``: a site straight from a results folder, at any size.
 
 One process holding every run with its samples does not scale to a community's folder (100,000
-runs), so the build reads the folder twice, each time in worker processes, one per core:
-
-1. Every file is read and checked (size, JSON, schema, digests: :mod:`pdx.contrib.folder`), its
-   runs' statistics derived, and each run sent back as every page but its own reads it
-   (:func:`aggregate_record`, without most samples). The main process keeps only those, and
-   builds the leaderboard, group, hub and comparison pages from them.
-2. Each run's file is read again and the run's own page rendered (samples and all) in the
-   workers; the main process writes the pages. A file whose text changed between the two
-   passes stops the build (the site keeps its last complete state, see the writer).
+runs), so the folder is read once, in worker processes, one per core (:mod:`pdx.workers`). Each
+worker reads and checks its files (size, JSON, schema, digests: :mod:`pdx.contrib.folder`),
+derives each run's statistics, renders the run's own page (it reads only the run: every
+configuration has a page to link) into the site writer's stage, and sends the run back as every
+other page reads it (:func:`aggregate_record`, without most samples; the parts many runs hold
+alike sent once, :func:`_pack`). The main process builds the leaderboard, group, hub and
+comparison pages from those, and moves the staged run pages into place once every file has
+passed: a folder with a bad file leaves the site as it was. A comparison reads its two runs
+again from their files, refusing a file whose text changed during the build.
 
 A folder with few files is read in this process: starting workers would cost more.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
+import sys
 from pathlib import Path
 
 from pdx.contrib import folder as results_folder
 from pdx.contrib.folder import FILES_PER_TASK, default_workers
 from pdx.errors import ImportFileError, PdxError
-from pdx.reports.site import PageRenderer, PublishResult, SiteBuilder, publish
+from pdx.reports import pages
+from pdx.reports.rows import forget_rows
+from pdx.reports.site import PageRenderer, PublishResult, SiteBuilder, build_site
+from pdx.reports.writer import Stage
 from pdx.stats.results import with_stats
 from pdx.workers import chunked
 
@@ -43,38 +47,82 @@ def aggregate_record(run: dict) -> dict:
     return run
 
 
-# The parts of a run that most runs of one machine, model or engine hold alike: kept once in memory.
+# The parts of a run that most runs of one machine, model or engine hold alike, and each object of
+# a test's ceilings (its figures are alike across runs; measured and fraction are not): sent from a
+# worker once and held once (pages only read these parts).
 SHARED_PARTS = ("hardware", "environment", "engine", "model", "ceiling_basis", "workload", "options")
 
 
-def _share(run: dict, shared: dict) -> dict:
-    """``run`` with each of its :data:`SHARED_PARTS`, and each part of its tests' ceilings that is an
-    object, replaced by an equal one already held, if any (pages only read these parts)."""
+def _places(run: dict):
+    """(holder, key, where) of each shareable object of ``run``; ``where`` names it in the record."""
     for part in SHARED_PARTS:
-        run[part] = _one(run.get(part), part, shared)
-    for test in run["tests"]:
+        if isinstance(run.get(part), dict):
+            yield run, part, part
+    for index, test in enumerate(run["tests"]):
         ceilings = test.get("ceilings")
-        if isinstance(ceilings, dict):  # its figures are alike across runs; measured and fraction are not
+        if isinstance(ceilings, dict):
             for key, value in ceilings.items():
-                ceilings[key] = _one(value, key, shared)
+                if isinstance(value, dict):
+                    yield ceilings, key, (index, key)
+
+
+def _pack(run: dict, sent: set) -> tuple[dict, dict]:
+    """``run`` with each shareable object that this worker has sent before replaced by None, and
+    {where: the object's key}. A key is the digest of the object's repr, which equal JSON
+    objects in the same key order share."""
+    keys = {}
+    for holder, key, where in _places(run):
+        digest = hashlib.blake2b(repr((key, holder[key])).encode(), digest_size=16).digest()
+        keys[where] = digest
+        if digest in sent:
+            holder[key] = None
+        else:
+            sent.add(digest)
+    return run, keys
+
+
+def _unpack(run: dict, keys: dict, held: dict) -> dict:
+    """``run`` with every shareable object the one held (results come in the tasks' order, so an
+    object a worker sent before has reached this process before)."""
+    for holder, key, where in _places_of(run, keys):
+        value = holder[key]
+        holder[key] = held[keys[where]] if value is None else held.setdefault(keys[where], value)
     return run
 
 
-def _one(value, part: str, shared: dict):
-    if not isinstance(value, dict):
-        return value
-    return shared.setdefault(f"{part}\x00{json.dumps(value, sort_keys=True, default=str)}", value)
+def _places_of(run: dict, keys: dict):
+    for where in keys:
+        if isinstance(where, str):
+            yield run, where, where
+        else:
+            yield run["tests"][where[0]]["ceilings"], where[1], where
 
 
+def _interned(value):
+    """``value`` with every key and every short text one object per worker: a run's few hundred keys
+    ("status", "mean"...) and words ("ok", "tg128") are then pickled once per task and held once per
+    task in the main process, not once per run (a parsed JSON document's strings are its own)."""
+    if isinstance(value, dict):
+        return {sys.intern(k): _interned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interned(v) for v in value]
+    if isinstance(value, str) and len(value) <= _SHORT:
+        return sys.intern(value)
+    return value
+
+
+_SHORT = 20  # characters: names and words ("tg128@d4096/b8"), not ids, times or commands
 _WORKER: dict = {}
 
 
-def _start_worker(renderer: PageRenderer | None) -> None:
-    _WORKER["renderer"] = renderer
+def _start_worker(renderer: PageRenderer, stage: Stage) -> None:
+    _WORKER.update(renderer=renderer, stage=stage, sent=set())
 
 
 def _read_files(jobs: list[tuple[str, str]]) -> list:
-    """Pass 1 for some files: [(name, sha256, [aggregate records]) or (name, error message, None)]."""
+    """Some files: [(name, sha256, [(packed aggregate record, keys, staged page files)]) or
+    (name, error message, None)]."""
+    renderer, stage, sent = _WORKER["renderer"], _WORKER["stage"], _WORKER["sent"]
     out = []
     for path, name in jobs:
         try:
@@ -82,46 +130,37 @@ def _read_files(jobs: list[tuple[str, str]]) -> list:
         except ImportFileError as exc:
             out.append((name, exc.message, None))
             continue
-        out.append((name, sha256, [aggregate_record(with_stats(r)) for r in records]))
+        runs = []
+        for record in records:
+            record = with_stats(record)
+            files = [stage.put(relative, text) for relative, text in renderer.run_page(record)]
+            runs.append((*_pack(_interned(aggregate_record(record)), sent), files))
+        out.append((name, sha256, runs))
+    forget_rows()  # each run's page is rendered once: its rows (and the run with its samples) can go
     return out
 
 
-def _render_runs(jobs: list[tuple[str, str, str, tuple[str, ...]]]) -> list:
-    """Pass 2 for some files: the page files of the runs named, read again from their files."""
-    renderer = _WORKER["renderer"]
-    pages = []
-    for path, sha256, name, ids in jobs:
-        for record in results_folder.read_again(Path(path), sha256, name):
-            if record["id"] in ids:
-                pages.append(renderer.run_page(with_stats(record)))
-    return pages
-
-
 class BundleSiteBuilder(SiteBuilder):
-    """A site builder whose runs lack most samples (:func:`aggregate_record`): a run's own page and
-    a comparison read the run again from its file."""
+    """A site builder whose runs lack most samples (:func:`aggregate_record`) and whose run pages
+    are staged already: a comparison reads its runs again from their files."""
 
-    def __init__(self, runs: list[dict], writer, title: str, templates=None, *, sources: dict, workers: int) -> None:
+    def __init__(self, runs: list[dict], writer, title: str, templates=None, *, sources: dict, staged: list) -> None:
         super().__init__(runs, writer, title, templates)
-        self.sources, self.workers = sources, workers
+        self.sources, self.staged = sources, staged
 
     def full(self, run: dict) -> dict:
         path, sha256, name = self.sources[run["id"]]
         return next(with_stats(r) for r in results_folder.read_again(Path(path), sha256, name) if r["id"] == run["id"])
 
     def write_run_pages(self) -> None:
-        by_file: dict[str, list[str]] = {}
-        for run in self.runs:
-            by_file.setdefault(self.sources[run["id"]][0], []).append(run["id"])
-        jobs = [(path, self.sources[ids[0]][1], self.sources[ids[0]][2], tuple(ids)) for path, ids in by_file.items()]
-        for files in chunked(f"{__name__}:_render_runs", jobs, self.workers, FILES_PER_TASK,
-                             f"{__name__}:_start_worker", (self.page_renderer,)):
-            self.write_files(files)
+        self.writer.commit(self.staged)
+        self.pages += len(self.runs)
 
 
-def read_folder(folder: str | os.PathLike, workers: int | None = None) -> tuple[list[dict], dict]:
-    """Pass 1: every run of the folder as :func:`aggregate_record` makes it, newest first, each id
-    once (the first file in name order wins), and {run id: (path, file sha256, name)}. All or
+def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
+                workers: int | None = None) -> BundleSiteBuilder:
+    """The builder of ``folder``'s site: every run as :func:`aggregate_record` makes it, newest
+    first, each id once (the first file in name order wins), its page staged in ``writer``. All or
     nothing: the first bad file stops it, naming itself."""
     root = Path(folder)
     files = results_folder.bundle_files(root)
@@ -129,25 +168,27 @@ def read_folder(folder: str | os.PathLike, workers: int | None = None) -> tuple[
         raise PdxError(f"no bundles (*{results_folder.SUFFIX}) in {folder}", "add runs with `pdx submit -o FOLDER`")
     workers = workers or default_workers(len(files))
     jobs = [(str(p), p.relative_to(root).as_posix()) for p in files]
+    paths = {name: path for path, name in jobs}
+    renderer = PageRenderer(pages.site_info(title, [], inline=False), templates)
     runs: dict[str, dict] = {}
     sources: dict[str, tuple[str, str, str]] = {}
-    paths = dict((name, path) for path, name in jobs)
-    shared: dict[str, dict] = {}
-    for name, sha256, records in chunked(f"{__name__}:_read_files", jobs, workers, FILES_PER_TASK):
+    staged: list = []
+    held: dict = {}
+    for name, sha256, records in chunked(f"{__name__}:_read_files", jobs, workers, FILES_PER_TASK,
+                                         f"{__name__}:_start_worker", (renderer, writer.stage("runs/"))):
         if records is None:
             raise PdxError(sha256, "run `pdx hub verify` on the folder to see every problem")
-        for record in records:
-            if record["id"] not in runs:
-                runs[record["id"]] = _share(record, shared)
+        for record, keys, page_files in records:
+            record = _unpack(record, keys, held)  # a copy left out below may be the first to bring an object
+            if record["id"] not in runs:  # a later file's copy of a run: its staged page is left behind
+                runs[record["id"]] = record
                 sources[record["id"]] = (paths[name], sha256, name)
+                staged.extend(page_files)
     ordered = sorted(runs.values(), key=lambda r: r["created_at"] or "", reverse=True)
-    return ordered, sources
+    return BundleSiteBuilder(ordered, writer, title, templates, sources=sources, staged=staged)
 
 
 def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str = "pdx results",
                     templates: str | os.PathLike | None = None, workers: int | None = None) -> PublishResult:
-    """The site of a results folder; the folder is read whole (and checked) before the site is touched."""
-    runs, sources = read_folder(folder, workers)
-    workers = workers or default_workers(len(sources))
-    return publish(runs, root, title, templates,
-                   builder=lambda *args: BundleSiteBuilder(*args, sources=sources, workers=workers))
+    """The site of a results folder; the folder is read whole (and checked) before the site changes."""
+    return build_site(root, lambda writer: read_folder(folder, writer, title, templates, workers))

@@ -57,13 +57,6 @@ def headline_tests(runs: list[dict]) -> dict[str, str]:
     return {phase: c.most_common(1)[0][0] for phase, c in counts.items() if c}
 
 
-def best_row(runs: list[dict], phase: str, test: str) -> tuple[dict, Row] | None:
-    """The run with the highest mean rate on ``test`` in ``phase``."""
-    found = [(run, row) for run in runs for row in run_rows(run)
-             if row.ok and row.phase == phase and row.test == test and not row.part]
-    return max(found, key=lambda pair: pair[1].rate, default=None)
-
-
 @dataclass
 class Group:
     """Runs sharing a key, newest first."""
@@ -76,7 +69,15 @@ class Group:
         return self.runs[0]
 
     def headline(self, tests: dict[str, str]) -> dict[str, tuple[dict, Row] | None]:
-        return {phase: best_row(self.runs, phase, test) for phase, test in tests.items()}
+        """{phase: the run with the highest mean rate on that phase's test, and its row}; each run's
+        rows made once for every phase."""
+        best: dict[str, tuple[dict, Row]] = {}
+        for run in self.runs:
+            for row in run_rows(run):
+                if row.ok and not row.part and tests.get(row.phase) == row.test:
+                    if row.phase not in best or row.rate > best[row.phase][1].rate:
+                        best[row.phase] = (run, row)
+        return {phase: best.get(phase) for phase in tests}
 
 
 def group_by(runs: list[dict], key) -> dict:

@@ -7,7 +7,6 @@ per chip with its ceilings and every run on it (``chips/<slug>.html``), and "wha
 from __future__ import annotations
 
 import json
-from urllib.parse import quote, urlencode
 
 from pdx.reports import groups, hubdata, labels
 from pdx.reports.pages import RUNS_SHOWN
@@ -32,7 +31,7 @@ def build(builder) -> None:
         basis = next((r["ceiling_basis"] for r in group.runs if r.get("ceiling_basis")), None)
         # The newest runs in the page; every one through the runs page's filter, linked.
         shown = hubdata.chip_runs(group.runs[:RUNS_SHOWN], below)
-        everything = "../runs/index.html#" + urlencode({"hardware": labels.hardware_label(run)}, quote_via=quote)
+        everything = below.runs_list(hardware=labels.hardware_label(run))
         builder.page(hubdata.chip_page(run, ""), "hub_chip.html", labels.hardware_label(run),
                      {"hardware": run["hardware"], "ceiling_basis": basis, "total_runs": len(group.runs),
                       "runs": shown}, rows=shown, basis=basis, hardware_page=below.hardware(run), runs=group.runs,

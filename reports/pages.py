@@ -8,6 +8,7 @@ so it opens from ``file://`` and from any folder of a web server.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote, urlencode
 
 import pdx
 from pdx.reports import groups, labels
@@ -38,7 +39,6 @@ class SiteLinks:
     """Links from a page ``root`` levels below the site's top ("" or "../")."""
 
     root: str = ""
-    configs_with_pages: frozenset = frozenset()
 
     def run(self, run: dict) -> str:
         return f"{self.root}runs/{run['id']}.html"
@@ -49,9 +49,13 @@ class SiteLinks:
     def hardware(self, run: dict) -> str:
         return f"{self.root}hardware/{groups.hardware_slug(run)}.html"
 
-    def config(self, run: dict) -> str | None:
-        if groups.config_key(run) not in self.configs_with_pages:
-            return None
+    def runs_list(self, **exact: str) -> str:
+        """The runs page filtered to the runs whose ``hardware``, ``model`` or ``backend`` name is
+        exactly the one given (runs.js reads the address), a link that survives rebuilds."""
+        return f"{self.root}runs/index.html#" + urlencode(exact, quote_via=quote)
+
+    def config(self, run: dict) -> str:
+        # Every configuration has a page, one run or many: a run's page links it without knowing the others.
         return f"{self.root}compare/{groups.config_slug(run)}.html"
 
 

@@ -119,6 +119,11 @@ def run_rows(run: dict) -> list[Row]:
     return rows
 
 
+def forget_rows() -> None:
+    """Let go of every run kept for its rows (a process that renders each run once, and many)."""
+    _ROWS.clear()
+
+
 def phase_rows(run: dict, phase: str) -> list[Row]:
     """The measured rows of one phase, pp/tg tests before split-out parts."""
     rows = [r for r in run_rows(run) if r.phase == phase and r.ok]

@@ -86,11 +86,12 @@ class PublishResult:
 
 
 class PageRenderer:
-    """Pages as text: what a process needs to render any page of a site, run pages included, so
-    the run pages of a large site can be rendered in other processes."""
+    """Pages as text: what a process needs to render any page of a site. A run's page reads only
+    the run and the site's title, so the run pages of a large site render in other processes,
+    before the rest of the site is known."""
 
-    def __init__(self, info: dict, headline: dict, compared: frozenset, templates=None) -> None:
-        self.info, self.headline, self.compared, self.templates = info, headline, compared, templates
+    def __init__(self, info: dict, templates=None) -> None:
+        self.info, self.templates = info, templates
         self.env = templating.environment(templates)
 
     def __getstate__(self) -> dict:
@@ -100,9 +101,6 @@ class PageRenderer:
         vars(self).update(state)
         self.env = templating.environment(self.templates)
 
-    def links(self, root: str) -> pages.SiteLinks:
-        return pages.SiteLinks(root, self.compared)
-
     def render(self, path: str, template: str, title: str, data: dict, shown: list[dict], **context) -> list:
         """[(path, HTML), (its JSON's path, JSON)]: ``template`` rendered, ``data`` beside it."""
         root = "../" * path.count("/")
@@ -111,7 +109,7 @@ class PageRenderer:
         site = self.info | {"data_time": pages.data_time(shown), "n_runs": len(shown)}
         html = self.env.get_template(template).render(
             site=site, page={"title": title, "root": root, "json": json_path.name},
-            links=self.links(root), headline=self.headline, **context)
+            links=pages.SiteLinks(root), **context)
         return [(path, html), (json_path.as_posix(), _json(data))]
 
     def run_page(self, run: dict) -> list:
@@ -124,16 +122,16 @@ class SiteBuilder:
         self.runs, self.writer, self.title = runs, writer, title
         self.renderer = ChartRenderer()
         self.configs = groups.group_by(runs, groups.config_key)
-        self.compared = frozenset(k for k, g in self.configs.items() if len(g.runs) > 1)
         self.info = pages.site_info(title, runs, inline=False)
         self.headline = groups.headline_tests(runs)
-        self.page_renderer = PageRenderer(self.info, self.headline, self.compared, templates)
+        self.page_renderer = PageRenderer(self.info, templates)
         self.env = self.page_renderer.env
         self.pages = 0
         self.deferred: list = []  # pages waiting for their charts
+        self._bests: dict = {}
 
     def links(self, root: str) -> pages.SiteLinks:
-        return self.page_renderer.links(root)
+        return pages.SiteLinks(root)
 
     def later(self, *args, **context) -> None:
         """A page with charts: written once every chart of the site is rendered."""
@@ -142,6 +140,7 @@ class SiteBuilder:
     def page(self, path: str, template: str, title: str, data: dict, **context) -> None:
         """Render ``template`` to ``path`` and write ``data`` beside it as JSON."""
         shown = context.get("runs") or ([context["run"]] if "run" in context else self.runs)
+        context.setdefault("headline", self.headline)
         self.write_files(self.page_renderer.render(path, template, title, data, shown, **context))
 
     def write_files(self, files: list) -> None:
@@ -159,8 +158,14 @@ class SiteBuilder:
             self.write_files(self.page_renderer.run_page(run))
 
     def board(self, runs: list[dict], root: str) -> list[dict]:
-        configs = groups.group_by(runs, groups.config_key)
-        return leaderboard(configs.values(), self.headline, self.links(root))
+        # A configuration is on the index's board and on its machine's and model's: its best runs found once.
+        keys = dict.fromkeys(groups.config_key(r) for r in runs)
+        return leaderboard([self.configs[k] for k in keys], self.headline, self.links(root), self._best)
+
+    def _best(self, group: groups.Group) -> dict:
+        if group.key not in self._bests:
+            self._bests[group.key] = group.headline(self.headline)
+        return self._bests[group.key]
 
     def build(self) -> None:
         # Pages with charts first, so the charts render in worker processes while this
@@ -185,8 +190,8 @@ class SiteBuilder:
         hubpages.build(self)
         self.write_run_pages()
         self.runs_index()
-        for key in self.compared:
-            self.compare_page(self.configs[key].runs)
+        for group in self.configs.values():
+            self.compare_page(group.runs)
         self.renderer.wait()
         for key, svg in self.renderer.all_svgs().items():
             self.writer.write(f"{CHART_CACHE}/{key}.svg", str(svg))
@@ -218,15 +223,18 @@ class SiteBuilder:
                    charts=charts, runs=runs, recent=runs[:RECENT_RUNS])
 
     def compare_page(self, runs: list[dict]) -> None:
-        """Newest run against the one before; no rendered charts (a site has one such page per
-        configuration), the change drawn in the table instead."""
-        new, base = self.full(runs[0]), self.full(runs[1])
-        lines = comparison.compare(base, new)
-        data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
-                "differences": comparison.differences(base, new), "runs": [_run_summary(r) for r in runs]}
+        """A configuration's page: its newest run against the one before (no rendered charts: a
+        site has one such page per configuration, the change drawn in the table instead), or its
+        only run, so that every run's page can link its configuration's."""
+        new = self.full(runs[0])
+        base = self.full(runs[1]) if len(runs) > 1 else None
+        lines = comparison.compare(base, new) if base else []
+        differences = comparison.differences(base, new) if base else []
+        data = {"baseline": base["id"] if base else None, "new": new["id"], "tests": [line.to_dict() for line in lines],
+                "differences": differences, "runs": [_run_summary(r) for r in runs]}
         title = labels.system_label(new, with_model=True)
         self.page(f"compare/{groups.config_slug(new)}.html", "compare.html", title, data, base=base, new=new,
-                  lines=lines, differences=data["differences"], runs=runs, charts=[])
+                  lines=lines, differences=differences, runs=runs, charts=[], listed=RECENT_RUNS)
 
     def index(self) -> None:
         board = self.board(self.runs, "")
@@ -237,7 +245,7 @@ class SiteBuilder:
                   for g in groups.group_by(self.runs, groups.model_key).values()]
         compared = [{"title": labels.system_label(g.latest, with_model=True), "page": f"compare/{groups.config_slug(g.latest)}.html",
                      "runs": len(g.runs), "latest": g.latest["created_at"]}
-                    for k, g in self.configs.items() if k in self.compared]
+                    for g in self.configs.values() if len(g.runs) > 1]
         data = {"title": self.title, "pdx_version": self.info["version"], "data_time": self.info["data_time"],
                 "headline_tests": self.headline, "leaderboard": public(board), "hardware": hardware, "models": models,
                 "comparisons": compared, "charts": [chart.to_dict()] if chart else []}
@@ -282,19 +290,25 @@ def _run_summary(run: dict) -> dict:
 
 
 def publish(runs: list[dict], root: str | os.PathLike, title: str = "pdx results",
-            templates: str | os.PathLike | None = None, builder=SiteBuilder) -> PublishResult:
-    """Build the site of ``runs`` into ``root``; ``builder`` makes the :class:`SiteBuilder` (the
-    bundle folder's reads runs again from their files: :mod:`pdx.reports.bundle_site`)."""
+            templates: str | os.PathLike | None = None) -> PublishResult:
+    """Build the site of ``runs`` into ``root``."""
+    return build_site(root, lambda writer: SiteBuilder(runs, writer, title, templates))
+
+
+def build_site(root: str | os.PathLike, make_builder) -> PublishResult:
+    """Build a site into ``root`` with the :class:`SiteBuilder` that ``make_builder(writer)`` returns
+    (a results folder's reads its runs through the writer: :mod:`pdx.reports.bundle_site`). A build
+    that stops is recorded so that the next one may replace what it wrote (:meth:`SiteWriter.abandon`)."""
     started = time.perf_counter()
     writer = SiteWriter(root)
     try:
-        builder = builder(runs, writer, title, templates)
+        builder = make_builder(writer)
         builder.build()
     except BaseException:
         writer.abandon()
         raise
-    about = {"title": title, "pdx_version": builder.info["version"], "data_time": builder.info["data_time"],
-             "runs": len(runs)}
+    about = {"title": builder.title, "pdx_version": builder.info["version"], "data_time": builder.info["data_time"],
+             "runs": len(builder.runs)}
     removed = writer.finish(about)
     return PublishResult(writer.root, builder.pages, writer.changed, removed, time.perf_counter() - started,
-                         builder.renderer.stats, len(runs))
+                         builder.renderer.stats, len(builder.runs))

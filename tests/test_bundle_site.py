@@ -1,5 +1,5 @@
 """`pdx publish --bundles` at scale (pdx.reports.bundle_site): the folder read in worker processes,
-the site built from runs without most samples, each run's page rendered from its file again.
+each run's page rendered there, the rest of the site built from runs without most samples.
 The same folder must give byte for byte the site that every run held whole in memory gives;
 a file that changes under the build, or a bad one, stops it and leaves the site as it was."""
 
@@ -113,6 +113,44 @@ def test_a_bad_file_read_by_a_worker_is_named_and_nothing_is_written(results, tm
         bundle_site.publish_bundles(work, tmp_path / "site", workers=2)
     assert caught.value.hint == "run `pdx hub verify` on the folder to see every problem"
     assert not (tmp_path / "site").exists()
+
+
+def test_a_bad_file_added_to_a_published_folder_leaves_the_site_as_it_was(results, tmp_path):
+    """Run pages are rendered while the folder is read, into a stage the writer commits only once
+    every file has passed."""
+    work = tmp_path / "runs"
+    work.mkdir()
+    for path in results.iterdir():
+        (work / path.name).write_bytes(path.read_bytes())
+    site = tmp_path / "site"
+    bundle_site.publish_bundles(work, site, workers=2)
+    before = _files(site)
+    victim = sorted(work.iterdir())[-1]
+    document = json.loads(victim.read_text())
+    document["runs"][0]["record"]["threads"] = 99  # its digest no longer matches
+    victim.write_text(json.dumps(document))
+    with pytest.raises(PdxError, match=f"cannot import {victim.name}: .*sha256"):
+        bundle_site.publish_bundles(work, site, workers=2)
+    assert _files(site) == before
+    assert not [p for p in site.iterdir() if p.name.startswith(".pdx-")]  # the stage is gone too
+
+
+def test_a_run_in_two_files_is_published_from_the_first_in_name_order(results, tmp_path, monkeypatch):
+    monkeypatch.setattr(bundle_site, "FILES_PER_TASK", 1)  # each copy rendered by its own worker
+    work = tmp_path / "runs"
+    work.mkdir()
+    first = sorted(results.iterdir())[0]
+    document = json.loads(first.read_text())
+    record = document["runs"][0]["record"]
+    (work / first.name).write_text(json.dumps(document))
+    record["tags"] = ["a later copy"]
+    document["runs"][0]["sha256"] = bundle.digest(record)
+    (work / f"{'f' * 32}{results_folder.SUFFIX}").write_text(json.dumps(document))
+    site = tmp_path / "site"
+    result = bundle_site.publish_bundles(work, site, workers=2)
+    assert result.runs == 1
+    page = json.loads((site / "runs" / f"{record['id']}.json").read_text())
+    assert page["run"]["tags"] != ["a later copy"]
 
 
 def test_workers_keep_the_order_of_the_tasks_and_raise_what_a_task_raises():

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import runfactory
-from pdx.contrib.folder import SUFFIX, file_name
-from pdx.reports.bundle_site import publish_bundles, read_folder
+from pdx.contrib.folder import SUFFIX, file_name, iter_bundles
+from pdx.reports.bundle_site import publish_bundles
 from pdx.contrib.verify import verify_folder
 from pdx.models import identify
 from pdx.registry import Registry, bundle
@@ -229,7 +229,7 @@ def test_publish_again_after_one_new_bundle_rewrites_only_the_pages_it_changes(r
 
 
 def _ids(repo: Path) -> set[str]:
-    return {r["id"] for r in read_folder(repo)[0]}
+    return {r["id"] for _, records in iter_bundles(repo) for r in records}
 
 
 def test_submit_refuses_misleading_runs_unless_forced(tmp_path, monkeypatch, model):
