@@ -160,6 +160,27 @@ def timed_or_burst(test: dict) -> bool:
     return False
 
 
+def assert_judged_with_the_window(run: dict, shape, window: int = 64) -> None:
+    """A run of a sliding-window shape, judged by ceilings whose KV cache caps the sliding layers at
+    the window and whose weights are the active ones: every measured test has a fraction, flagged
+    where above 1 (a probe cached on a busy machine can sit below a quiet run), and each decode
+    step reads the weights of its batch and the KV of its context."""
+    from pdx import ceilings
+
+    figures = ceilings.model_figures(run["model"])
+    assert (figures.kv.sliding_window, figures.kv.n_sliding_layers) == (window, shape.n_sliding_layers)
+    assert figures.active_params == shape.active_params and figures.n_experts == shape.n_experts
+    for test in run["tests"]:
+        record = test["ceilings"]
+        assert test["stats"]["rate"]["mean"] > 0 and record["fraction"] > 0
+        assert record["above_ceiling"] == (record["fraction"] > 1)
+        decode = record["phases"].get("decode")
+        if decode:
+            b = test["batch"]
+            kv = figures.kv_bytes_at(decode["context"])
+            assert decode["bytes_per_token"] == pytest.approx((figures.weight_bytes(b) + b * kv) / b)
+
+
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory) -> Path:
     from pdx.synth import get_shape, write_gguf

@@ -10,10 +10,9 @@ import json
 
 import pytest
 
-from pdx import ceilings
 from pdx.synth import get_shape, write_hf
 
-from conftest import assert_one_line_error, run_pdx
+from conftest import assert_judged_with_the_window, assert_one_line_error, run_pdx
 
 pytestmark = pytest.mark.mlx
 GEMMA, OSS = get_shape("tiny-gemma3"), get_shape("tiny-gpt-oss")
@@ -29,28 +28,13 @@ def _bench(registry_url, model, *args) -> dict:
     return run
 
 
-def _assert_judged_with_the_window(run: dict, shape) -> None:
-    figures = ceilings.model_figures(run["model"])
-    assert (figures.kv.sliding_window, figures.kv.n_sliding_layers) == (64, shape.n_sliding_layers)
-    assert figures.active_params == shape.active_params
-    for test in run["tests"]:
-        record = test["ceilings"]
-        assert test["stats"]["rate"]["mean"] > 0 and record["fraction"] > 0
-        # A probe cached on a busy machine can sit below a quiet run: then the rate is flagged, as checked.
-        assert record["above_ceiling"] == (record["fraction"] > 1)
-        decode = record["phases"].get("decode")
-        if decode:
-            kv = figures.kv_bytes_at(decode["context"])
-            assert decode["bytes_per_token"] == pytest.approx(figures.weight_bytes(1) + kv)
-
-
 def test_gemma3_past_its_window(registry_url, tmp_path):
     model = write_hf(GEMMA, "float32", tmp_path / "gemma")
     run = _bench(registry_url, model, "-n", "8", "-d", f"0,{PAST_WINDOW}")
     assert run["model"]["architecture"] == "gemma3_text"
     assert {t["name"] for t in run["tests"]} == {f"pp{PAST_WINDOW}", "tg8", f"pp{PAST_WINDOW}@d{PAST_WINDOW}",
                                                  f"tg8@d{PAST_WINDOW}"}
-    _assert_judged_with_the_window(run, GEMMA)
+    assert_judged_with_the_window(run, GEMMA)
 
 
 def test_gpt_oss_in_mlx_lm_s_layout_past_its_window(registry_url, tmp_path):
@@ -58,7 +42,7 @@ def test_gpt_oss_in_mlx_lm_s_layout_past_its_window(registry_url, tmp_path):
     run = _bench(registry_url, model, "-n", "4")
     assert run["model"]["architecture"] == "gpt_oss" and run["model"]["dtype"] == "q8"
     assert {t["name"] for t in run["tests"]} == {f"pp{PAST_WINDOW}", "tg4"}
-    _assert_judged_with_the_window(run, OSS)
+    assert_judged_with_the_window(run, OSS)
 
 
 def test_gpt_oss_in_transformers_layout_is_refused_in_one_line(registry_url, tmp_path):
