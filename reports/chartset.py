@@ -8,6 +8,7 @@ depths, a batch sweep two batch sizes, a latency plot serving records.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -77,6 +78,11 @@ class ChartView:
     namer: Namer
     headline: dict[str, str]
     per_test: bool = True
+
+    @functools.cached_property
+    def latest(self) -> figures.Latest:
+        """The newest row of each (series, test, phase): what several charts plot, found once a page."""
+        return figures.latest_rows(self.runs, self.namer)
 
 
 @dataclass(frozen=True)
@@ -159,7 +165,7 @@ def phase_chart(view: ChartView) -> ChartSpec | None:
                          charts.phase_bars(bars, "run"))
     if not view.headline:
         return None
-    bars, note = cap_series(figures.system_bars(runs, namer, view.headline), "rate",
+    bars, note = cap_series(figures.system_bars(runs, namer, view.headline, view.latest), "rate",
                             "the newest measurement of each; grey dashed: the ceiling, where stored",
                             limit=MAX_BARS // 2, key="label")
     if not bars:
@@ -169,13 +175,13 @@ def phase_chart(view: ChartView) -> ChartSpec | None:
 
 
 def depth_chart(view: ChartView) -> ChartSpec | None:
-    depth, note = cap_series(figures.depth_points(view.runs, view.namer), "rate",
+    depth, note = cap_series(figures.depth_points(view.runs, view.namer, view.latest), "rate",
                              "batch 1; depth = tokens already in the KV cache")
     return ChartSpec("rate-vs-depth", "Rate vs context depth", note, charts.rate_vs_depth(depth)) if depth else None
 
 
 def batch_chart(view: ChartView) -> ChartSpec | None:
-    points, knees = figures.batch_points(view.runs, view.namer)
+    points, knees = figures.batch_points(view.runs, view.namer, view.latest)
     points, note = cap_series(points, "aggregate",
                               f"solid: all sequences together; dashed: per sequence; measured knee: the largest "
                               f"batch whose per-sequence rate keeps {figures.KNEE_SHARE:.0%} of batch 1's")

@@ -59,9 +59,13 @@ def latest_rows(runs: Iterable[dict], namer: Namer) -> dict[tuple[str, str, str]
     return found
 
 
-def system_bars(runs: Iterable[dict], namer: Namer, tests: dict[str, str]) -> list[dict]:
-    """One bar per series for each headline test (``{phase: test name}``), fastest decoder first."""
-    latest = latest_rows(runs, namer)
+Latest = dict[tuple[str, str, str], tuple[dict, Row]]
+
+
+def system_bars(runs: Iterable[dict], namer: Namer, tests: dict[str, str], latest: Latest | None = None) -> list[dict]:
+    """One bar per series for each headline test (``{phase: test name}``), fastest decoder first.
+    ``latest``: :func:`latest_rows` of the same runs and namer, where the caller has it."""
+    latest = latest_rows(runs, namer) if latest is None else latest
     chosen = {(series, phase): row for (series, name, phase), (_, row) in latest.items() if tests.get(phase) == name}
     speed = {series: row.rate for (series, phase), row in chosen.items() if phase == DECODE}
     order = sorted({series for series, _ in chosen}, key=lambda s: (-speed.get(s, 0.0), s))
@@ -69,10 +73,10 @@ def system_bars(runs: Iterable[dict], namer: Namer, tests: dict[str, str]) -> li
             if (series, phase) in chosen]
 
 
-def depth_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
+def depth_points(runs: Iterable[dict], namer: Namer, latest: Latest | None = None) -> list[dict]:
     """Rate vs depth at batch 1, per series and base test, where a series has two depths or more."""
     groups: dict[tuple[str, str, str], dict[int, float]] = {}
-    for (series, _, phase), (_, row) in latest_rows(runs, namer).items():
+    for (series, _, phase), (_, row) in (latest_rows(runs, namer) if latest is None else latest).items():
         if row.batch == 1 and not row.part:
             groups.setdefault((series, base_test(row.test), phase), {})[row.depth] = row.rate
     sweeps = {key: points for key, points in groups.items() if len(points) > 1}
@@ -107,11 +111,11 @@ def predicted_knee(run: dict) -> int | None:
     return max(1, round(knee)) if knee else None
 
 
-def batch_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[dict]]:
+def batch_points(runs: Iterable[dict], namer: Namer, latest: Latest | None = None) -> tuple[list[dict], list[dict]]:
     """Decode rate vs batch per series, base test and depth; and the knees of each sweep."""
     groups: dict[tuple[str, str], dict[int, Row]] = {}
     owners: dict[tuple[str, str], dict] = {}
-    for (series, _, phase), (run, row) in latest_rows(runs, namer).items():
+    for (series, _, phase), (run, row) in (latest_rows(runs, namer) if latest is None else latest).items():
         if phase == DECODE and not row.part:
             key = (series, f"{base_test(row.test)}" + (f"@d{row.depth}" if row.depth else ""))
             groups.setdefault(key, {})[row.batch] = row

@@ -20,9 +20,10 @@ def _rate(test: dict) -> float | None:
     return (stats.get("rate") or {}).get("mean")
 
 
-def _ok(run: dict, kind: str, **fixed) -> list[dict]:
+def _ok(run: dict, kind: str, batch: int | None = None, depth: int | None = None) -> list[dict]:
+    """The measured tests of ``kind`` (at ``batch`` and ``depth`` where given)."""
     return [t for t in run["tests"] if t["kind"] == kind and t["status"] == "ok" and _rate(t)
-            and all(t.get(k, 1 if k == "batch" else 0) == v for k, v in fixed.items())]
+            and (batch is None or t.get("batch", 1) == batch) and (depth is None or t.get("depth", 0) == depth)]
 
 
 def depth_fit(run: dict) -> dict | None:

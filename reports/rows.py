@@ -103,9 +103,10 @@ def rows_of_test(run_id: str, test: dict) -> list[Row]:
 
 
 # Pages ask for a run's rows many times (tables, charts, leaderboards); runs are read-only
-# once read, so rows are kept per run object for the length of a build.
+# once read, so rows are kept per run object for the length of a build: for every run of a
+# community's site (a cache smaller than the site is emptied, and refilled, on every pass over it).
 _ROWS: dict[int, tuple[dict, list[Row]]] = {}
-_ROWS_LIMIT = 50_000
+_ROWS_LIMIT = 250_000
 
 
 def run_rows(run: dict) -> list[Row]:
