@@ -33,12 +33,16 @@ class ReportLinks:
     def config(self, run: dict) -> None:
         return None
 
+    def config_runs(self, run: dict) -> None:
+        return None
+
 
 @dataclass
 class SiteLinks:
     """Links from a page ``root`` levels below the site's top ("" or "../")."""
 
     root: str = ""
+    configs_with_pages: frozenset = frozenset()
 
     def run(self, run: dict) -> str:
         return f"{self.root}runs/{run['id']}.html"
@@ -54,9 +58,16 @@ class SiteLinks:
         exactly the one given (runs.js reads the address), a link that survives rebuilds."""
         return f"{self.root}runs/index.html#" + urlencode(exact, quote_via=quote)
 
-    def config(self, run: dict) -> str:
-        # Every configuration has a page, one run or many: a run's page links it without knowing the others.
+    def config(self, run: dict) -> str | None:
+        """The comparison page of the run's configuration, where it has one (two runs or more)."""
+        if groups.config_key(run) not in self.configs_with_pages:
+            return None
         return f"{self.root}compare/{groups.config_slug(run)}.html"
+
+    def config_runs(self, run: dict) -> str:
+        """Every run of the run's configuration: the runs list filtered to it, a link a run's own page
+        can hold without knowing the rest of the site."""
+        return self.runs_list(hardware=labels.hardware_label(run), model=run["model"]["name"], backend=run["backend"])
 
 
 def data_time(runs: list[dict]) -> str | None:

@@ -87,8 +87,8 @@ class PublishResult:
 
 class PageRenderer:
     """Pages as text: what a process needs to render any page of a site. A run's page reads only
-    the run and the site's title, so the run pages of a large site render in other processes,
-    before the rest of the site is known."""
+    the run and the site's title (it links its configuration's runs through the runs list), so the
+    run pages of a large site render in other processes, before the rest of the site is known."""
 
     def __init__(self, info: dict, templates=None) -> None:
         self.info, self.templates = info, templates
@@ -101,15 +101,17 @@ class PageRenderer:
         vars(self).update(state)
         self.env = templating.environment(self.templates)
 
-    def render(self, path: str, template: str, title: str, data: dict, shown: list[dict], **context) -> list:
-        """[(path, HTML), (its JSON's path, JSON)]: ``template`` rendered, ``data`` beside it."""
+    def render(self, path: str, template: str, title: str, data: dict, shown: list[dict], compared=frozenset(),
+               **context) -> list:
+        """[(path, HTML), (its JSON's path, JSON)]: ``template`` rendered, ``data`` beside it;
+        ``compared``: the configurations with a comparison page, which the page may link."""
         root = "../" * path.count("/")
         json_path = Path(path).with_suffix(".json")
         # The footer dates the page's own runs, so a new run leaves the pages it is not on unchanged.
         site = self.info | {"data_time": pages.data_time(shown), "n_runs": len(shown)}
         html = self.env.get_template(template).render(
             site=site, page={"title": title, "root": root, "json": json_path.name},
-            links=pages.SiteLinks(root), **context)
+            links=pages.SiteLinks(root, compared), **context)
         return [(path, html), (json_path.as_posix(), _json(data))]
 
     def run_page(self, run: dict) -> list:
@@ -122,6 +124,7 @@ class SiteBuilder:
         self.runs, self.writer, self.title = runs, writer, title
         self.renderer = ChartRenderer()
         self.configs = groups.group_by(runs, groups.config_key)
+        self.compared = frozenset(k for k, g in self.configs.items() if len(g.runs) > 1)
         self.info = pages.site_info(title, runs, inline=False)
         self.headline = groups.headline_tests(runs)
         self.page_renderer = PageRenderer(self.info, templates)
@@ -131,7 +134,7 @@ class SiteBuilder:
         self._bests: dict = {}
 
     def links(self, root: str) -> pages.SiteLinks:
-        return pages.SiteLinks(root)
+        return pages.SiteLinks(root, self.compared)
 
     def later(self, *args, **context) -> None:
         """A page with charts: written once every chart of the site is rendered."""
@@ -141,7 +144,7 @@ class SiteBuilder:
         """Render ``template`` to ``path`` and write ``data`` beside it as JSON."""
         shown = context.get("runs") or ([context["run"]] if "run" in context else self.runs)
         context.setdefault("headline", self.headline)
-        self.write_files(self.page_renderer.render(path, template, title, data, shown, **context))
+        self.write_files(self.page_renderer.render(path, template, title, data, shown, self.compared, **context))
 
     def write_files(self, files: list) -> None:
         """Write one page's files (:meth:`PageRenderer.render`'s list)."""
@@ -190,8 +193,8 @@ class SiteBuilder:
         hubpages.build(self)
         self.write_run_pages()
         self.runs_index()
-        for group in self.configs.values():
-            self.compare_page(group.runs)
+        for key in self.compared:
+            self.compare_page(self.configs[key].runs)
         self.renderer.wait()
         for key, svg in self.renderer.all_svgs().items():
             self.writer.write(f"{CHART_CACHE}/{key}.svg", str(svg))
@@ -223,14 +226,12 @@ class SiteBuilder:
                    charts=charts, runs=runs, recent=runs[:RECENT_RUNS])
 
     def compare_page(self, runs: list[dict]) -> None:
-        """A configuration's page: its newest run against the one before (no rendered charts: a
-        site has one such page per configuration, the change drawn in the table instead), or its
-        only run, so that every run's page can link its configuration's."""
-        new = self.full(runs[0])
-        base = self.full(runs[1]) if len(runs) > 1 else None
-        lines = comparison.compare(base, new) if base else []
-        differences = comparison.differences(base, new) if base else []
-        data = {"baseline": base["id"] if base else None, "new": new["id"], "tests": [line.to_dict() for line in lines],
+        """Newest run against the one before; no rendered charts (a site has one such page per
+        configuration of two runs or more), the change drawn in the table instead."""
+        new, base = self.full(runs[0]), self.full(runs[1])
+        lines = comparison.compare(base, new)
+        differences = comparison.differences(base, new)
+        data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
                 "differences": differences, "runs": [_run_summary(r) for r in runs]}
         title = labels.system_label(new, with_model=True)
         self.page(f"compare/{groups.config_slug(new)}.html", "compare.html", title, data, base=base, new=new,
@@ -245,7 +246,7 @@ class SiteBuilder:
                   for g in groups.group_by(self.runs, groups.model_key).values()]
         compared = [{"title": labels.system_label(g.latest, with_model=True), "page": f"compare/{groups.config_slug(g.latest)}.html",
                      "runs": len(g.runs), "latest": g.latest["created_at"]}
-                    for g in self.configs.values() if len(g.runs) > 1]
+                    for k, g in self.configs.items() if k in self.compared]
         data = {"title": self.title, "pdx_version": self.info["version"], "data_time": self.info["data_time"],
                 "headline_tests": self.headline, "leaderboard": public(board), "hardware": hardware, "models": models,
                 "comparisons": compared, "charts": [chart.to_dict()] if chart else []}

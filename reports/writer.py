@@ -65,6 +65,10 @@ def _exclusive_move(staged: str, path: str) -> None:
     os.unlink(staged)
 
 
+def _vanished(path: str) -> None:
+    raise PdxError(f"{path} was removed while the site was being built", "publish again")
+
+
 @dataclass
 class Stage:
     """The worker's side of :meth:`SiteWriter.stage`: pickled to other processes, which write files
@@ -222,7 +226,7 @@ class SiteWriter:
         """Files :meth:`Stage.put` made, each checked here as :meth:`write` checks its own."""
         for relative, digest, staged in entries:
             if staged is None:  # the page the last build wrote, unchanged (Stage.put read it back)
-                self._place(relative, digest, None, None)
+                self._place(relative, digest, None, _vanished)
             else:
                 self._place(relative, digest, lambda path: os.replace(staged, path),
                             lambda path: _exclusive_move(staged, path))
