@@ -17,7 +17,7 @@ PHASE_OF_KIND = {"pp": PREFILL, "tg": DECODE, "pg": BLENDED}
 _SPLIT_STATS = ((PREFILL, "prompt_rate"), (DECODE, "gen_rate"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ceiling:
     """The lower of a phase's two bounds, as stored with the result."""
 
@@ -33,7 +33,7 @@ class Ceiling:
         return self.fraction is not None and self.fraction > 1.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     run_id: str
     test: str
