@@ -63,6 +63,8 @@ class Group:
 
     key: tuple
     runs: list[dict] = field(default_factory=list)
+    # Runs are read-only once grouped, and a site puts a configuration on several boards.
+    _headlines: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def latest(self) -> dict:
@@ -70,14 +72,18 @@ class Group:
 
     def headline(self, tests: dict[str, str]) -> dict[str, tuple[dict, Row] | None]:
         """{phase: the run with the highest mean rate on that phase's test, and its row}; each run's
-        rows made once for every phase."""
+        rows made once for every phase, and the answer kept."""
+        known = self._headlines.get(tuple(tests.items()))
+        if known is not None:
+            return known
         best: dict[str, tuple[dict, Row]] = {}
         for run in self.runs:
             for row in run_rows(run):
                 if row.ok and not row.part and tests.get(row.phase) == row.test:
                     if row.phase not in best or row.rate > best[row.phase][1].rate:
                         best[row.phase] = (run, row)
-        return {phase: best.get(phase) for phase in tests}
+        found = self._headlines[tuple(tests.items())] = {phase: best.get(phase) for phase in tests}
+        return found
 
 
 def group_by(runs: list[dict], key) -> dict:

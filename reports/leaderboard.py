@@ -30,13 +30,11 @@ def _cell(found: tuple[dict, Row] | None, links) -> dict | None:
             "row": row}
 
 
-def leaderboard(configs: Iterable[groups.Group], headline: dict[str, str], links, best_of=None) -> list[dict]:
-    """``best_of(group)``: the group's best runs of the headline tests, where the caller keeps them
-    (a site puts each configuration on several boards)."""
+def leaderboard(configs: Iterable[groups.Group], headline: dict[str, str], links) -> list[dict]:
     board = []
     for group in configs:
         run = group.latest
-        best = best_of(group) if best_of else group.headline(headline)
+        best = group.headline(headline)
         board.append({
             "hardware": {"id": groups.hardware_key(run), "name": labels.hardware_label(run),
                          "page": links.hardware(run)},

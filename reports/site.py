@@ -131,7 +131,6 @@ class SiteBuilder:
         self.env = self.page_renderer.env
         self.pages = 0
         self.deferred: list = []  # pages waiting for their charts
-        self._bests: dict = {}
 
     def links(self, root: str) -> pages.SiteLinks:
         return pages.SiteLinks(root, self.compared)
@@ -161,14 +160,10 @@ class SiteBuilder:
             self.write_files(self.page_renderer.run_page(run))
 
     def board(self, runs: list[dict], root: str) -> list[dict]:
-        # A configuration is on the index's board and on its machine's and model's: its best runs found once.
+        # The site's own groups: a configuration on the index's board and on its machine's and model's
+        # finds its best runs once (Group.headline keeps them).
         keys = dict.fromkeys(groups.config_key(r) for r in runs)
-        return leaderboard([self.configs[k] for k in keys], self.headline, self.links(root), self._best)
-
-    def _best(self, group: groups.Group) -> dict:
-        if group.key not in self._bests:
-            self._bests[group.key] = group.headline(self.headline)
-        return self._bests[group.key]
+        return leaderboard([self.configs[k] for k in keys], self.headline, self.links(root))
 
     def build(self) -> None:
         # Pages with charts first, so the charts render in worker processes while this
