@@ -150,7 +150,11 @@ def pdx_register_charts(register: Callable[["ChartMaker"], None]) -> None:
 
     A chart maker is a function ``make(view)`` given a
     :class:`pdx.reports.chartset.ChartView` (``runs``: the page's runs as
-    ``pdx show --json`` prints them; ``namer``: the page's label for a run;
+    ``pdx show --json`` prints them, newest first: a report's every run; on a
+    site's machine and model pages, the runs that hold each series' newest
+    measurement of each test and each configuration's best and newest two
+    (:mod:`pdx.reports.site_runs`), which is what a chart of many runs plots;
+    ``namer``: the page's label for a run;
     ``headline``: phase -> headline test; ``per_test``) and returning a
     :class:`pdx.reports.chartset.ChartSpec` (``name``, ``title``, ``note``,
     ``vega_lite``; a dict with those keys will do) or ``None`` when the runs

@@ -6,8 +6,9 @@ worker reads and checks its files (size, JSON, schema, digests: :mod:`pdx.contri
 derives each run's statistics, renders the run's own page (it reads only the run: every
 configuration has a page to link) into the site writer's stage, and sends the run back as every
 other page reads it (:func:`aggregate_record`, without most samples; the parts many runs hold
-alike sent once, :func:`_pack`). The main process builds the leaderboard, group, hub and
-comparison pages from those, and moves the staged run pages into place once every file has
+alike sent once, :func:`_pack`). The main process keeps of each run its listing, and whole only
+the runs that hold a configuration's newest or best figures (:mod:`pdx.reports.site_runs`), builds
+the leaderboard, group, hub and comparison pages from those, and moves the staged run pages into place once every file has
 passed: a folder with a bad file leaves the site as it was. A comparison reads its two runs
 again from their files, refusing a file whose text changed during the build.
 
@@ -27,6 +28,7 @@ from pdx.errors import ImportFileError, PdxError
 from pdx.reports import pages
 from pdx.reports.rows import forget_rows
 from pdx.reports.site import PageRenderer, PublishResult, SiteBuilder, build_site
+from pdx.reports.site_runs import SiteRuns
 from pdx.reports.writer import Stage
 from pdx.stats.results import with_stats
 from pdx.workers import chunked
@@ -144,24 +146,24 @@ class BundleSiteBuilder(SiteBuilder):
     """A site builder whose runs lack most samples (:func:`aggregate_record`) and whose run pages
     are staged already: a comparison reads its runs again from their files."""
 
-    def __init__(self, runs: list[dict], writer, title: str, templates=None, *, sources: dict, staged: list) -> None:
-        super().__init__(runs, writer, title, templates)
-        self.sources, self.staged = sources, staged
+    def __init__(self, site_runs: SiteRuns, writer, title: str, templates=None, *, staged: list) -> None:
+        super().__init__(site_runs, writer, title, templates)
+        self.staged = staged
 
     def full(self, run: dict) -> dict:
-        path, sha256, name = self.sources[run["id"]]
+        path, sha256, name = self.site_runs.source(run)
         return next(with_stats(r) for r in results_folder.read_again(Path(path), sha256, name) if r["id"] == run["id"])
 
     def write_run_pages(self) -> None:
         self.writer.commit(self.staged)
-        self.pages += len(self.runs)
+        self.pages += len(self.listed)
 
 
 def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
                 workers: int | None = None) -> BundleSiteBuilder:
-    """The builder of ``folder``'s site: every run as :func:`aggregate_record` makes it, newest
-    first, each id once (the first file in name order wins), its page staged in ``writer``. All or
-    nothing: the first bad file stops it, naming itself."""
+    """The builder of ``folder``'s site: every run as :func:`aggregate_record` makes it, each id
+    once (the first file in name order wins), its page staged in ``writer``. All or nothing: the
+    first bad file stops it, naming itself."""
     root = Path(folder)
     files = results_folder.bundle_files(root)
     if not files:
@@ -170,8 +172,7 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     jobs = [(str(p), p.relative_to(root).as_posix()) for p in files]
     paths = {name: path for path, name in jobs}
     renderer = PageRenderer(pages.site_info(title, [], inline=False), templates)
-    runs: dict[str, dict] = {}
-    sources: dict[str, tuple[str, str, str]] = {}
+    site_runs = SiteRuns()
     staged: list = []
     held: dict = {}
     for name, sha256, records in chunked(f"{__name__}:_read_files", jobs, workers, FILES_PER_TASK,
@@ -180,12 +181,9 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
             raise PdxError(sha256, "run `pdx hub verify` on the folder to see every problem")
         for record, keys, page_files in records:
             record = _unpack(record, keys, held)  # a copy left out below may be the first to bring an object
-            if record["id"] not in runs:  # a later file's copy of a run: its staged page is left behind
-                runs[record["id"]] = record
-                sources[record["id"]] = (paths[name], sha256, name)
+            if site_runs.add(record, (paths[name], sha256, name)):  # a later file's copy: its page is left behind
                 staged.extend(page_files)
-    ordered = sorted(runs.values(), key=lambda r: r["created_at"] or "", reverse=True)
-    return BundleSiteBuilder(ordered, writer, title, templates, sources=sources, staged=staged)
+    return BundleSiteBuilder(site_runs.finish(), writer, title, templates, staged=staged)
 
 
 def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str = "pdx results",

@@ -70,8 +70,9 @@ def cap_series(records: list[dict], value: str, note: str, limit: int = MAX_SERI
 
 @dataclass(frozen=True)
 class ChartView:
-    """What a chart maker is given: the page's runs (as ``pdx show --json`` prints them), how the
-    page names a run in a legend, the page's headline tests (phase -> test name), and whether the
+    """What a chart maker is given: the page's runs (as ``pdx show --json`` prints them; on a site's
+    machine and model pages, the runs that hold its newest and best figures), how the page names a
+    run in a legend, the page's headline tests (phase -> test name), and whether the
     page has room for a bar per test of every run."""
 
     runs: list[dict]

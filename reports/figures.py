@@ -143,6 +143,23 @@ def _spread(series: str, metric: str, values_ns: list[float]) -> dict:
             "max": ordered[-1]}
 
 
+def serving_tests(run: dict) -> list[dict]:
+    """A run's tests that carry serving data: per-request records, or a capacity search."""
+    return [t for t in run["tests"] if t.get("requests") or (t.get("stats") or {}).get("capacity")]
+
+
+def newest_serving(runs: Iterable[dict], namer: Namer) -> Iterable[tuple[dict, dict, str]]:
+    """(run, test, series label) of the newest serving measurement of each series and test; runs
+    come newest first. A series measured many times is drawn once, as its newest figures are."""
+    seen = set()
+    for run in runs:
+        name = namer(run)
+        for test in serving_tests(run):
+            if (name, test["name"]) not in seen:
+                seen.add((name, test["name"]))
+                yield run, test, f"{name} · {test['name']}"
+
+
 def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
     """TTFT and ITL distributions (ms) per series and test, where runs carry per-request records.
 
@@ -153,11 +170,9 @@ def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
     extremes) so a chart of thousands of requests stays small.
     """
     out = []
-    for run in runs:
-        for test in run["tests"]:
-            ok = [r for r in test.get("requests") or [] if r.get("status") == "ok"]
-            ttft = [r["first_ns"] for r in ok if r.get("first_ns") is not None]
-            itl = [gap for r in ok for gap in per_token_gaps(r.get("events") or [])]
-            series = f"{namer(run)} · {test['name']}"
-            out.extend(_spread(series, metric, values) for metric, values in (("TTFT", ttft), ("ITL", itl)) if values)
+    for _, test, series in newest_serving(runs, namer):
+        ok = [r for r in test.get("requests") or [] if r.get("status") == "ok"]
+        ttft = [r["first_ns"] for r in ok if r.get("first_ns") is not None]
+        itl = [gap for r in ok for gap in per_token_gaps(r.get("events") or [])]
+        out.extend(_spread(series, metric, values) for metric, values in (("TTFT", ttft), ("ITL", itl)) if values)
     return out

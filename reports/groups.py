@@ -46,29 +46,62 @@ def config_slug(run: dict) -> str:
     return slug(readable, _digest(*config_key(run)), limit=60)
 
 
-def headline_tests(runs: list[dict]) -> dict[str, str]:
-    """{phase: test name}: the most common depth-0, batch-1 pp and tg tests."""
-    counts: dict[str, Counter] = {PREFILL: Counter(), DECODE: Counter()}
-    for run in runs:
-        for test in run["tests"]:
+class HeadlineCounter:
+    """Counts the depth-0, batch-1 pp and tg tests of runs given one at a time, in any order, each
+    with its rank (larger: newer); :meth:`tests` names each phase's most common, a tie going to
+    the test of the newest run (and, in one run, to its first such test)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.newest: dict[tuple[str, str], tuple] = {}
+
+    def add(self, run: dict, rank) -> None:
+        for index, test in enumerate(run["tests"]):
             phase = PHASE_OF_KIND.get(test["kind"])
-            if phase in counts and test["depth"] == 0 and test["batch"] == 1 and test["status"] == "ok":
-                counts[phase][test["name"]] += 1
-    return {phase: c.most_common(1)[0][0] for phase, c in counts.items() if c}
+            if phase in (PREFILL, DECODE) and test["depth"] == 0 and test["batch"] == 1 and test["status"] == "ok":
+                key = (phase, test["name"])
+                self.counts[key] += 1
+                self.newest[key] = max(self.newest.get(key, (rank, -index)), (rank, -index))
+
+    def tests(self) -> dict[str, str]:
+        """{phase: test name}."""
+        best: dict[str, tuple[str, str]] = {}
+        for key in self.counts:
+            phase = key[0]
+            if phase not in best or (self.counts[key], self.newest[key]) > (self.counts[best[phase]],
+                                                                            self.newest[best[phase]]):
+                best[phase] = key
+        return {phase: best[phase][1] for phase in (PREFILL, DECODE) if phase in best}
+
+
+def headline_tests(runs: list[dict]) -> dict[str, str]:
+    """{phase: test name}: the most common depth-0, batch-1 pp and tg tests of runs newest first."""
+    counter = HeadlineCounter()
+    for index, run in enumerate(runs):
+        counter.add(run, -index)
+    return counter.tests()
 
 
 @dataclass
 class Group:
-    """Runs sharing a key, newest first."""
+    """Runs sharing a key, newest first: ``runs`` those its pages read whole (a site's: the runs
+    that hold its newest and best figures, :mod:`pdx.reports.site_runs`), ``listed`` every one of
+    them as lists show it (by default ``runs`` itself)."""
 
     key: tuple
     runs: list[dict] = field(default_factory=list)
+    listed: list[dict] | None = None
     # Runs are read-only once grouped, and a site puts a configuration on several boards.
     _headlines: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def latest(self) -> dict:
         return self.runs[0]
+
+    @property
+    def every(self) -> list[dict]:
+        """Every run of the group, as lists show them."""
+        return self.runs if self.listed is None else self.listed
 
     def headline(self, tests: dict[str, str]) -> dict[str, tuple[dict, Row] | None]:
         """{phase: the run with the highest mean rate on that phase's test, and its row}; each run's

@@ -53,9 +53,32 @@ def _prefill(run: dict) -> dict | None:
     return {"test": test["name"], "n_prompt": test["n_prompt"], "rate": _rate(test)}
 
 
+def headline_figures(run: dict) -> tuple[dict | None, dict | None]:
+    """A run's headline prefill and decode figures (the tests the hub pages show), each with the
+    fraction of its ceiling; a run's listing (:mod:`pdx.reports.site_runs`) carries them made."""
+    if "headline_figures" in run:
+        return run["headline_figures"]
+    found = _prefill(run), _decode(run)
+    for figures in found:
+        if figures:
+            test = next(t for t in run["tests"] if t["name"] == figures["test"])
+            figures["fraction"] = (test.get("ceilings") or {}).get("fraction")
+    return found
+
+
 def headline_rates(run: dict) -> tuple[float | None, float | None]:
-    """A run's headline prefill and decode rates (the tests the hub pages show), to 0.01 t/s."""
-    return tuple(round(f["rate"], 2) if f else None for f in (_prefill(run), _decode(run)))
+    """A run's headline prefill and decode rates, to 0.01 t/s."""
+    return tuple(round(f["rate"], 2) if f else None for f in headline_figures(run))
+
+
+def estimable(run: dict) -> bool:
+    """Whether the run has what "what to buy" estimates from (:func:`machine`)."""
+    return bool(_prefill(run) and _decode(run))
+
+
+def classic_test(run: dict) -> dict | None:
+    """The run's test of the classic table (tg128 at depth 0, batch 1), measured."""
+    return next((t for t in _ok(run, "tg", batch=1, depth=0) if t["name"] == CLASSIC_DECODE), None)
 
 
 def _batches(run: dict, decode: dict) -> list[dict]:
@@ -69,9 +92,9 @@ def _batches(run: dict, decode: dict) -> list[dict]:
 
 def machine(run: dict, links) -> dict | None:
     """One run's figures for the estimate; None without both a prefill and a decode rate."""
-    prefill, decode = _prefill(run), _decode(run)
-    if not prefill or not decode:
+    if not estimable(run):
         return None
+    prefill, decode = _prefill(run), _decode(run)
     return {"hardware": labels.hardware_label(run), "hardware_page": links.hardware(run), "backend": run["backend"],
             "run": run["id"], "run_page": links.run(run), "prefill": prefill,
             "decode": decode, "depth_fit": depth_fit(run), "batches": _batches(run, decode)}
@@ -109,7 +132,7 @@ def decode_vs_ceiling(runs: list[dict], links) -> list[dict]:
     rows = {}
     for run in runs:  # newest first
         key = groups.config_key(run)
-        test = next((t for t in _ok(run, "tg", batch=1, depth=0) if t["name"] == CLASSIC_DECODE), None)
+        test = classic_test(run)
         if key in rows or test is None:
             continue
         ceilings = test.get("ceilings") or {}
@@ -125,17 +148,13 @@ def decode_vs_ceiling(runs: list[dict], links) -> list[dict]:
 
 
 def chip_runs(runs: list[dict], links) -> list[dict]:
-    """Every run of one machine, newest first, with its headline pp and tg and their fractions."""
+    """Runs of one machine (or their listings), newest first, with their headline pp and tg and
+    their fractions."""
     shown = []
     for run in runs:
-        prefill, decode = _prefill(run), _decode(run)
-        row = {"id": run["id"], "page": links.run(run), "created_at": run["created_at"],
-               "model": run["model"]["name"], "model_page": links.model(run), "backend": run["backend"],
-               "engine": " ".join(filter(None, [run["engine"]["name"], run["engine"].get("version")])),
-               "prefill": prefill, "decode": decode}
-        for figures in (prefill, decode):
-            if figures:
-                test = next(t for t in run["tests"] if t["name"] == figures["test"])
-                figures["fraction"] = (test.get("ceilings") or {}).get("fraction")
-        shown.append(row)
+        prefill, decode = headline_figures(run)
+        shown.append({"id": run["id"], "page": links.run(run), "created_at": run["created_at"],
+                      "model": run["model"]["name"], "model_page": links.model(run), "backend": run["backend"],
+                      "engine": " ".join(filter(None, [run["engine"]["name"], run["engine"].get("version")])),
+                      "prefill": prefill, "decode": decode})
     return shown

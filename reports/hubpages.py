@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from pdx.reports import groups, hubdata, labels
+from pdx.reports import hubdata, labels
 from pdx.reports.pages import RUNS_SHOWN
 
 
@@ -20,24 +20,23 @@ def _script_json(data: dict) -> str:
 
 def build(builder) -> None:
     """Write the hub pages through ``builder`` (a :class:`pdx.reports.site.SiteBuilder`)."""
-    runs = builder.runs
     top = builder.links("")
-    rows = hubdata.decode_vs_ceiling(runs, top)
+    rows = hubdata.decode_vs_ceiling(builder.runs, top)
     builder.page("chips.html", "hub_chips.html", "Decode vs ceiling by chip", {"rows": rows}, rows=rows,
-                 classic=hubdata.CLASSIC_DECODE, runs=runs)
+                 classic=hubdata.CLASSIC_DECODE, runs=builder.listed)
     below = builder.links("../")
-    for group in groups.group_by(runs, groups.hardware_key).values():
+    for group in builder.by_hardware.values():
         run = group.latest
         basis = next((r["ceiling_basis"] for r in group.runs if r.get("ceiling_basis")), None)
         # The newest runs in the page; every one through the runs page's filter, linked.
-        shown = hubdata.chip_runs(group.runs[:RUNS_SHOWN], below)
+        shown = hubdata.chip_runs(group.every[:RUNS_SHOWN], below)
         everything = below.runs_list(hardware=labels.hardware_label(run))
         builder.page(hubdata.chip_page(run, ""), "hub_chip.html", labels.hardware_label(run),
-                     {"hardware": run["hardware"], "ceiling_basis": basis, "total_runs": len(group.runs),
-                      "runs": shown}, rows=shown, basis=basis, hardware_page=below.hardware(run), runs=group.runs,
+                     {"hardware": run["hardware"], "ceiling_basis": basis, "total_runs": len(group.every),
+                      "runs": shown}, rows=shown, basis=basis, hardware_page=below.hardware(run), runs=group.every,
                      all_runs=everything)
-    models = hubdata.buy_data(runs, top)
+    models = hubdata.buy_data(builder.runs, top)
     data = {"models": models}
     builder.page("buy.html", "hub_buy.html", "What to buy", data, models=models, data_json=_script_json(data),
-                 runs=runs)
+                 runs=builder.listed)
     builder.writer.write("assets/buy.js", builder.env.get_template("buy.js").render())

@@ -40,7 +40,7 @@ def leaderboard(configs: Iterable[groups.Group], headline: dict[str, str], links
                          "page": links.hardware(run)},
             "model": {"sha256": groups.model_key(run), "name": run["model"]["name"], "page": links.model(run)},
             "backend": run["backend"],
-            "runs": len(group.runs),
+            "runs": len(group.every),
             "latest": run["created_at"],
             "comparison": links.config(run),
             **{phase: _cell(best.get(phase), links) for phase in headline},

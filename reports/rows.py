@@ -120,6 +120,13 @@ def run_rows(run: dict) -> list[Row]:
     return rows
 
 
+def forget_run(run: dict) -> None:
+    """Let go of one run kept for its rows (a site keeps few of its runs whole)."""
+    hit = _ROWS.get(id(run))
+    if hit is not None and hit[0] is run:
+        del _ROWS[id(run)]
+
+
 def forget_rows() -> None:
     """Let go of every run kept for its rows (a process that renders each run once, and many)."""
     _ROWS.clear()

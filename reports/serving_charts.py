@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from pdx.reports.charts import CEILING_COLOUR, PHASE_COLOURS, WIDTH, _spec
-from pdx.reports.figures import Namer
+from pdx.reports.figures import Namer, newest_serving
 from pdx.reports.rows import DECODE, PREFILL
 
 MAX_TIMELINE_TESTS = 3
@@ -32,26 +32,24 @@ def _offsets(test: dict) -> dict[str, int]:
 def timeline_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], int]:
     """Bars (series, request, phase, start_s, end_s) of the first serving tests' requests, and how many were left out."""
     out, left_out, tests = [], 0, 0
-    for run in runs:
-        for test in run["tests"]:
-            requests = [r for r in test.get("requests") or [] if r.get("first_ns") is not None]
-            if test.get("kind") != "serve" or not requests or tests >= MAX_TIMELINE_TESTS:
-                continue
-            tests += 1
-            series = f"{namer(run)} · {test['name']}"
-            offsets = _offsets(test)
-            ordered = sorted(requests, key=lambda r: offsets.get(r.get("role"), 0) + (r.get("send_ns") or 0))
-            left_out += max(0, len(ordered) - MAX_TIMELINE_REQUESTS)
-            for n, r in enumerate(ordered[:MAX_TIMELINE_REQUESTS]):
-                base = offsets.get(r.get("role"), 0)
-                send = base + (r.get("send_ns") or 0)
-                scheduled = base + r["scheduled_ns"] if r.get("scheduled_ns") is not None else send
-                first = send + r["first_ns"]
-                last = send + (r["events"][-1][0] if r.get("events") else r["first_ns"])
-                for phase, a, b in (("wait", scheduled, send), ("prefill", send, first), ("decode", first, last)):
-                    if b > a:
-                        out.append({"series": series, "request": n, "phase": phase, "start_s": a / 1e9,
-                                    "end_s": b / 1e9})
+    for _, test, series in newest_serving(runs, namer):
+        requests = [r for r in test.get("requests") or [] if r.get("first_ns") is not None]
+        if test.get("kind") != "serve" or not requests or tests >= MAX_TIMELINE_TESTS:
+            continue
+        tests += 1
+        offsets = _offsets(test)
+        ordered = sorted(requests, key=lambda r: offsets.get(r.get("role"), 0) + (r.get("send_ns") or 0))
+        left_out += max(0, len(ordered) - MAX_TIMELINE_REQUESTS)
+        for n, r in enumerate(ordered[:MAX_TIMELINE_REQUESTS]):
+            base = offsets.get(r.get("role"), 0)
+            send = base + (r.get("send_ns") or 0)
+            scheduled = base + r["scheduled_ns"] if r.get("scheduled_ns") is not None else send
+            first = send + r["first_ns"]
+            last = send + (r["events"][-1][0] if r.get("events") else r["first_ns"])
+            for phase, a, b in (("wait", scheduled, send), ("prefill", send, first), ("decode", first, last)):
+                if b > a:
+                    out.append({"series": series, "request": n, "phase": phase, "start_s": a / 1e9,
+                                "end_s": b / 1e9})
     return out, left_out
 
 
@@ -80,21 +78,19 @@ def requests_timeline(data: list[dict]) -> dict:
 def capacity_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], list[dict]]:
     """(measurements, capacities): one record per point and SLO metric, and one per capacity test and metric."""
     points, marks = [], []
-    for run in runs:
-        for test in run["tests"]:
-            found = (test.get("stats") or {}).get("capacity")
-            if not found:
-                continue
-            series = f"{namer(run)} · {test['name']}"
-            for metric, limit in found["slo"].items():
-                label = f"{metric.upper()} p{found['percentile']:g} (ms)"
-                for p in found["points"]:
-                    value = p["values"].get(metric)
-                    if isinstance(value, (int, float)):
-                        points.append({"series": series, "metric": label, "side": METRIC_SIDE[metric],
-                                       "load": p["x"], "value": value, "held": "holds" if p["held"] else "breaks"})
-                marks.append({"series": series, "metric": label, "slo": limit, "capacity": found["capacity"],
-                              "axis": found["axis"]})
+    for _, test, series in newest_serving(runs, namer):
+        found = (test.get("stats") or {}).get("capacity")
+        if not found:
+            continue
+        for metric, limit in found["slo"].items():
+            label = f"{metric.upper()} p{found['percentile']:g} (ms)"
+            for p in found["points"]:
+                value = p["values"].get(metric)
+                if isinstance(value, (int, float)):
+                    points.append({"series": series, "metric": label, "side": METRIC_SIDE[metric],
+                                   "load": p["x"], "value": value, "held": "holds" if p["held"] else "breaks"})
+            marks.append({"series": series, "metric": label, "slo": limit, "capacity": found["capacity"],
+                          "axis": found["axis"]})
     return points, marks
 
 

@@ -29,6 +29,7 @@ from pdx.reports.chartset import charts_for
 from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
 from pdx.reports.pages import RUNS_SHOWN
 from pdx.reports.render import ChartRenderer
+from pdx.reports.site_runs import SiteRuns
 from pdx.reports.writer import SiteWriter
 
 SCHEMA = "pdx-site/2"
@@ -120,13 +121,21 @@ class PageRenderer:
 
 
 class SiteBuilder:
-    def __init__(self, runs: list[dict], writer: SiteWriter, title: str, templates=None) -> None:
-        self.runs, self.writer, self.title = runs, writer, title
+    """Every page of a site but the runs' own from ``site_runs`` (:class:`SiteRuns`, finished): its
+    lists from every run's listing, its figures from the runs it kept whole. ``run_pages``: the runs
+    whose own pages this builder renders (a results folder's are rendered as it is read)."""
+
+    def __init__(self, site_runs: SiteRuns, writer: SiteWriter, title: str, templates=None,
+                 run_pages: list[dict] = ()) -> None:
+        self.site_runs, self.writer, self.title, self.run_pages = site_runs, writer, title, run_pages
+        self.runs, self.listed = site_runs.runs, site_runs.listed
         self.renderer = ChartRenderer()
-        self.configs = groups.group_by(runs, groups.config_key)
-        self.compared = frozenset(k for k, g in self.configs.items() if len(g.runs) > 1)
-        self.info = pages.site_info(title, runs, inline=False)
-        self.headline = groups.headline_tests(runs)
+        self.configs = site_runs.groups(groups.config_key)
+        self.by_hardware = site_runs.groups(groups.hardware_key)
+        self.by_model = site_runs.groups(groups.model_key)
+        self.compared = frozenset(k for k, g in self.configs.items() if len(g.every) > 1)
+        self.info = pages.site_info(title, self.listed, inline=False)
+        self.headline = site_runs.headline
         self.page_renderer = PageRenderer(self.info, templates)
         self.env = self.page_renderer.env
         self.pages = 0
@@ -140,8 +149,9 @@ class SiteBuilder:
         self.deferred.append((args, context))
 
     def page(self, path: str, template: str, title: str, data: dict, **context) -> None:
-        """Render ``template`` to ``path`` and write ``data`` beside it as JSON."""
-        shown = context.get("runs") or ([context["run"]] if "run" in context else self.runs)
+        """Render ``template`` to ``path`` and write ``data`` beside it as JSON; ``runs``: the listings
+        of the page's runs (its footer counts and dates them)."""
+        shown = context.get("runs") or ([context["run"]] if "run" in context else self.listed)
         context.setdefault("headline", self.headline)
         self.write_files(self.page_renderer.render(path, template, title, data, shown, self.compared, **context))
 
@@ -156,7 +166,7 @@ class SiteBuilder:
         return run
 
     def write_run_pages(self) -> None:
-        for run in self.runs:
+        for run in self.run_pages:
             self.write_files(self.page_renderer.run_page(run))
 
     def board(self, runs: list[dict], root: str) -> list[dict]:
@@ -168,12 +178,12 @@ class SiteBuilder:
     def build(self) -> None:
         # Pages with charts first, so the charts render in worker processes while this
         # process writes the run and comparison pages.
-        for group in groups.group_by(self.runs, groups.hardware_key).values():
+        for group in self.by_hardware.values():
             self.group_page("hardware", groups.hardware_slug(group.latest), labels.hardware_label(group.latest),
-                            group.runs, lambda r: f"{r['model']['name']} · {r['backend']}",
+                            group, lambda r: f"{r['model']['name']} · {r['backend']}",
                             {"hardware": group.latest["hardware"]})
-        for group in groups.group_by(self.runs, groups.model_key).values():
-            self.group_page("models", groups.model_slug(group.latest), group.latest["model"]["name"], group.runs,
+        for group in self.by_model.values():
+            self.group_page("models", groups.model_slug(group.latest), group.latest["model"]["name"], group,
                             labels.system_threads_label, {"model": group.latest["model"]})
         self.index()
         for key in self.renderer.pending:
@@ -189,7 +199,7 @@ class SiteBuilder:
         self.write_run_pages()
         self.runs_index()
         for key in self.compared:
-            self.compare_page(self.configs[key].runs)
+            self.compare_page(self.configs[key])
         self.renderer.wait()
         for key, svg in self.renderer.all_svgs().items():
             self.writer.write(f"{CHART_CACHE}/{key}.svg", str(svg))
@@ -200,61 +210,61 @@ class SiteBuilder:
         """The list of every run: its newest :data:`RUNS_SHOWN` in the page, all of them in
         ``runs/search.js`` for the page's filter and sort, and in ``runs/ids/<xx>.json`` by the
         first two digits of their ids (a new run changes one of those files, whatever its date)."""
-        summaries = [_run_summary(r) for r in self.runs]
+        summaries = [_run_summary(r) for r in self.listed]
         buckets: dict[str, list[dict]] = {}
         for summary in summaries:
             buckets.setdefault(summary["id"][:2], []).append(summary)
         for prefix, listed in sorted(buckets.items()):
             self.writer.write(f"runs/ids/{prefix}.json", _json({"prefix": prefix, "runs": listed}))
-        self.writer.write("runs/search.js", search_script(self.runs))
+        self.writer.write("runs/search.js", search_script(self.listed))
         pages_ = [{"prefix": p, "path": f"runs/ids/{p}.json", "runs": len(v)} for p, v in sorted(buckets.items())]
         data = {"total": len(summaries), "runs": summaries[:RUNS_SHOWN], "pages": pages_}
-        self.page("runs/index.html", "runs.html", "All runs", data, runs=self.runs, newest=self.runs[:RUNS_SHOWN])
+        self.page("runs/index.html", "runs.html", "All runs", data, runs=self.listed, newest=self.listed[:RUNS_SHOWN])
 
-    def group_page(self, folder: str, slug: str, title: str, runs: list[dict], namer, about: dict) -> None:
+    def group_page(self, folder: str, slug: str, title: str, group: groups.Group, namer, about: dict) -> None:
         root = "../"
-        board = self.board(runs, root)
-        charts = charts_for(runs, self.renderer, namer, self.headline, per_test=False)
-        data = {**about, "leaderboard": public(board), "runs": [r["id"] for r in runs],
+        board = self.board(group.runs, root)
+        charts = charts_for(group.runs, self.renderer, namer, self.headline, per_test=False)
+        data = {**about, "leaderboard": public(board), "runs": [r["id"] for r in group.every],
                 "charts": [c.to_dict() for c in charts]}
         self.later(f"{folder}/{slug}.html", "group.html", title, data, kind=folder, about=about, board=board,
-                   charts=charts, runs=runs, recent=runs[:RECENT_RUNS])
+                   charts=charts, runs=group.every, recent=group.every[:RECENT_RUNS])
 
-    def compare_page(self, runs: list[dict]) -> None:
+    def compare_page(self, config: groups.Group) -> None:
         """Newest run against the one before; no rendered charts (a site has one such page per
         configuration of two runs or more), the change drawn in the table instead."""
-        new, base = self.full(runs[0]), self.full(runs[1])
+        new, base = self.full(config.runs[0]), self.full(config.runs[1])
         lines = comparison.compare(base, new)
         differences = comparison.differences(base, new)
         data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
-                "differences": differences, "runs": [_run_summary(r) for r in runs]}
+                "differences": differences, "runs": [_run_summary(r) for r in config.every]}
         title = labels.system_label(new, with_model=True)
         self.page(f"compare/{groups.config_slug(new)}.html", "compare.html", title, data, base=base, new=new,
-                  lines=lines, differences=differences, runs=runs, charts=[], listed=RECENT_RUNS)
+                  lines=lines, differences=differences, runs=config.every, charts=[], listed=RECENT_RUNS)
 
     def index(self) -> None:
         board = self.board(self.runs, "")
         chart = leaderboard_chart(board, self.renderer)
         hardware = [_entry(g, groups.hardware_slug, labels.hardware_label, "hardware")
-                    for g in groups.group_by(self.runs, groups.hardware_key).values()]
+                    for g in self.by_hardware.values()]
         models = [_entry(g, groups.model_slug, lambda r: r["model"]["name"], "models")
-                  for g in groups.group_by(self.runs, groups.model_key).values()]
+                  for g in self.by_model.values()]
         compared = [{"title": labels.system_label(g.latest, with_model=True), "page": f"compare/{groups.config_slug(g.latest)}.html",
-                     "runs": len(g.runs), "latest": g.latest["created_at"]}
+                     "runs": len(g.every), "latest": g.latest["created_at"]}
                     for k, g in self.configs.items() if k in self.compared]
         data = {"title": self.title, "pdx_version": self.info["version"], "data_time": self.info["data_time"],
                 "headline_tests": self.headline, "leaderboard": public(board), "hardware": hardware, "models": models,
                 "comparisons": compared, "charts": [chart.to_dict()] if chart else []}
         self.later("index.html", "index.html", self.title, data, board=board, board_chart=chart, hardware=hardware,
-                  models=models, comparisons=compared, recent=self.runs[:RECENT_RUNS], runs=self.runs)
+                  models=models, comparisons=compared, recent=self.listed[:RECENT_RUNS], runs=self.listed)
 
 
 def _entry(group: groups.Group, slugger, namer, folder: str) -> dict:
     run = group.latest
-    return {"name": namer(run), "page": f"{folder}/{slugger(run)}.html", "runs": len(group.runs),
-            "models": len({groups.model_key(r) for r in group.runs}),
-            "hardware": len({groups.hardware_key(r) for r in group.runs}),
-            "backends": sorted({r["backend"] for r in group.runs}), "latest": run["created_at"]}
+    return {"name": namer(run), "page": f"{folder}/{slugger(run)}.html", "runs": len(group.every),
+            "models": len({groups.model_key(r) for r in group.every}),
+            "hardware": len({groups.hardware_key(r) for r in group.every}),
+            "backends": sorted({r["backend"] for r in group.every}), "latest": run["created_at"]}
 
 
 def search_script(runs: list[dict]) -> str:
@@ -282,13 +292,17 @@ def _run_summary(run: dict) -> dict:
     return {"id": run["id"], "page": f"runs/{run['id']}.html", "created_at": run["created_at"],
             "status": run["status"], "hardware": labels.hardware_label(run), "model": run["model"]["name"],
             "backend": run["backend"], "threads": run.get("threads"), "tags": run["tags"],
-            "tests": [t["name"] for t in run["tests"]]}
+            "tests": list(run["tests"])}
 
 
 def publish(runs: list[dict], root: str | os.PathLike, title: str = "pdx results",
             templates: str | os.PathLike | None = None) -> PublishResult:
-    """Build the site of ``runs`` into ``root``."""
-    return build_site(root, lambda writer: SiteBuilder(runs, writer, title, templates))
+    """Build the site of ``runs`` (with their statistics, each id once) into ``root``."""
+    site_runs = SiteRuns()
+    for run in runs:
+        site_runs.add(run)
+    site_runs.finish()
+    return build_site(root, lambda writer: SiteBuilder(site_runs, writer, title, templates, run_pages=runs))
 
 
 def build_site(root: str | os.PathLike, make_builder) -> PublishResult:
@@ -304,7 +318,7 @@ def build_site(root: str | os.PathLike, make_builder) -> PublishResult:
         writer.abandon()
         raise
     about = {"title": builder.title, "pdx_version": builder.info["version"], "data_time": builder.info["data_time"],
-             "runs": len(builder.runs)}
+             "runs": len(builder.listed)}
     removed = writer.finish(about)
     return PublishResult(writer.root, builder.pages, writer.changed, removed, time.perf_counter() - started,
-                         builder.renderer.stats, len(builder.runs))
+                         builder.renderer.stats, len(builder.listed))

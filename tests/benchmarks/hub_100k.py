@@ -136,6 +136,7 @@ def main() -> None:
     started = time.perf_counter()
     verified = verify_folder(bundles)
     verify_s = time.perf_counter() - started
+    verify_mib = peak_mib(resource.RUSAGE_SELF)
     started = time.perf_counter()
     result = publish_bundles(bundles, site, title=TITLE)
     build_s = time.perf_counter() - started
@@ -152,10 +153,11 @@ def main() -> None:
         added.unlink()
 
     print(f"{'runs':>7} {'problems':>8} {'verify s':>8} {'build s':>8} {'ms/run':>7} {'pages':>6} "
-          f"{'again s':>8} {'rewritten':>9} {'peak MiB':>8}")
+          f"{'again s':>8} {'rewritten':>9} {'verify MiB':>10} {'peak MiB':>8} {'worker MiB':>10}")
     print(f"{verified.runs:>7} {len(verified.problems):>8} {verify_s:>8.1f} {build_s:>8.1f} "
           f"{build_s / verified.runs * 1000:>7.2f} {result.pages:>6} {again_s:>8.1f} {len(again.changed):>9} "
-          f"{peak_mib(resource.RUSAGE_SELF):>8.0f}", flush=True)
+          f"{verify_mib:>10.0f} {peak_mib(resource.RUSAGE_SELF):>8.0f} {peak_mib(resource.RUSAGE_CHILDREN):>10.0f}",
+          flush=True)
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
 

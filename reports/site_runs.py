@@ -1,0 +1,146 @@
+"""What a site's pages other than the runs' own read of its runs, gathered one run at a time.
+
+A site lists every run (the runs page, each machine's, model's and configuration's count and list),
+but its other figures are each *the newest* or *the best* of something: a leaderboard cell is a
+configuration's best run on a headline test, a chart plots each series' newest measurement of each
+test, "what to buy" and the classic table read each configuration's newest run that has the figures,
+a comparison its newest two. So :class:`SiteRuns` keeps of each run a *listing* (the few fields the
+lists show, its headline figures made once: :func:`listing`), and keeps a run whole only while it
+holds one of those places in its configuration (:func:`places`). A community's folder of 100,000
+runs then holds 100,000 listings and, per configuration, a handful of runs, whatever the number of
+runs each has; every page comes out as it would from every run (tests/test_site_runs.py builds a
+site both ways and compares the files).
+
+A page's charts are given its configurations' kept runs (:class:`pdx.reports.chartset.ChartView`),
+newest first: what each chart of pdx's draws (newest rows, newest serving tests) is among them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from pdx.reports import figures, groups, hubdata
+from pdx.reports.groups import Group, HeadlineCounter
+from pdx.reports.rows import forget_run, run_rows
+
+# The fields of a run that its listing keeps as they are (hardware, model and engine are objects
+# many runs share).
+LISTED = ("id", "created_at", "finished_at", "status", "backend", "threads", "tags", "hardware", "model", "engine")
+NEWEST_KEPT = 2  # a comparison page's two runs
+
+
+def listing(run: dict) -> dict:
+    """A run as lists show it: its fields in :data:`LISTED`, its tests' names, its headline figures."""
+    listed = {key: run.get(key) for key in LISTED}
+    listed["tests"] = tuple(t["name"] for t in run["tests"])
+    listed["headline_figures"] = hubdata.headline_figures(run)
+    return listed
+
+
+def places(run: dict, rank: tuple) -> Iterable[tuple[tuple, tuple]]:
+    """(place, score) of every place in its configuration the run may hold: the run with the highest
+    score holds it (``rank``: larger is newer). One line each of the readers whose choice it mirrors."""
+    yield ("newest",), rank  # Group.latest; the comparison's runs (NEWEST_KEPT)
+    threads = run.get("threads")
+    for row in run_rows(run):
+        if row.ok:
+            yield ("latest", threads, row.test, row.phase), rank  # figures.latest_rows, any namer
+            if not row.part:
+                yield ("best", row.phase, row.test), (row.rate, rank)  # Group.headline
+    for test in figures.serving_tests(run):
+        yield ("serving", threads, test["name"]), rank  # figures.newest_serving
+    if hubdata.estimable(run):
+        yield ("estimate",), rank  # hubdata.buy_data
+    if hubdata.classic_test(run):
+        yield ("classic",), rank  # hubdata.decode_vs_ceiling
+    if run.get("ceiling_basis"):
+        yield ("basis",), rank  # a chip page's ceilings
+
+
+@dataclass
+class _Config:
+    listed: list = field(default_factory=list)  # (rank, listing)
+    places: dict = field(default_factory=dict)  # place -> [(score, id)], best first
+    kept: dict = field(default_factory=dict)  # id -> [rank, run, source, places held]
+
+
+class SiteRuns:
+    """A site's runs, given one at a time (:meth:`add`) in any order, then :meth:`finish`.
+
+    ``keep_all`` keeps every run whole (the pages must come out the same: the test of
+    :func:`places`)."""
+
+    def __init__(self, keep_all: bool = False) -> None:
+        self.keep_all = keep_all
+        self.configs: dict = {}
+        self.seen: set[str] = set()
+        self.counter = HeadlineCounter()
+        self.arrived = 0
+        self.listed: list[dict] = []
+        self.runs: list[dict] = []
+        self.headline: dict[str, str] = {}
+        self._sources: dict[str, object] = {}
+
+    def add(self, run: dict, source=None) -> bool:
+        """Take ``run`` (with its statistics); False, taking nothing, for an id given before.
+        ``source``: where the run can be read whole again (:meth:`source`)."""
+        if run["id"] in self.seen:
+            return False
+        self.seen.add(run["id"])
+        # Newest first, and of runs made at one time the first given first, as a stable sort has them.
+        rank = (run["created_at"] or "", -self.arrived)
+        self.arrived += 1
+        self.counter.add(run, rank)
+        config = self.configs.setdefault(groups.config_key(run), _Config())
+        config.listed.append((rank, listing(run)))
+        entry = [rank, run, source, 0]
+        for place, score in places(run, rank):
+            held = config.places.setdefault(place, [])
+            limit = NEWEST_KEPT if place == ("newest",) else 1
+            if len(held) < limit or score > held[-1][0]:
+                held.append((score, run["id"]))
+                held.sort(reverse=True)
+                entry[3] += 1
+                if len(held) > limit:
+                    self._let_go(config, held.pop()[1])
+        if entry[3] or self.keep_all:
+            config.kept[run["id"]] = entry
+        else:
+            forget_run(run)
+        return True
+
+    def _let_go(self, config: _Config, run_id: str) -> None:
+        entry = config.kept[run_id]
+        entry[3] -= 1
+        if entry[3] == 0 and not self.keep_all:
+            del config.kept[run_id]
+            forget_run(entry[1])
+
+    def finish(self) -> "SiteRuns":
+        """Order what was given, newest first: ``listed`` every run's listing, ``runs`` the runs kept
+        whole, ``headline`` the site's headline tests."""
+        listed = [item for config in self.configs.values() for item in config.listed]
+        kept = [entry for config in self.configs.values() for entry in config.kept.values()]
+        listed.sort(key=lambda item: item[0], reverse=True)
+        kept.sort(key=lambda entry: entry[0], reverse=True)
+        self.listed = [item[1] for item in listed]
+        self.runs = [entry[1] for entry in kept]
+        self._sources = {entry[1]["id"]: entry[2] for entry in kept}
+        self.headline = self.counter.tests()
+        self.configs = {}
+        return self
+
+    def source(self, run: dict):
+        """Where a kept run came from (what :meth:`add` was given)."""
+        return self._sources[run["id"]]
+
+    def groups(self, key) -> dict:
+        """{key: :class:`Group`} of the kept runs and every listing, in the order of each group's
+        newest run."""
+        found: dict = {}
+        for listed in self.listed:
+            found.setdefault(key(listed), Group(key(listed), listed=[])).listed.append(listed)
+        for run in self.runs:
+            found[key(run)].runs.append(run)
+        return found
