@@ -25,10 +25,11 @@ from pathlib import Path
 from pdx.contrib import folder as results_folder
 from pdx.contrib.folder import FILES_PER_TASK, default_workers
 from pdx.errors import ImportFileError, PdxError
-from pdx.reports import pages
+from pdx.reports import bundle_cache, pages, templating
+from pdx.reports.bundle_cache import BundleCache, file_digest
 from pdx.reports.rows import forget_rows
 from pdx.reports.site import PageRenderer, PublishResult, SiteBuilder, build_site
-from pdx.reports.site_runs import SiteRuns
+from pdx.reports.site_runs import SiteRuns, facts
 from pdx.reports.writer import Stage
 from pdx.stats.results import with_stats
 from pdx.workers import chunked
@@ -160,33 +161,89 @@ class BundleSiteBuilder(SiteBuilder):
 
 
 def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
-                workers: int | None = None) -> BundleSiteBuilder:
+                workers: int | None = None, cache: BundleCache | None = None) -> BundleSiteBuilder:
     """The builder of ``folder``'s site: every run as :func:`aggregate_record` makes it, each id
     once (the first file in name order wins), its page staged in ``writer``. All or nothing: the
-    first bad file stops it, naming itself."""
+    first bad file stops it, naming itself. With ``cache``, a file the last build read (the same
+    bytes, its pages in place) is taken from there, not read again."""
     root = Path(folder)
     files = results_folder.bundle_files(root)
     if not files:
         raise PdxError(f"no bundles (*{results_folder.SUFFIX}) in {folder}", "add runs with `pdx submit -o FOLDER`")
-    workers = workers or default_workers(len(files))
-    jobs = [(str(p), p.relative_to(root).as_posix()) for p in files]
-    paths = {name: path for path, name in jobs}
+    names = [p.relative_to(root).as_posix() for p in files]
+    digests: list[str | None] = [None] * len(files)
+    known: dict[int, dict] = {}
+    if cache is not None:
+        for index, path in enumerate(files):
+            digests[index] = digest = file_digest(str(path))
+            cache.saw(digest)
+            entry = cache.get(digest)
+            if entry is not None and all(writer.holds(*page) for run in entry["runs"] for page in run["pages"]):
+                known[index] = entry
+    jobs = [(str(files[i]), names[i]) for i in range(len(files)) if i not in known]
     renderer = PageRenderer(pages.site_info(title, [], inline=False), templates)
+    results = iter(chunked(f"{__name__}:_read_files", jobs, workers or default_workers(len(jobs)), FILES_PER_TASK,
+                           f"{__name__}:_start_worker", (renderer, writer.stage("runs/")))) if jobs else iter(())
     site_runs = SiteRuns()
     staged: list = []
     held: dict = {}
-    for name, sha256, records in chunked(f"{__name__}:_read_files", jobs, workers, FILES_PER_TASK,
-                                         f"{__name__}:_start_worker", (renderer, writer.stage("runs/"))):
+    for index, name in enumerate(names):  # in name order: which copy of a run wins, and ties in time
+        path = str(files[index])
+        if index in known:
+            entry = known[index]
+            for run in entry["runs"]:
+                if site_runs.add_facts(run["facts"], (path, entry["sha256"], name)):
+                    staged.extend((relative, digest, None) for relative, digest in run["pages"])
+            continue
+        _, sha256, records = next(results)
         if records is None:
             raise PdxError(sha256, "run `pdx hub verify` on the folder to see every problem")
+        runs = []
         for record, keys, page_files in records:
             record = _unpack(record, keys, held)  # a copy left out below may be the first to bring an object
-            if site_runs.add(record, (paths[name], sha256, name)):  # a later file's copy: its page is left behind
+            found = facts(record)
+            if site_runs.add_facts(found, (path, sha256, name), record):  # a later file's copy: its page is left behind
                 staged.extend(page_files)
-    return BundleSiteBuilder(site_runs.finish(), writer, title, templates, staged=staged)
+            runs.append({"facts": found, "pages": [[relative, digest] for relative, digest, _ in page_files]})
+        if cache is not None:
+            cache.put(digests[index], {"name": name, "sha256": sha256, "runs": runs})
+    builder = BundleSiteBuilder(site_runs.finish(_read_kept), writer, title, templates, staged=staged)
+    builder.files_read = len(jobs)
+    return builder
+
+
+def _read_kept(source: tuple[str, str, str], run_id: str) -> dict:
+    """A run the cache gave by its facts alone, read whole from its file (checked when the cache
+    took it, and refused if its bytes changed since)."""
+    path, sha256, name = source
+    record = next(r for r in results_folder.read_again(Path(path), sha256, name) if r["id"] == run_id)
+    return aggregate_record(with_stats(record))
 
 
 def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str = "pdx results",
-                    templates: str | os.PathLike | None = None, workers: int | None = None) -> PublishResult:
-    """The site of a results folder; the folder is read whole (and checked) before the site changes."""
-    return build_site(root, lambda writer: read_folder(folder, writer, title, templates, workers))
+                    templates: str | os.PathLike | None = None, workers: int | None = None,
+                    cache: str | os.PathLike | bool = True) -> PublishResult:
+    """The site of a results folder; the folder is read whole (and checked) before the site changes.
+    ``cache``: where to keep what each file gave this build, for the next (True: one file per site
+    folder in pdx's cache directory; False: none, every file read). It is opened once the site's
+    writer holds the folder, and kept only if the build succeeds."""
+    opened: list[BundleCache] = []
+
+    def builder(writer) -> BundleSiteBuilder:
+        store = None
+        if cache:
+            path = bundle_cache.default_path(root) if cache is True else Path(cache)
+            store = BundleCache.open(path, bundle_cache.context(title, templating.template_dirs(templates)),
+                                     ours=cache is True)
+            opened.extend([store] if store else [])
+        return read_folder(folder, writer, title, templates, workers, store)
+
+    try:
+        result = build_site(root, builder)
+    except BaseException:
+        for store in opened:
+            store.close()
+        raise
+    for store in opened:
+        store.commit()
+    return result

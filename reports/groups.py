@@ -46,6 +46,13 @@ def config_slug(run: dict) -> str:
     return slug(readable, _digest(*config_key(run)), limit=60)
 
 
+def headline_candidates(run: dict) -> list[list]:
+    """[phase, test name, its place in the run] of each depth-0, batch-1 pp and tg test measured."""
+    return [[phase, test["name"], index] for index, test in enumerate(run["tests"])
+            if (phase := PHASE_OF_KIND.get(test["kind"])) in (PREFILL, DECODE)
+            and test["depth"] == 0 and test["batch"] == 1 and test["status"] == "ok"]
+
+
 class HeadlineCounter:
     """Counts the depth-0, batch-1 pp and tg tests of runs given one at a time, in any order, each
     with its rank (larger: newer); :meth:`tests` names each phase's most common, a tie going to
@@ -56,12 +63,14 @@ class HeadlineCounter:
         self.newest: dict[tuple[str, str], tuple] = {}
 
     def add(self, run: dict, rank) -> None:
-        for index, test in enumerate(run["tests"]):
-            phase = PHASE_OF_KIND.get(test["kind"])
-            if phase in (PREFILL, DECODE) and test["depth"] == 0 and test["batch"] == 1 and test["status"] == "ok":
-                key = (phase, test["name"])
-                self.counts[key] += 1
-                self.newest[key] = max(self.newest.get(key, (rank, -index)), (rank, -index))
+        self.add_candidates(headline_candidates(run), rank)
+
+    def add_candidates(self, candidates: list, rank) -> None:
+        """A run's :func:`headline_candidates`."""
+        for phase, name, index in candidates:
+            key = (phase, name)
+            self.counts[key] += 1
+            self.newest[key] = max(self.newest.get(key, (rank, -index)), (rank, -index))
 
     def tests(self) -> dict[str, str]:
         """{phase: test name}."""

@@ -84,6 +84,7 @@ class PublishResult:
     seconds: float = 0.0
     charts: dict = field(default_factory=dict)
     runs: int = 0
+    files_read: int | None = None  # of a results folder: the files read (the others as the last build had them)
 
 
 class PageRenderer:
@@ -139,6 +140,7 @@ class SiteBuilder:
         self.page_renderer = PageRenderer(self.info, templates)
         self.env = self.page_renderer.env
         self.pages = 0
+        self.files_read: int | None = None
         self.deferred: list = []  # pages waiting for their charts
 
     def links(self, root: str) -> pages.SiteLinks:
@@ -210,15 +212,16 @@ class SiteBuilder:
         """The list of every run: its newest :data:`RUNS_SHOWN` in the page, all of them in
         ``runs/search.js`` for the page's filter and sort, and in ``runs/ids/<xx>.json`` by the
         first two digits of their ids (a new run changes one of those files, whatever its date)."""
-        summaries = [_run_summary(r) for r in self.listed]
         buckets: dict[str, list[dict]] = {}
-        for summary in summaries:
-            buckets.setdefault(summary["id"][:2], []).append(summary)
-        for prefix, listed in sorted(buckets.items()):
-            self.writer.write(f"runs/ids/{prefix}.json", _json({"prefix": prefix, "runs": listed}))
+        for listed in self.listed:
+            buckets.setdefault(listed["id"][:2], []).append(listed)
+        for prefix, listed in sorted(buckets.items()):  # a bucket's summaries at a time: a site's are many
+            self.writer.write(f"runs/ids/{prefix}.json",
+                              _json({"prefix": prefix, "runs": [_run_summary(r) for r in listed]}))
         self.writer.write("runs/search.js", search_script(self.listed))
         pages_ = [{"prefix": p, "path": f"runs/ids/{p}.json", "runs": len(v)} for p, v in sorted(buckets.items())]
-        data = {"total": len(summaries), "runs": summaries[:RUNS_SHOWN], "pages": pages_}
+        data = {"total": len(self.listed), "runs": [_run_summary(r) for r in self.listed[:RUNS_SHOWN]],
+                "pages": pages_}
         self.page("runs/index.html", "runs.html", "All runs", data, runs=self.listed, newest=self.listed[:RUNS_SHOWN])
 
     def group_page(self, folder: str, slug: str, title: str, group: groups.Group, namer, about: dict) -> None:
@@ -321,4 +324,4 @@ def build_site(root: str | os.PathLike, make_builder) -> PublishResult:
              "runs": len(builder.listed)}
     removed = writer.finish(about)
     return PublishResult(writer.root, builder.pages, writer.changed, removed, time.perf_counter() - started,
-                         builder.renderer.stats, len(builder.listed))
+                         builder.renderer.stats, len(builder.listed), builder.files_read)

@@ -38,24 +38,33 @@ def listing(run: dict) -> dict:
     return listed
 
 
-def places(run: dict, rank: tuple) -> Iterable[tuple[tuple, tuple]]:
-    """(place, score) of every place in its configuration the run may hold: the run with the highest
-    score holds it (``rank``: larger is newer). One line each of the readers whose choice it mirrors."""
-    yield ("newest",), rank  # Group.latest; the comparison's runs (NEWEST_KEPT)
+def places(run: dict) -> list[list]:
+    """[place, rate or None] of every place in its configuration the run may hold: the run with
+    the highest rate there (where one is given), then the newest, holds it. One line each of the
+    readers whose choice it mirrors. Lists, not tuples: a run's places are kept between builds as
+    JSON (:mod:`pdx.reports.bundle_cache`)."""
+    found = [[["newest"], None]]  # Group.latest; the comparison's runs (NEWEST_KEPT)
     threads = run.get("threads")
     for row in run_rows(run):
         if row.ok:
-            yield ("latest", threads, row.test, row.phase), rank  # figures.latest_rows, any namer
+            found.append([["latest", threads, row.test, row.phase], None])  # figures.latest_rows, any namer
             if not row.part:
-                yield ("best", row.phase, row.test), (row.rate, rank)  # Group.headline
+                found.append([["best", row.phase, row.test], row.rate])  # Group.headline
     for test in figures.serving_tests(run):
-        yield ("serving", threads, test["name"]), rank  # figures.newest_serving
+        found.append([["serving", threads, test["name"]], None])  # figures.newest_serving
     if hubdata.estimable(run):
-        yield ("estimate",), rank  # hubdata.buy_data
+        found.append([["estimate"], None])  # hubdata.buy_data
     if hubdata.classic_test(run):
-        yield ("classic",), rank  # hubdata.decode_vs_ceiling
+        found.append([["classic"], None])  # hubdata.decode_vs_ceiling
     if run.get("ceiling_basis"):
-        yield ("basis",), rank  # a chip page's ceilings
+        found.append([["basis"], None])  # a chip page's ceilings
+    return found
+
+
+def facts(run: dict) -> dict:
+    """What a site reads of a run besides the run itself: its listing, its places, its candidate
+    headline tests."""
+    return {"listing": listing(run), "places": places(run), "headline": groups.headline_candidates(run)}
 
 
 @dataclass
@@ -85,28 +94,36 @@ class SiteRuns:
     def add(self, run: dict, source=None) -> bool:
         """Take ``run`` (with its statistics); False, taking nothing, for an id given before.
         ``source``: where the run can be read whole again (:meth:`source`)."""
-        if run["id"] in self.seen:
+        return self.add_facts(facts(run), source, run)
+
+    def add_facts(self, found: dict, source=None, run: dict | None = None) -> bool:
+        """Take a run by its :func:`facts`; the run itself where it is at hand, else read through
+        :meth:`finish`'s ``load`` if it is kept."""
+        listed = found["listing"]
+        if listed["id"] in self.seen:
             return False
-        self.seen.add(run["id"])
+        self.seen.add(listed["id"])
         # Newest first, and of runs made at one time the first given first, as a stable sort has them.
-        rank = (run["created_at"] or "", -self.arrived)
+        rank = (listed["created_at"] or "", -self.arrived)
         self.arrived += 1
-        self.counter.add(run, rank)
-        config = self.configs.setdefault(groups.config_key(run), _Config())
-        config.listed.append((rank, listing(run)))
+        self.counter.add_candidates(found["headline"], rank)
+        config = self.configs.setdefault(groups.config_key(listed), _Config())
+        config.listed.append((rank, listed))
         entry = [rank, run, source, 0]
-        for place, score in places(run, rank):
+        for place, rate in found["places"]:
+            place = tuple(place)
+            score = rank if rate is None else (rate, rank)
             held = config.places.setdefault(place, [])
             limit = NEWEST_KEPT if place == ("newest",) else 1
             if len(held) < limit or score > held[-1][0]:
-                held.append((score, run["id"]))
+                held.append((score, listed["id"]))
                 held.sort(reverse=True)
                 entry[3] += 1
                 if len(held) > limit:
                     self._let_go(config, held.pop()[1])
         if entry[3] or self.keep_all:
-            config.kept[run["id"]] = entry
-        else:
+            config.kept[listed["id"]] = entry
+        elif run is not None:
             forget_run(run)
         return True
 
@@ -115,15 +132,21 @@ class SiteRuns:
         entry[3] -= 1
         if entry[3] == 0 and not self.keep_all:
             del config.kept[run_id]
-            forget_run(entry[1])
+            if entry[1] is not None:
+                forget_run(entry[1])
 
-    def finish(self) -> "SiteRuns":
+    def finish(self, load=None) -> "SiteRuns":
         """Order what was given, newest first: ``listed`` every run's listing, ``runs`` the runs kept
-        whole, ``headline`` the site's headline tests."""
+        whole (``load(source, run id)`` reads those given by their facts alone), ``headline`` the
+        site's headline tests."""
         listed = [item for config in self.configs.values() for item in config.listed]
         kept = [entry for config in self.configs.values() for entry in config.kept.values()]
         listed.sort(key=lambda item: item[0], reverse=True)
         kept.sort(key=lambda entry: entry[0], reverse=True)
+        for config in self.configs.values():
+            for run_id, entry in config.kept.items():
+                if entry[1] is None:
+                    entry[1] = load(entry[2], run_id)
         self.listed = [item[1] for item in listed]
         self.runs = [entry[1] for entry in kept]
         self._sources = {entry[1]["id"]: entry[2] for entry in kept}

@@ -69,6 +69,17 @@ def _vanished(path: str) -> None:
     raise PdxError(f"{path} was removed while the site was being built", "publish again")
 
 
+def _holds(root: str, previous: dict, relative: str, digest: str) -> bool:
+    """Whether the last build wrote ``relative`` with ``digest`` and the file still holds those bytes."""
+    if previous.get(relative) != digest:
+        return False
+    target = os.path.join(root, *PurePosixPath(relative).parts)
+    try:
+        return not os.path.islink(target) and _digest(_read_bytes(target)) == digest
+    except OSError:
+        return False  # gone or unreadable: written again, and the writer's checks decide
+
+
 @dataclass
 class Stage:
     """The worker's side of :meth:`SiteWriter.stage`: pickled to other processes, which write files
@@ -84,13 +95,8 @@ class Stage:
         """(relative, digest, staged file or None where the last build's file holds these bytes)."""
         data = content.encode(errors="replace")
         digest = _digest(data)
-        if self.previous.get(relative) == digest:
-            target = os.path.join(self.root, *PurePosixPath(relative).parts)
-            try:
-                if not os.path.islink(target) and _digest(_read_bytes(target)) == digest:
-                    return relative, digest, None
-            except OSError:
-                pass  # gone or unreadable: staged, and the writer's checks decide
+        if _holds(self.root, self.previous, relative, digest):
+            return relative, digest, None
         self._count[0] += 1
         staged = os.path.join(self.folder, f"{os.getpid()}-{self._count[0]}")
         _exclusive_write(staged, data)
@@ -214,6 +220,11 @@ class SiteWriter:
         data = content.encode(errors="replace") if isinstance(content, str) else content
         self._place(relative, _digest(data), lambda path: _atomic_write(path, data),
                     lambda path: _exclusive_write(path, data))
+
+    def holds(self, relative: str, digest: str) -> bool:
+        """Whether the last build's ``relative`` is in place with ``digest`` (a page it need not
+        render again: :meth:`commit` takes it as ``(relative, digest, None)``)."""
+        return _holds(self._real, self.previous, relative, digest)
 
     def stage(self, prefix: str) -> "Stage":
         """A folder in the site where other processes may write files under ``prefix`` (run pages)

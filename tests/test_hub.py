@@ -212,6 +212,7 @@ def test_publish_again_after_one_new_bundle_rewrites_only_the_pages_it_changes(r
     carol = contributor(tmp_path, monkeypatch, "carol", "AMD EPYC 9654", model, 3)
     assert submit(carol, repo).returncode == 0
     second = publish_bundles(repo, site)
+    assert first.files_read == len(before) and second.files_read == 1  # only the new bundle read
     changed = set(second.changed)
     new = (_ids(repo) - before).pop()
     assert f"runs/{new}.html" in changed and "index.html" in changed

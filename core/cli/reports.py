@@ -43,9 +43,13 @@ def report(runs, where, output, title, templates, registry) -> None:
 @click.option("--title", default="pdx results", show_default=True, help="The site's name, atop every page.")
 @click.option("--bundles", type=click.Path(exists=True, file_okay=False), metavar="FOLDER",
               help="Build from the bundle files of a results folder (docs/hub.md), not from a registry.")
+@click.option("--cache", type=click.Path(dir_okay=False), metavar="FILE",
+              help="With --bundles: keep what each file gave this build in FILE, so the next reads only new and "
+                   "changed files [default: one per site folder in pdx's cache directory].")
+@click.option("--no-cache", is_flag=True, help="With --bundles: read every file, and keep nothing for the next build.")
 @templates_option
 @registry_option
-def publish(directory, runs, where, title, bundles, templates, registry) -> None:
+def publish(directory, runs, where, title, bundles, cache, no_cache, templates, registry) -> None:
     """Build (or update) a static site of runs in DIRECTORY: leaderboard, run, model,
     hardware and comparison pages, each with the JSON it was made from."""
     from pdx import api
@@ -58,13 +62,19 @@ def publish(directory, runs, where, title, bundles, templates, registry) -> None
 
         if runs or where:
             raise click.UsageError("--bundles publishes the whole folder: give no RUN or --where")
-        result = publish_bundles(bundles, directory, title=title, templates=templates)
+        if cache and no_cache:
+            raise click.UsageError("give --cache FILE or --no-cache, not both")
+        result = publish_bundles(bundles, directory, title=title, templates=templates,
+                                 cache=False if no_cache else cache or True)
     else:
+        if cache or no_cache:
+            raise click.UsageError("--cache and --no-cache are for --bundles (a registry's site reads the registry)")
         chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))
         result = build_site(chosen, directory, title=title, templates=templates)
     charts = result.charts
+    read = "" if result.files_read is None else f"{result.files_read} bundle files read, "
     click.echo(f"published {result.runs} runs to {result.root}: {result.pages} pages, {len(result.changed)} files "
-               f"changed, {len(result.removed)} removed, {charts['rendered']} charts rendered "
+               f"changed, {len(result.removed)} removed, {read}{charts['rendered']} charts rendered "
                f"({charts['reused']} reused), {result.seconds:.1f} s")
 
 

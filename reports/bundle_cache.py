@@ -1,0 +1,166 @@
+"""What each file of a results folder gave the last build of its site, so that the next reads only
+the files that are new or changed (``pdx publish --bundles``).
+
+A file is known by the SHA-256 of its bytes. For each, the cache holds what the site's pages read
+of its runs (:func:`pdx.reports.site_runs.facts`: listing, places, headline candidates) and the
+digests of the run pages rendered from it; a run kept whole is read from its file again. Entries
+hold only under the context they were made in (pdx's version, the site's title, the templates'
+bytes): another context starts the cache afresh. The cache is a SQLite file outside the site (a
+static host should not serve it), written in one transaction that commits only once the site is
+built; a file that is not such a cache is set aside with a warning, never trusted, and the site
+built as without one. Nothing in it reaches a page unchecked: a page is taken as rendered only
+where the site folder holds it with the digest both the cache and the site's manifest record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pdx
+from pdx.errors import PdxError
+from pdx.paths import cache_dir
+
+FORMAT = "pdx-bundle-cache/1"
+SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
+
+
+def default_path(site: str | os.PathLike) -> Path:
+    """One cache per site folder, in pdx's cache directory."""
+    real = os.path.realpath(site)
+    return cache_dir("sites") / f"{hashlib.sha256(real.encode()).hexdigest()[:24]}.sqlite"
+
+
+def context(title: str, template_dirs: list[Path]) -> str:
+    """What the run pages depend on besides their runs."""
+    digest = hashlib.sha256()
+    for folder in template_dirs:
+        for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return json.dumps([FORMAT, pdx.__version__, title, digest.hexdigest()])
+
+
+def file_digest(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+class BundleCache:
+    """Open with :meth:`open`; :meth:`get` during the build, :meth:`put` each file read, then
+    :meth:`commit` once the site is built (or :meth:`close` to leave it as it was)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.parts: dict[str, dict] = {}
+        self.stored_parts: set[str] = set()
+        self.seen: list[str] = []
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, made_in: str, ours: bool = False) -> "BundleCache | None":
+        """The cache at ``path``, made anew where it holds another context. ``ours``: the path is
+        pdx's own (:func:`default_path`), so a file there that is not a cache is set aside and
+        replaced; a path given is never touched unless it is a cache."""
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return cls(cls._connect(path, made_in))
+        except (sqlite3.Error, OSError, ValueError) as exc:
+            if not ours:
+                raise PdxError(f"cannot use {path} as the site's cache: {exc}",
+                               "give the path of a new file, or of a cache pdx made") from None
+            aside = path.with_name(path.name + ".broken")
+            print(f"pdx: warning: the site's cache {path} is unreadable ({exc}); set aside as {aside.name}, "
+                  "and every file read", file=sys.stderr)
+        try:
+            os.replace(path, aside)
+            return cls(cls._connect(path, made_in))
+        except (sqlite3.Error, OSError, ValueError):
+            return None
+
+    @staticmethod
+    def _connect(path: Path, made_in: str) -> sqlite3.Connection:
+        if path.exists() and not path.is_file():
+            raise ValueError("it is not a file")
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and (tables != {"meta", "files", "parts"}
+                           or db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() != (FORMAT,)):
+                raise ValueError("it is not a pdx site cache")
+            db.execute("BEGIN")
+            if not tables:
+                db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                db.execute("CREATE TABLE files (digest TEXT PRIMARY KEY, facts TEXT NOT NULL)")
+                db.execute("CREATE TABLE parts (digest TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
+            row = db.execute("SELECT value FROM meta WHERE key = 'context'").fetchone()
+            if row is None or row[0] != made_in:
+                db.execute("DELETE FROM files")
+                db.execute("DELETE FROM parts")
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('context', ?)", (made_in,))
+            db.execute("CREATE TEMP TABLE seen (digest TEXT PRIMARY KEY)")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def get(self, digest: str) -> dict | None:
+        """A file's entry as :meth:`put` stored it, its listings' shared parts restored; None where
+        there is none or it does not read as one."""
+        try:
+            row = self.db.execute("SELECT facts FROM files WHERE digest = ?", (digest,)).fetchone()
+            if row is None:
+                return None
+            entry = json.loads(row[0])
+            for run in entry["runs"]:
+                listed = run["facts"]["listing"]
+                for field in SHARED:
+                    listed[field] = self._part(listed[field])
+                listed["tests"] = tuple(listed["tests"])
+                listed["headline_figures"] = tuple(listed["headline_figures"])
+            return entry
+        except (sqlite3.Error, ValueError, KeyError, TypeError):
+            return None
+
+    def _part(self, digest: str) -> dict:
+        if digest not in self.parts:
+            row = self.db.execute("SELECT value FROM parts WHERE digest = ?", (digest,)).fetchone()
+            self.parts[digest] = json.loads(row[0])
+            self.stored_parts.add(digest)
+        return self.parts[digest]
+
+    def put(self, digest: str, entry: dict) -> None:
+        """Store a file's entry: {"name", "sha256", "runs": [{"facts", "pages"}]}."""
+        runs = []
+        for run in entry["runs"]:
+            listed = dict(run["facts"]["listing"])
+            for field in SHARED:
+                text = json.dumps(listed[field], sort_keys=True, default=str)
+                key = hashlib.sha256(text.encode()).hexdigest()
+                if key not in self.stored_parts:
+                    self.db.execute("INSERT OR REPLACE INTO parts VALUES (?, ?)", (key, text))
+                    self.stored_parts.add(key)
+                listed[field] = key
+            runs.append({"facts": {**run["facts"], "listing": listed}, "pages": run["pages"]})
+        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?)",
+                        (digest, json.dumps({**entry, "runs": runs}, default=str)))
+
+    def saw(self, digest: str) -> None:
+        """A file of this build: its entry stays (the others are let go at :meth:`commit`)."""
+        self.db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (digest,))
+
+    def commit(self) -> None:
+        self.db.execute("DELETE FROM files WHERE digest NOT IN (SELECT digest FROM seen)")
+        self.db.execute("COMMIT")
+        self.db.close()
+
+    def close(self) -> None:
+        try:
+            self.db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        self.db.close()
