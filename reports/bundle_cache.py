@@ -25,7 +25,7 @@ import pdx
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 
-FORMAT = "pdx-bundle-cache/1"
+FORMAT = "pdx-bundle-cache/2"
 SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
 
 
@@ -94,7 +94,7 @@ class BundleCache:
             db.execute("BEGIN")
             if not tables:
                 db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                db.execute("CREATE TABLE files (digest TEXT PRIMARY KEY, facts TEXT NOT NULL)")
+                db.execute("CREATE TABLE files (digest TEXT PRIMARY KEY, pages TEXT NOT NULL, entry TEXT NOT NULL)")
                 db.execute("CREATE TABLE parts (digest TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
             row = db.execute("SELECT value FROM meta WHERE key = 'context'").fetchone()
@@ -108,11 +108,19 @@ class BundleCache:
             raise
         return db
 
+    def pages(self, digest: str) -> list | None:
+        """[(relative, digest)] of the run pages the last build made from the file, or None."""
+        try:
+            row = self.db.execute("SELECT pages FROM files WHERE digest = ?", (digest,)).fetchone()
+            return None if row is None else [(str(relative), str(page)) for relative, page in json.loads(row[0])]
+        except (sqlite3.Error, ValueError, TypeError):
+            return None
+
     def get(self, digest: str) -> dict | None:
         """A file's entry as :meth:`put` stored it, its listings' shared parts restored; None where
         there is none or it does not read as one."""
         try:
-            row = self.db.execute("SELECT facts FROM files WHERE digest = ?", (digest,)).fetchone()
+            row = self.db.execute("SELECT entry FROM files WHERE digest = ?", (digest,)).fetchone()
             if row is None:
                 return None
             entry = json.loads(row[0])
@@ -120,7 +128,11 @@ class BundleCache:
                 listed = run["facts"]["listing"]
                 for field in SHARED:
                     listed[field] = self._part(listed[field])
-                listed["tests"] = tuple(listed["tests"])
+                # Held for the whole build, as a listing made from the file is: its names once each.
+                listed["tests"] = tuple(sys.intern(name) for name in listed["tests"])
+                for field in ("status", "backend"):
+                    if isinstance(listed[field], str):
+                        listed[field] = sys.intern(listed[field])
                 listed["headline_figures"] = tuple(listed["headline_figures"])
             return entry
         except (sqlite3.Error, ValueError, KeyError, TypeError):
@@ -146,8 +158,9 @@ class BundleCache:
                     self.stored_parts.add(key)
                 listed[field] = key
             runs.append({"facts": {**run["facts"], "listing": listed}, "pages": run["pages"]})
-        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?)",
-                        (digest, json.dumps({**entry, "runs": runs}, default=str)))
+        pages = [page for run in runs for page in run["pages"]]
+        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
+                        (digest, json.dumps(pages), json.dumps({**entry, "runs": runs}, default=str)))
 
     def saw(self, digest: str) -> None:
         """A file of this build: its entry stays (the others are let go at :meth:`commit`)."""

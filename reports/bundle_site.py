@@ -125,22 +125,22 @@ def _start_worker(renderer: PageRenderer, stage: Stage) -> None:
 def _read_files(jobs: list[tuple[str, str]]) -> list:
     """Some files: [(name, sha256, [(packed aggregate record, keys, staged page files)]) or
     (name, error message, None)]."""
-    renderer, stage, sent = _WORKER["renderer"], _WORKER["stage"], _WORKER["sent"]
-    out = []
-    for path, name in jobs:
-        try:
-            sha256, records = results_folder.read_file(Path(path), name)
-        except ImportFileError as exc:
-            out.append((name, exc.message, None))
-            continue
-        runs = []
-        for record in records:
-            record = with_stats(record)
-            files = [stage.put(relative, text) for relative, text in renderer.run_page(record)]
-            runs.append((*_pack(_interned(aggregate_record(record)), sent), files))
-        out.append((name, sha256, runs))
+    out = [_read_file(path, name, _WORKER["renderer"], _WORKER["stage"], _WORKER["sent"]) for path, name in jobs]
     forget_rows()  # each run's page is rendered once: its rows (and the run with its samples) can go
     return out
+
+
+def _read_file(path: str, name: str, renderer: PageRenderer, stage: Stage, sent: set) -> tuple:
+    try:
+        sha256, records = results_folder.read_file(Path(path), name)
+    except ImportFileError as exc:
+        return name, exc.message, None
+    runs = []
+    for record in records:
+        record = with_stats(record)
+        files = [stage.put(relative, text) for relative, text in renderer.run_page(record)]
+        runs.append((*_pack(_interned(aggregate_record(record)), sent), files))
+    return name, sha256, runs
 
 
 class BundleSiteBuilder(SiteBuilder):
@@ -172,14 +172,14 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
         raise PdxError(f"no bundles (*{results_folder.SUFFIX}) in {folder}", "add runs with `pdx submit -o FOLDER`")
     names = [p.relative_to(root).as_posix() for p in files]
     digests: list[str | None] = [None] * len(files)
-    known: dict[int, dict] = {}
+    known: set[int] = set()  # the files the cache has, their pages in place
     if cache is not None:
         for index, path in enumerate(files):
             digests[index] = digest = file_digest(str(path))
             cache.saw(digest)
-            entry = cache.get(digest)
-            if entry is not None and all(writer.holds(*page) for run in entry["runs"] for page in run["pages"]):
-                known[index] = entry
+            made = cache.pages(digest)
+            if made is not None and all(writer.holds(*page) for page in made):
+                known.add(index)
     jobs = [(str(files[i]), names[i]) for i in range(len(files)) if i not in known]
     renderer = PageRenderer(pages.site_info(title, [], inline=False), templates)
     results = iter(chunked(f"{__name__}:_read_files", jobs, workers or default_workers(len(jobs)), FILES_PER_TASK,
@@ -187,15 +187,20 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     site_runs = SiteRuns()
     staged: list = []
     held: dict = {}
+    read_here = 0
     for index, name in enumerate(names):  # in name order: which copy of a run wins, and ties in time
         path = str(files[index])
-        if index in known:
-            entry = known[index]
+        entry = cache.get(digests[index]) if index in known else None
+        if entry is not None:
             for run in entry["runs"]:
                 if site_runs.add_facts(run["facts"], (path, entry["sha256"], name)):
                     staged.extend((relative, digest, None) for relative, digest in run["pages"])
             continue
-        _, sha256, records = next(results)
+        if index in known:  # the cache had the file, but its entry does not read back: read here
+            read_here += 1
+            _, sha256, records = _read_file(path, name, renderer, writer.stage("runs/"), set())
+        else:
+            _, sha256, records = next(results)
         if records is None:
             raise PdxError(sha256, "run `pdx hub verify` on the folder to see every problem")
         runs = []
@@ -208,7 +213,7 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
         if cache is not None:
             cache.put(digests[index], {"name": name, "sha256": sha256, "runs": runs})
     builder = BundleSiteBuilder(site_runs.finish(_read_kept), writer, title, templates, staged=staged)
-    builder.files_read = len(jobs)
+    builder.files_read = len(jobs) + read_here
     return builder
 
 

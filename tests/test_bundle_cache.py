@@ -107,3 +107,14 @@ def test_a_file_given_as_the_cache_that_is_not_one_is_refused_and_left_alone(fol
         publish_bundles(folder, tmp_path / "site", title="hub", cache=registry)
     assert "\n" not in str(error.value) and registry.read_bytes() == before
     assert not (tmp_path / "site").exists() or not any((tmp_path / "site").rglob("*.html"))
+
+
+def test_an_entry_that_does_not_read_back_has_its_file_read_again(folder, tmp_path):
+    cache, site = tmp_path / "cache.sqlite", tmp_path / "site"
+    publish_bundles(folder, site, title="hub", cache=cache)
+    db = sqlite3.connect(cache)
+    db.execute("UPDATE files SET entry = '{\"runs\": [{' WHERE rowid = (SELECT min(rowid) FROM files)")
+    db.commit()
+    db.close()
+    assert publish_bundles(folder, site, title="hub", cache=cache).files_read == 1
+    assert _files(site) == _fresh(folder, tmp_path / "fresh")
