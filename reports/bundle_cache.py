@@ -49,6 +49,60 @@ def file_digest(path: str) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+_LISTED_TEXT = ("id", "status", "backend")
+
+
+def _well_formed(entry) -> bool:
+    """Whether an entry has the shape :meth:`BundleCache.put` gives one (what a build reads of it)."""
+    if not (isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("sha256"), str)
+            and isinstance(entry.get("runs"), list)):
+        return False
+    for run in entry["runs"]:
+        if not (isinstance(run, dict) and isinstance(run.get("facts"), dict) and isinstance(run.get("pages"), list)):
+            return False
+        found, listed = run["facts"], run["facts"].get("listing")
+        if not (isinstance(listed, dict) and all(isinstance(listed.get(k), str) for k in _LISTED_TEXT + SHARED)
+                and all(_text(listed.get(k), True) for k in ("created_at", "finished_at"))
+                and (listed.get("threads") is None or type(listed["threads"]) is int)
+                and all(isinstance(listed.get(k), list) and all(isinstance(x, str) for x in listed[k])
+                        for k in ("tests", "tags"))
+                and isinstance(listed.get("headline_figures"), list)
+                and len(listed["headline_figures"]) == 2
+                and all(f is None or (isinstance(f, dict) and isinstance(f.get("test"), str)
+                                      and isinstance(f.get("rate"), (int, float))
+                                      and isinstance(f.get("fraction", ""), (int, float, type(None))))
+                        for f in listed["headline_figures"])):
+            return False
+        places, headline = found.get("places"), found.get("headline")
+        if not (isinstance(places, list) and all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], list) and p[0]
+                and all(isinstance(k, (str, int, type(None))) for k in p[0])
+                and (p[1] is None or isinstance(p[1], (int, float))) for p in places)):
+            return False
+        if not (isinstance(headline, list) and all(
+                isinstance(h, list) and len(h) == 3 and isinstance(h[0], str) and isinstance(h[1], str)
+                and isinstance(h[2], int) for h in headline)):
+            return False
+        if not all(isinstance(page, list) and len(page) == 2 and all(isinstance(x, str) for x in page)
+                   for page in run["pages"]):
+            return False
+    return True
+
+
+def _text(value, optional: bool = False) -> bool:
+    return isinstance(value, str) or (optional and value is None)
+
+
+def _parts_well_formed(listed: dict) -> bool:
+    """Whether a listing's shared parts hold what lists and labels read of them."""
+    hardware, model, engine = listed["hardware"], listed["model"], listed["engine"]
+    gpus = hardware.get("gpus") or []
+    return (_text(hardware.get("id")) and _text(hardware.get("name"), True) and isinstance(gpus, list)
+            and all(isinstance(g, dict) and _text(g.get("name"), True) for g in gpus)
+            and _text(model.get("sha256")) and _text(model.get("name"))
+            and _text(engine.get("name")) and _text(engine.get("version"), True))
+
+
 class BundleCache:
     """Open with :meth:`open`; :meth:`get` during the build, :meth:`put` each file read, then
     :meth:`commit` once the site is built (or :meth:`close` to leave it as it was)."""
@@ -124,10 +178,14 @@ class BundleCache:
             if row is None:
                 return None
             entry = json.loads(row[0])
+            if not _well_formed(entry):
+                return None
             for run in entry["runs"]:
                 listed = run["facts"]["listing"]
                 for field in SHARED:
                     listed[field] = self._part(listed[field])
+                if not _parts_well_formed(listed):
+                    return None
                 # Held for the whole build, as a listing made from the file is: its names once each.
                 listed["tests"] = tuple(sys.intern(name) for name in listed["tests"])
                 for field in ("status", "backend"):
@@ -135,13 +193,16 @@ class BundleCache:
                         listed[field] = sys.intern(listed[field])
                 listed["headline_figures"] = tuple(listed["headline_figures"])
             return entry
-        except (sqlite3.Error, ValueError, KeyError, TypeError):
+        except (sqlite3.Error, ValueError, KeyError, TypeError, AttributeError):
             return None
 
     def _part(self, digest: str) -> dict:
         if digest not in self.parts:
             row = self.db.execute("SELECT value FROM parts WHERE digest = ?", (digest,)).fetchone()
-            self.parts[digest] = json.loads(row[0])
+            value = json.loads(row[0])
+            if not isinstance(value, dict):
+                raise ValueError(f"part {digest} is not an object")
+            self.parts[digest] = value
             self.stored_parts.add(digest)
         return self.parts[digest]
 

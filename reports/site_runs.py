@@ -140,16 +140,15 @@ class SiteRuns:
         whole (``load(source, run id)`` reads those given by their facts alone), ``headline`` the
         site's headline tests."""
         listed = [item for config in self.configs.values() for item in config.listed]
-        kept = [entry for config in self.configs.values() for entry in config.kept.values()]
+        kept = [(run_id, entry) for config in self.configs.values() for run_id, entry in config.kept.items()]
         listed.sort(key=lambda item: item[0], reverse=True)
-        kept.sort(key=lambda entry: entry[0], reverse=True)
-        for config in self.configs.values():
-            for run_id, entry in config.kept.items():
-                if entry[1] is None:
-                    entry[1] = load(entry[2], run_id)
+        kept.sort(key=lambda item: item[1][0], reverse=True)
+        for run_id, entry in kept:
+            if entry[1] is None:
+                entry[1] = load(entry[2], run_id)
         self.listed = [item[1] for item in listed]
-        self.runs = [entry[1] for entry in kept]
-        self._sources = {entry[1]["id"]: entry[2] for entry in kept}
+        self.runs = [entry[1] for _, entry in kept]
+        self._sources = {run_id: entry[2] for run_id, entry in kept}
         self.headline = self.counter.tests()
         self.configs = {}
         return self

@@ -11,10 +11,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pdx.errors import PdxError
-from pdx.reports.bundle_cache import default_path
+from pdx.reports.bundle_cache import BundleCache, default_path
 from pdx.reports.bundle_site import publish_bundles
+from pdx.reports.site_runs import SiteRuns
 
 from test_bundle_site import _files, results  # noqa: F401 (the fixture: 24 runs as `pdx submit` writes them)
 
@@ -118,3 +120,80 @@ def test_an_entry_that_does_not_read_back_has_its_file_read_again(folder, tmp_pa
     db.close()
     assert publish_bundles(folder, site, title="hub", cache=cache).files_read == 1
     assert _files(site) == _fresh(folder, tmp_path / "fresh")
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                       max_size=4), max_leaves=20)
+
+
+@pytest.fixture(scope="module")
+def cache_file(results, tmp_path_factory) -> Path:  # noqa: F811
+    """A cache a real build wrote, and one of its entries (for the property below to bend)."""
+    scratch = tmp_path_factory.mktemp("cache")
+    publish_bundles(results, scratch / "site", title="hub", cache=scratch / "cache.sqlite")
+    return scratch / "cache.sqlite"
+
+
+def _entry_reads(cache_file: Path, text: str):
+    made_in = sqlite3.connect(cache_file).execute("SELECT value FROM meta WHERE key = 'context'").fetchone()[0]
+    store = BundleCache.open(cache_file, made_in)
+    try:
+        digest = store.db.execute("SELECT digest FROM files LIMIT 1").fetchone()[0]
+        store.db.execute("UPDATE files SET entry = ? WHERE digest = ?", (text, digest))
+        entry = store.get(digest)
+        if entry is not None:  # whatever reads as an entry is one a build can take
+            site_runs = SiteRuns()
+            for run in entry["runs"]:
+                site_runs.add_facts(run["facts"], None)
+            site_runs.finish(lambda source, run_id: None)
+        return entry
+    finally:
+        store.close()  # rolled back: the file stays as the build left it
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(json_values)
+def test_an_entry_of_any_shape_reads_as_one_or_as_none(cache_file, value):
+    _entry_reads(cache_file, json.dumps(value))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_real_entry_bent_anywhere_reads_as_one_or_as_none(cache_file, data):
+    db = sqlite3.connect(cache_file)
+    entry = json.loads(db.execute("SELECT entry FROM files LIMIT 1").fetchone()[0])
+    db.close()
+    assert _entry_reads(cache_file, json.dumps(entry)) is not None  # the real one reads
+    # Replace one value somewhere in it by any JSON value.
+    node, path = entry, []
+    while isinstance(node, (dict, list)) and node and data.draw(st.booleans()):
+        key = data.draw(st.sampled_from(sorted(node) if isinstance(node, dict) else list(range(len(node)))))
+        path.append(key)
+        node = node[key]
+    if path:
+        holder = entry
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = data.draw(json_values)
+    _entry_reads(cache_file, json.dumps(entry))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_site_built_on_a_bent_entry_is_built(results, cache_file, tmp_path_factory, data):  # noqa: F811
+    """Whatever an entry reads as, the pages it reaches render (the build never stops on it)."""
+    scratch = tmp_path_factory.mktemp("bent")
+    shutil.copytree(cache_file.parent / "site", scratch / "site")
+    shutil.copy(cache_file, scratch / "cache.sqlite")
+    db = sqlite3.connect(scratch / "cache.sqlite")
+    digest, text = db.execute("SELECT digest, entry FROM files LIMIT 1").fetchone()
+    entry = json.loads(text)
+    listed = entry["runs"][0]["facts"]["listing"]
+    field = data.draw(st.sampled_from(sorted(listed)))
+    listed[field] = data.draw(json_values)
+    db.execute("UPDATE files SET entry = ? WHERE digest = ?", (json.dumps(entry), digest))
+    db.commit()
+    db.close()
+    result = publish_bundles(results, scratch / "site", title="hub", cache=scratch / "cache.sqlite")
+    assert result.runs == len(list(results.glob("*.pdx.json")))
