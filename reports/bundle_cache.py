@@ -19,13 +19,14 @@ import json
 import os
 import sqlite3
 import sys
+import zlib
 from pathlib import Path
 
 import pdx
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 
-FORMAT = "pdx-bundle-cache/2"
+FORMAT = "pdx-bundle-cache/3"
 SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
 
 
@@ -148,7 +149,7 @@ class BundleCache:
             db.execute("BEGIN")
             if not tables:
                 db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                db.execute("CREATE TABLE files (digest TEXT PRIMARY KEY, pages TEXT NOT NULL, entry TEXT NOT NULL)")
+                db.execute("CREATE TABLE files (digest TEXT PRIMARY KEY, pages TEXT NOT NULL, entry BLOB NOT NULL)")
                 db.execute("CREATE TABLE parts (digest TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
             row = db.execute("SELECT value FROM meta WHERE key = 'context'").fetchone()
@@ -177,7 +178,7 @@ class BundleCache:
             row = self.db.execute("SELECT entry FROM files WHERE digest = ?", (digest,)).fetchone()
             if row is None:
                 return None
-            entry = json.loads(row[0])
+            entry = json.loads(zlib.decompress(row[0]))
             if not _well_formed(entry):
                 return None
             for run in entry["runs"]:
@@ -193,7 +194,7 @@ class BundleCache:
                         listed[field] = sys.intern(listed[field])
                 listed["headline_figures"] = tuple(listed["headline_figures"])
             return entry
-        except (sqlite3.Error, ValueError, KeyError, TypeError, AttributeError):
+        except (sqlite3.Error, ValueError, KeyError, TypeError, AttributeError, zlib.error):
             return None
 
     def _part(self, digest: str) -> dict:
@@ -221,7 +222,8 @@ class BundleCache:
             runs.append({"facts": {**run["facts"], "listing": listed}, "pages": run["pages"]})
         pages = [page for run in runs for page in run["pages"]]
         self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
-                        (digest, json.dumps(pages), json.dumps({**entry, "runs": runs}, default=str)))
+                        (digest, json.dumps(pages),
+                         zlib.compress(json.dumps({**entry, "runs": runs}, default=str).encode(), 1)))
 
     def saw(self, digest: str) -> None:
         """A file of this build: its entry stays (the others are let go at :meth:`commit`)."""

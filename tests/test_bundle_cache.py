@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import zlib
 from pathlib import Path
 
 import pytest
@@ -115,7 +116,7 @@ def test_an_entry_that_does_not_read_back_has_its_file_read_again(folder, tmp_pa
     cache, site = tmp_path / "cache.sqlite", tmp_path / "site"
     publish_bundles(folder, site, title="hub", cache=cache)
     db = sqlite3.connect(cache)
-    db.execute("UPDATE files SET entry = '{\"runs\": [{' WHERE rowid = (SELECT min(rowid) FROM files)")
+    db.execute("UPDATE files SET entry = ? WHERE rowid = (SELECT min(rowid) FROM files)", (zlib.compress(b'{"runs": [{'),))
     db.commit()
     db.close()
     assert publish_bundles(folder, site, title="hub", cache=cache).files_read == 1
@@ -140,7 +141,7 @@ def _entry_reads(cache_file: Path, text: str):
     store = BundleCache.open(cache_file, made_in)
     try:
         digest = store.db.execute("SELECT digest FROM files LIMIT 1").fetchone()[0]
-        store.db.execute("UPDATE files SET entry = ? WHERE digest = ?", (text, digest))
+        store.db.execute("UPDATE files SET entry = ? WHERE digest = ?", (zlib.compress(text.encode()), digest))
         entry = store.get(digest)
         if entry is not None:  # whatever reads as an entry is one a build can take
             site_runs = SiteRuns()
@@ -162,7 +163,7 @@ def test_an_entry_of_any_shape_reads_as_one_or_as_none(cache_file, value):
 @given(st.data())
 def test_a_real_entry_bent_anywhere_reads_as_one_or_as_none(cache_file, data):
     db = sqlite3.connect(cache_file)
-    entry = json.loads(db.execute("SELECT entry FROM files LIMIT 1").fetchone()[0])
+    entry = json.loads(zlib.decompress(db.execute("SELECT entry FROM files LIMIT 1").fetchone()[0]))
     db.close()
     assert _entry_reads(cache_file, json.dumps(entry)) is not None  # the real one reads
     # Replace one value somewhere in it by any JSON value.
@@ -188,11 +189,11 @@ def test_a_site_built_on_a_bent_entry_is_built(results, cache_file, tmp_path_fac
     shutil.copy(cache_file, scratch / "cache.sqlite")
     db = sqlite3.connect(scratch / "cache.sqlite")
     digest, text = db.execute("SELECT digest, entry FROM files LIMIT 1").fetchone()
-    entry = json.loads(text)
+    entry = json.loads(zlib.decompress(text))
     listed = entry["runs"][0]["facts"]["listing"]
     field = data.draw(st.sampled_from(sorted(listed)))
     listed[field] = data.draw(json_values)
-    db.execute("UPDATE files SET entry = ? WHERE digest = ?", (json.dumps(entry), digest))
+    db.execute("UPDATE files SET entry = ? WHERE digest = ?", (zlib.compress(json.dumps(entry).encode()), digest))
     db.commit()
     db.close()
     result = publish_bundles(results, scratch / "site", title="hub", cache=scratch / "cache.sqlite")

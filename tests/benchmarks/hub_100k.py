@@ -135,13 +135,15 @@ def main() -> None:
     bundles.mkdir(parents=True, exist_ok=True)
     make_folder(bundles, args.runs)
     shutil.rmtree(site, ignore_errors=True)
+    cache = root / "site-cache.sqlite"  # what each file gave a build, for the next (pdx.reports.bundle_cache)
+    cache.unlink(missing_ok=True)
 
     started = time.perf_counter()
     verified = verify_folder(bundles)
     verify_s = time.perf_counter() - started
     verify_mib = peak_mib(resource.RUSAGE_SELF)
     started = time.perf_counter()
-    result = publish_bundles(bundles, site, title=TITLE)
+    result = publish_bundles(bundles, site, title=TITLE, cache=cache)
     build_s = time.perf_counter() - started
 
     # A run no build has seen, whatever folder --keep gave: the one it adds is taken away after.
@@ -152,16 +154,17 @@ def main() -> None:
     added = bundles / file_name(document["runs"][0]["record"])
     write_json(document, str(added))
     started = time.perf_counter()
-    again = publish_bundles(bundles, site, title=TITLE)
+    again = publish_bundles(bundles, site, title=TITLE, cache=cache)
     again_s = time.perf_counter() - started
     added.unlink()
 
     print(f"{'runs':>7} {'problems':>8} {'verify s':>8} {'build s':>8} {'ms/run':>7} {'pages':>6} "
-          f"{'again s':>8} {'rewritten':>9} {'verify MiB':>10} {'peak MiB':>8} {'worker MiB':>10}")
+          f"{'again s':>8} {'read':>5} {'rewritten':>9} {'verify MiB':>10} {'peak MiB':>8} {'worker MiB':>10} "
+          f"{'cache MiB':>9}")
     print(f"{verified.runs:>7} {len(verified.problems):>8} {verify_s:>8.1f} {build_s:>8.1f} "
-          f"{build_s / verified.runs * 1000:>7.2f} {result.pages:>6} {again_s:>8.1f} {len(again.changed):>9} "
-          f"{verify_mib:>10.0f} {peak_mib(resource.RUSAGE_SELF):>8.0f} {peak_mib(resource.RUSAGE_CHILDREN):>10.0f}",
-          flush=True)
+          f"{build_s / verified.runs * 1000:>7.2f} {result.pages:>6} {again_s:>8.1f} {again.files_read:>5} "
+          f"{len(again.changed):>9} {verify_mib:>10.0f} {peak_mib(resource.RUSAGE_SELF):>8.0f} "
+          f"{peak_mib(resource.RUSAGE_CHILDREN):>10.0f} {cache.stat().st_size / 2**20:>9.0f}", flush=True)
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
 
