@@ -112,7 +112,6 @@ class BundleCache:
         self.db = db
         self.parts: dict[str, dict] = {}
         self.stored_parts: set[str] = set()
-        self.seen: list[str] = []
 
     @classmethod
     def open(cls, path: str | os.PathLike, made_in: str, ours: bool = False) -> "BundleCache | None":
