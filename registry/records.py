@@ -163,7 +163,7 @@ def run_record(run: Run) -> dict:
         "pdx_version": run.pdx_version,
         "origin": run.origin,
         "provenance": run.provenance,
-        "tags": sorted(t.tag for t in run.tags),
+        "tags": sorted(t.tag for t in run.tags),  # a set (run_tags): each once, in one order whatever was given
         "model": model_record(run.model),
         "hardware": run.hardware.details,
         "environment": run.environment.manifest,
