@@ -25,6 +25,7 @@ from pathlib import Path
 import pdx
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
+from pdx.reports.pages import SiteLinks
 
 FORMAT = "pdx-bundle-cache/3"
 SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
@@ -87,6 +88,9 @@ def _well_formed(entry) -> bool:
         if not all(isinstance(page, list) and len(page) == 2 and all(isinstance(x, str) for x in page)
                    for page in run["pages"]):
             return False
+        own = SiteLinks("").run(listed)  # the run's own page and its JSON: the id is the one they hold
+        if sorted(page[0] for page in run["pages"]) != sorted([own, own.removesuffix(".html") + ".json"]):
+            return False
     return True
 
 
@@ -112,6 +116,7 @@ class BundleCache:
         self.db = db
         self.parts: dict[str, dict] = {}
         self.stored_parts: set[str] = set()
+        self._keys: dict[int, tuple[dict, str]] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike, made_in: str, ours: bool = False) -> "BundleCache | None":
@@ -161,6 +166,9 @@ class BundleCache:
             db.close()
             raise
         return db
+
+    def empty(self) -> bool:
+        return self.db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
 
     def pages(self, digest: str) -> list | None:
         """[(relative, digest)] of the run pages the last build made from the file, or None."""
@@ -212,17 +220,26 @@ class BundleCache:
         for run in entry["runs"]:
             listed = dict(run["facts"]["listing"])
             for field in SHARED:
-                text = json.dumps(listed[field], sort_keys=True, default=str)
-                key = hashlib.sha256(text.encode()).hexdigest()
-                if key not in self.stored_parts:
-                    self.db.execute("INSERT OR REPLACE INTO parts VALUES (?, ?)", (key, text))
-                    self.stored_parts.add(key)
-                listed[field] = key
+                listed[field] = self._part_key(listed[field])
             runs.append({"facts": {**run["facts"], "listing": listed}, "pages": run["pages"]})
         pages = [page for run in runs for page in run["pages"]]
         self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
                         (digest, json.dumps(pages),
                          zlib.compress(json.dumps({**entry, "runs": runs}, default=str).encode(), 1)))
+        self.saw(digest)
+
+    def _part_key(self, value: dict) -> str:
+        # Runs share these objects (one per machine, model, engine): each is written out once.
+        known = self._keys.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        text = json.dumps(value, sort_keys=True, default=str)
+        key = hashlib.sha256(text.encode()).hexdigest()
+        if key not in self.stored_parts:
+            self.db.execute("INSERT OR REPLACE INTO parts VALUES (?, ?)", (key, text))
+            self.stored_parts.add(key)
+        self._keys[id(value)] = (value, key)
+        return key
 
     def saw(self, digest: str) -> None:
         """A file of this build: its entry stays (the others are let go at :meth:`commit`)."""

@@ -123,24 +123,29 @@ def _start_worker(renderer: PageRenderer, stage: Stage) -> None:
 
 
 def _read_files(jobs: list[tuple[str, str]]) -> list:
-    """Some files: [(name, sha256, [(packed aggregate record, keys, staged page files)]) or
-    (name, error message, None)]."""
+    """Some files: each as :func:`_read_file` gives it."""
     out = [_read_file(path, name, _WORKER["renderer"], _WORKER["stage"], _WORKER["sent"]) for path, name in jobs]
     forget_rows()  # each run's page is rendered once: its rows (and the run with its samples) can go
     return out
 
 
 def _read_file(path: str, name: str, renderer: PageRenderer, stage: Stage, sent: set) -> tuple:
+    """(name, sha256 of its text, [(packed record, keys, staged page files)], digest of its bytes), or
+    (name, error message, None, None)."""
+    try:
+        digest = file_digest(path)  # before the read: a file changed since is read again next time
+    except OSError:
+        digest = None  # the read below names what is wrong with it
     try:
         sha256, records = results_folder.read_file(Path(path), name)
     except ImportFileError as exc:
-        return name, exc.message, None
+        return name, exc.message, None, None
     runs = []
     for record in records:
         record = with_stats(record)
         files = [stage.put(relative, text) for relative, text in renderer.run_page(record)]
         runs.append((*_pack(_interned(aggregate_record(record)), sent), files))
-    return name, sha256, runs
+    return name, sha256, runs, digest
 
 
 class BundleSiteBuilder(SiteBuilder):
@@ -173,7 +178,7 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     names = [p.relative_to(root).as_posix() for p in files]
     digests: list[str | None] = [None] * len(files)
     known: set[int] = set()  # the files the cache has, their pages in place
-    if cache is not None:
+    if cache is not None and not cache.empty():
         for index, path in enumerate(files):
             digests[index] = digest = file_digest(str(path))
             cache.saw(digest)
@@ -198,9 +203,9 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
             continue
         if index in known:  # the cache had the file, but its entry does not read back: read here
             read_here += 1
-            _, sha256, records = _read_file(path, name, renderer, writer.stage("runs/"), set())
+            _, sha256, records, digest = _read_file(path, name, renderer, writer.stage("runs/"), set())
         else:
-            _, sha256, records = next(results)
+            _, sha256, records, digest = next(results)
         if records is None:
             raise PdxError(sha256, "run `pdx hub verify` on the folder to see every problem")
         runs = []
@@ -210,8 +215,8 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
             if site_runs.add_facts(found, (path, sha256, name), record):  # a later file's copy: its page is left behind
                 staged.extend(page_files)
             runs.append({"facts": found, "pages": [[relative, digest] for relative, digest, _ in page_files]})
-        if cache is not None:
-            cache.put(digests[index], {"name": name, "sha256": sha256, "runs": runs})
+        if cache is not None and digest is not None:
+            cache.put(digest, {"name": name, "sha256": sha256, "runs": runs})
     builder = BundleSiteBuilder(site_runs.finish(_read_kept), writer, title, templates, staged=staged)
     builder.files_read = len(jobs) + read_here
     return builder
@@ -221,7 +226,10 @@ def _read_kept(source: tuple[str, str, str], run_id: str) -> dict:
     """A run the cache gave by its facts alone, read whole from its file (checked when the cache
     took it, and refused if its bytes changed since)."""
     path, sha256, name = source
-    record = next(r for r in results_folder.read_again(Path(path), sha256, name) if r["id"] == run_id)
+    record = next((r for r in results_folder.read_again(Path(path), sha256, name) if r["id"] == run_id), None)
+    if record is None:
+        raise PdxError(f"the site's cache says {name} holds run {run_id}, and it does not",
+                       "remove the cache (the file --cache gave, or sites/ in pdx's cache directory), or give --no-cache")
     return aggregate_record(with_stats(record))
 
 
