@@ -17,6 +17,7 @@ newest first: what each chart of pdx's draws (newest rows, newest serving tests)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -112,7 +113,7 @@ class SiteRuns:
         entry = [rank, run, source, 0]
         for place, rate in found["places"]:
             place = tuple(place)
-            score = rank if rate is None else (rate, rank)
+            score = (-math.inf if rate is None else rate, rank)  # a place without rates: the newest
             held = config.places.setdefault(place, [])
             limit = NEWEST_KEPT if place == ("newest",) else 1
             if len(held) < limit or score > held[-1][0]:
