@@ -7,9 +7,9 @@ derives each run's statistics, renders the run's own page (it reads only the run
 configuration has a page to link) into the site writer's stage, and sends the run back as every
 other page reads it (:func:`aggregate_record`, without most samples; the parts many runs hold
 alike sent once, :func:`_pack`). The main process keeps of each run its listing, and whole only
-the runs that hold a configuration's newest or best figures (:mod:`pdx.reports.site_runs`), builds
-the leaderboard, group, hub and comparison pages from those, and moves the staged run pages into place once every file has
-passed: a folder with a bad file leaves the site as it was. A comparison reads its two runs
+the runs that hold a configuration's newest or best figures (:mod:`pdx.reports.site_runs`),
+builds the leaderboard, group, hub and comparison pages from those, and moves the staged run
+pages into place once every file has passed: a folder with a bad file leaves the site as it was. A comparison reads its two runs
 again from their files, refusing a file whose text changed during the build.
 
 A folder with few files is read in this process: starting workers would cost more.
@@ -157,8 +157,7 @@ class BundleSiteBuilder(SiteBuilder):
         self.staged = staged
 
     def full(self, run: dict) -> dict:
-        path, sha256, name = self.site_runs.source(run)
-        return next(with_stats(r) for r in results_folder.read_again(Path(path), sha256, name) if r["id"] == run["id"])
+        return _read_run(self.site_runs.source(run), run["id"])
 
     def write_run_pages(self) -> None:
         self.writer.commit(self.staged)
@@ -222,15 +221,20 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     return builder
 
 
-def _read_kept(source: tuple[str, str, str], run_id: str) -> dict:
-    """A run the cache gave by its facts alone, read whole from its file (checked when the cache
-    took it, and refused if its bytes changed since)."""
+def _read_run(source: tuple[str, str, str], run_id: str) -> dict:
+    """One run of a file this build (or the cache's) checked, with its statistics; refused if the
+    file's text changed since, or does not hold the run."""
     path, sha256, name = source
     record = next((r for r in results_folder.read_again(Path(path), sha256, name) if r["id"] == run_id), None)
     if record is None:
         raise PdxError(f"the site's cache says {name} holds run {run_id}, and it does not",
                        "remove the cache (the file --cache gave, or sites/ in pdx's cache directory), or give --no-cache")
-    return aggregate_record(with_stats(record))
+    return with_stats(record)
+
+
+def _read_kept(source: tuple[str, str, str], run_id: str) -> dict:
+    """A run the cache gave by its facts alone, as the pages other than its own read it."""
+    return aggregate_record(_read_run(source, run_id))
 
 
 def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str = "pdx results",
