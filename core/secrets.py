@@ -14,7 +14,8 @@ from typing import Any, Iterable
 
 MARK = "REDACTED"
 # Values that stand for a value in help and messages ("-o KEY=VALUE"): nothing to hide.
-# Matched without case: an error saying a line "is not key=number" shows the form it wanted.
+# In lower or upper case only: an error saying a line "is not key=number" shows the form it wanted,
+# and "nUMBER" is somebody's secret.
 _PLACEHOLDERS = {MARK.lower(), "value", "key", "token", "secret", "password", "number", "...", "***"}
 
 # A name (flag, option key, variable) that holds a secret: a part of it, split on
@@ -35,6 +36,11 @@ _NAME = re.compile(r"""(?<![\w.-])(?P<flag>--?)?(?P<name>[A-Za-z_][\w.-]*)['"]?(
 _VALUE = re.compile(r"""'[^']*'|"[^"]*"|[^\s'",;&|)\]}]+""")
 _FLAG = re.compile(r"--?[A-Za-z][\w.-]*")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` stands for a value (``VALUE``, ``number``) rather than being one."""
+    return value.lower() in _PLACEHOLDERS and value in (value.lower(), value.upper())
 
 
 def is_secret_name(name: str) -> bool:
@@ -64,7 +70,7 @@ def _secret_spans(text: str):
         if value is None or (not match["sep"].strip() and value[0].startswith("-")):
             continue
         quoted = value[0][0] in "'\"" and len(value[0]) > 1
-        if value[0].strip("'\"").lower() not in _PLACEHOLDERS:  # a quoted value keeps its quotes (JSON stays JSON)
+        if not is_placeholder(value[0].strip("'\"")):  # a quoted value keeps its quotes (JSON stays JSON)
             yield value.start() + quoted, value.end() - quoted
         last = value.end()
 

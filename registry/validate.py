@@ -140,6 +140,10 @@ def _fine(value: object) -> bool:
                 if not -MAX_INT - 1 <= child <= MAX_INT:
                     return False
                 continue
+            if child.__class__ is float:  # a record's many statistics: checked here, not pushed
+                if child - child != 0.0:  # NaN or an infinity
+                    return False
+                continue
             stack.append((child, depth + 1))
     return True
 

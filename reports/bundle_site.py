@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from pathlib import Path
 
 from pdx.contrib import folder as results_folder
@@ -101,20 +100,6 @@ def _places_of(run: dict, keys: dict):
             yield run["tests"][where[0]]["ceilings"], where[1], where
 
 
-def _interned(value):
-    """``value`` with every key and every short text one object per worker: a run's few hundred keys
-    ("status", "mean"...) and words ("ok", "tg128") are then pickled once per task and held once per
-    task in the main process, not once per run (a parsed JSON document's strings are its own)."""
-    if isinstance(value, dict):
-        return {sys.intern(k): _interned(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_interned(v) for v in value]
-    if isinstance(value, str) and len(value) <= _SHORT:
-        return sys.intern(value)
-    return value
-
-
-_SHORT = 20  # characters: names and words ("tg128@d4096/b8"), not ids, times or commands
 _WORKER: dict = {}
 
 
@@ -130,22 +115,19 @@ def _read_files(jobs: list[tuple[str, str]]) -> list:
 
 
 def _read_file(path: str, name: str, renderer: PageRenderer, stage: Stage, sent: set) -> tuple:
-    """(name, sha256 of its text, [(packed record, keys, staged page files)], digest of its bytes), or
-    (name, error message, None, None)."""
-    try:
-        digest = file_digest(path)  # before the read: a file changed since is read again next time
-    except OSError:
-        digest = None  # the read below names what is wrong with it
+    """(name, SHA-256 of its text, [(packed record, keys, staged page files)]), or (name, error
+    message, None). The text is the file's bytes decoded as UTF-8, which encodes back to the same
+    bytes: its SHA-256 is the file's (what the cache knows a file by), of the bytes its runs came from."""
     try:
         sha256, records = results_folder.read_file(Path(path), name)
     except ImportFileError as exc:
-        return name, exc.message, None, None
+        return name, exc.message, None
     runs = []
     for record in records:
         record = with_stats(record)
         files = [stage.put(relative, text) for relative, text in renderer.run_page(record)]
-        runs.append((*_pack(_interned(aggregate_record(record)), sent), files))
-    return name, sha256, runs, digest
+        runs.append((*_pack(aggregate_record(record), sent), files))
+    return name, sha256, runs
 
 
 class BundleSiteBuilder(SiteBuilder):
@@ -171,20 +153,22 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     first bad file stops it, naming itself. With ``cache``, a file the last build read (the same
     bytes, its pages in place) is taken from there, not read again."""
     root = Path(folder)
-    files = results_folder.bundle_files(root)
-    if not files:
+    found = results_folder.bundle_files(root)
+    if not found:
         raise PdxError(f"no bundles (*{results_folder.SUFFIX}) in {folder}", "add runs with `pdx submit -o FOLDER`")
-    names = [p.relative_to(root).as_posix() for p in files]
+    # Texts, not Paths: a Path holds several times its text, and a folder's are many.
+    names, files = [p.relative_to(root).as_posix() for p in found], [str(p) for p in found]
+    del found
     digests: list[str | None] = [None] * len(files)
     known: set[int] = set()  # the files the cache has, their pages in place
     if cache is not None and not cache.empty():
         for index, path in enumerate(files):
-            digests[index] = digest = file_digest(str(path))
+            digests[index] = digest = file_digest(path)
             cache.saw(digest)
             made = cache.pages(digest)
             if made is not None and all(writer.holds(*page) for page in made):
                 known.add(index)
-    jobs = [(str(files[i]), names[i]) for i in range(len(files)) if i not in known]
+    jobs = [(files[i], names[i]) for i in range(len(files)) if i not in known]
     renderer = PageRenderer(pages.site_info(title, [], inline=False), templates)
     results = iter(chunked(f"{__name__}:_read_files", jobs, workers or default_workers(len(jobs)), FILES_PER_TASK,
                            f"{__name__}:_start_worker", (renderer, writer.stage("runs/")))) if jobs else iter(())
@@ -193,7 +177,7 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     held: dict = {}
     read_here = 0
     for index, name in enumerate(names):  # in name order: which copy of a run wins, and ties in time
-        path = str(files[index])
+        path = files[index]
         entry = cache.get(digests[index]) if index in known else None
         if entry is not None:
             for run in entry["runs"]:
@@ -202,9 +186,9 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
             continue
         if index in known:  # the cache had the file, but its entry does not read back: read here
             read_here += 1
-            _, sha256, records, digest = _read_file(path, name, renderer, writer.stage("runs/"), set())
+            _, sha256, records = _read_file(path, name, renderer, writer.stage("runs/"), set())
         else:
-            _, sha256, records, digest = next(results)
+            _, sha256, records = next(results)
         if records is None:
             raise PdxError(sha256, "run `pdx hub verify` on the folder to see every problem")
         runs = []
@@ -214,8 +198,8 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
             if site_runs.add_facts(found, (path, sha256, name), record):  # a later file's copy: its page is left behind
                 staged.extend(page_files)
             runs.append({"facts": found, "pages": [[relative, digest] for relative, digest, _ in page_files]})
-        if cache is not None and digest is not None:
-            cache.put(digest, {"name": name, "sha256": sha256, "runs": runs})
+        if cache is not None:
+            cache.put(sha256, {"name": name, "sha256": sha256, "runs": runs})
     builder = BundleSiteBuilder(site_runs.finish(_read_kept), writer, title, templates, staged=staged)
     builder.files_read = len(jobs) + read_here
     return builder

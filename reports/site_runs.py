@@ -18,6 +18,7 @@ newest first: what each chart of pdx's draws (newest rows, newest serving tests)
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -32,11 +33,25 @@ NEWEST_KEPT = 2  # a comparison page's two runs
 
 
 def listing(run: dict) -> dict:
-    """A run as lists show it: its fields in :data:`LISTED`, its tests' names, its headline figures."""
+    """A run as lists show it: its fields in :data:`LISTED`, its tests' names, its headline figures.
+    A site holds every run's listing for the whole build: the words most runs share (status,
+    backend, test names, tags) are held once each, not once per run."""
     listed = {key: run.get(key) for key in LISTED}
-    listed["tests"] = tuple(t["name"] for t in run["tests"])
-    listed["headline_figures"] = hubdata.headline_figures(run)
+    for key in ("status", "backend"):
+        listed[key] = _word(listed[key])
+    if isinstance(listed["tags"], list):
+        listed["tags"] = [_word(tag) for tag in listed["tags"]]
+    listed["tests"] = tuple(_word(t["name"]) for t in run["tests"])
+    figures = hubdata.headline_figures(run)
+    for found in figures:
+        if found:
+            found["test"] = _word(found["test"])
+    listed["headline_figures"] = figures
     return listed
+
+
+def _word(value):
+    return sys.intern(value) if type(value) is str else value
 
 
 def places(run: dict) -> list[list]:
