@@ -176,6 +176,7 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     staged: list = []
     held: dict = {}
     read_here = 0
+    here: list = []  # this process's stage and sent objects, made for the first file it reads
     for index, name in enumerate(names):  # in name order: which copy of a run wins, and ties in time
         path = files[index]
         entry = cache.get(digests[index]) if index in known else None
@@ -186,7 +187,8 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
             continue
         if index in known:  # the cache had the file, but its entry does not read back: read here
             read_here += 1
-            _, sha256, records = _read_file(path, name, renderer, writer.stage("runs/"), set())
+            here = here or [writer.stage("runs/"), set()]  # one stage: each copies the last build's digests
+            _, sha256, records = _read_file(path, name, renderer, *here)
         else:
             _, sha256, records = next(results)
         if records is None:

@@ -18,6 +18,7 @@ from pdx.errors import PdxError
 from pdx.reports.bundle_cache import BundleCache, default_path
 from pdx.reports.bundle_site import publish_bundles
 from pdx.reports.site_runs import SiteRuns
+from pdx.reports.writer import SiteWriter
 
 from test_bundle_site import _files, results  # noqa: F401 (the fixture: 24 runs as `pdx submit` writes them)
 
@@ -112,14 +113,22 @@ def test_a_file_given_as_the_cache_that_is_not_one_is_refused_and_left_alone(fol
     assert not (tmp_path / "site").exists() or not any((tmp_path / "site").rglob("*.html"))
 
 
-def test_an_entry_that_does_not_read_back_has_its_file_read_again(folder, tmp_path):
+@pytest.mark.parametrize("bent", ["one", "every"])
+def test_an_entry_that_does_not_read_back_has_its_file_read_again(folder, tmp_path, monkeypatch, bent):
     cache, site = tmp_path / "cache.sqlite", tmp_path / "site"
     publish_bundles(folder, site, title="hub", cache=cache)
     db = sqlite3.connect(cache)
-    db.execute("UPDATE files SET entry = ? WHERE rowid = (SELECT min(rowid) FROM files)", (zlib.compress(b'{"runs": [{'),))
+    which = "rowid = (SELECT min(rowid) FROM files)" if bent == "one" else "1"
+    db.execute(f"UPDATE files SET entry = ? WHERE {which}", (zlib.compress(b'{"runs": [{'),))
     db.commit()
     db.close()
-    assert publish_bundles(folder, site, title="hub", cache=cache).files_read == 1
+    stages = []
+    made = SiteWriter.stage
+    monkeypatch.setattr(SiteWriter, "stage", lambda self, prefix: stages.append(prefix) or made(self, prefix))
+    read = publish_bundles(folder, site, title="hub", cache=cache).files_read
+    assert read == (1 if bent == "one" else len(list(folder.glob("*.pdx.json"))))
+    # The files read in this process share one stage (each stage copies the last build's page digests).
+    assert stages == ["runs/"]
     assert _files(site) == _fresh(folder, tmp_path / "fresh")
 
 
