@@ -26,6 +26,7 @@ import pdx
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 from pdx.reports.pages import SiteLinks
+from pdx.reports.site_runs import held_once
 
 FORMAT = "pdx-bundle-cache/3"
 SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
@@ -194,12 +195,7 @@ class BundleCache:
                     listed[field] = self._part(listed[field])
                 if not _parts_well_formed(listed):
                     return None
-                # Held for the whole build, as a listing made from the file is: its names once each.
-                listed["tests"] = tuple(sys.intern(name) for name in listed["tests"])
-                for field in ("status", "backend"):
-                    if isinstance(listed[field], str):
-                        listed[field] = sys.intern(listed[field])
-                listed["headline_figures"] = tuple(listed["headline_figures"])
+                held_once(listed)  # held for the whole build, as a listing made from the file is
             return entry
         except (sqlite3.Error, ValueError, KeyError, TypeError, AttributeError, zlib.error):
             return None

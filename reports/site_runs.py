@@ -37,16 +37,23 @@ def listing(run: dict) -> dict:
     A site holds every run's listing for the whole build: the words most runs share (status,
     backend, test names, tags) are held once each, not once per run."""
     listed = {key: run.get(key) for key in LISTED}
+    listed["tests"] = [t["name"] for t in run["tests"]]
+    listed["headline_figures"] = hubdata.headline_figures(run)
+    return held_once(listed)
+
+
+def held_once(listed: dict) -> dict:
+    """A listing (made here, or read back from a cache) with its words held once each in the
+    process, and its lists as tuples."""
     for key in ("status", "backend"):
         listed[key] = _word(listed[key])
     if isinstance(listed["tags"], list):
         listed["tags"] = [_word(tag) for tag in listed["tags"]]
-    listed["tests"] = tuple(_word(t["name"]) for t in run["tests"])
-    figures = hubdata.headline_figures(run)
-    for found in figures:
+    listed["tests"] = tuple(_word(name) for name in listed["tests"])
+    listed["headline_figures"] = tuple(listed["headline_figures"])
+    for found in listed["headline_figures"]:
         if found:
             found["test"] = _word(found["test"])
-    listed["headline_figures"] = figures
     return listed
 
 
