@@ -61,19 +61,27 @@ def load_schema() -> dict:
 
 
 @lru_cache(maxsize=1)
-def _validator():
+def _strict_validator_class():
+    """Draft 2020-12 with "integer" meaning an integer as written (0, not 0.0), as the fast check
+    has it: the registry's integer columns give an int back, so a whole float it accepted would not
+    read back as it was stored."""
     import jsonschema
 
-    return jsonschema.Draft202012Validator(load_schema())
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine("integer", lambda _, value: type(value) is int)
+    return jsonschema.validators.extend(base, type_checker=checker)
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    return _strict_validator_class()(load_schema())
 
 
 @lru_cache(maxsize=None)
 def _definition_validator(definition: str):
-    import jsonschema
-
     schema = load_schema()
-    return jsonschema.Draft202012Validator({"$schema": schema["$schema"], "$defs": schema["$defs"],
-                                            "$ref": f"#/$defs/{definition}"})
+    return _strict_validator_class()({"$schema": schema["$schema"], "$defs": schema["$defs"],
+                                      "$ref": f"#/$defs/{definition}"})
 
 
 @lru_cache(maxsize=None)

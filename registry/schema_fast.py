@@ -38,7 +38,7 @@ _TYPES: dict[str, Check] = {
     "array": lambda v: v.__class__ is list,
     "object": lambda v: v.__class__ is dict,
     "number": _is_number,
-    # A float that is a whole number is an integer to JSON Schema; refusing it only costs the slow path.
+    # A float that is a whole number is an integer to JSON Schema, not to pdx (bundle_schema's validator).
     "integer": lambda v: v.__class__ is int,
 }
 

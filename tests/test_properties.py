@@ -2,6 +2,7 @@
 any other input is a one-line PdxError (or, for KEY=VALUE, the ValueError its callers turn into
 one), never another exception. Hypothesis generates the input."""
 
+import copy
 import json
 import math
 import uuid
@@ -242,6 +243,14 @@ def registry(tmp_path):
     store = Registry(f"sqlite:///{tmp_path / 'r.sqlite'}")
     yield store
     store.close()
+
+
+def test_a_whole_float_for_an_integer_field_is_refused(record):
+    # Hypothesis found it: a test's warmup as 0.0 passed the schema and read back from the registry as 0.
+    changed = copy.deepcopy(record)
+    changed["tests"][0]["warmup"] = 0.0
+    with pytest.raises(RecordError, match="warmup"):
+        check_records([changed], "x")
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
