@@ -17,7 +17,8 @@ def test_the_corpus_has_every_format():
     formats = {json.loads(pdx_here("import", str(p), "--registry", "sqlite://", "--json"))["format"]
                for p in CORPUS}
     assert formats >= {"vllm-bench-serve", "mlx-lm-benchmark", "llama-bench-json", "llama-bench-jsonl",
-                       "llama-bench-sql", "llama-bench-md", "guidellm", "aiperf", "aiperf-records"}
+                       "llama-bench-sql", "llama-bench-md", "guidellm", "aiperf", "aiperf-records",
+                       "vllm-bench-serve-text"}
 
 
 @pytest.fixture

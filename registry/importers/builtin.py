@@ -11,7 +11,8 @@ PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep
 @hookimpl
 def pdx_register_importers(register) -> None:
     from pdx.importer import Importer
-    from pdx.registry.importers import aiperf, guidellm, llama_bench, llama_bench_md, mlx_benchmark, vllm_bench
+    from pdx.registry.importers import (aiperf, guidellm, llama_bench, llama_bench_md, mlx_benchmark, vllm_bench,
+                                       vllm_bench_text)
 
     def llama_bench_reader(fmt: str):
         return lambda path, text, document, hardware: llama_bench.read(path, text, fmt, document, hardware)
@@ -24,6 +25,10 @@ def pdx_register_importers(register) -> None:
     register(Importer("vllm-bench-serve", "vllm bench serve --save-result JSON (--save-detailed: per request)",
                       lambda path, text, document, hardware: vllm_bench.read(path, document, text, hardware),
                       lambda text, document: vllm_bench.looks_like(document), priority=30, json=True))
+    register(Importer("vllm-bench-serve-text", "vllm bench serve's printed result (as pasted into issues; "
+                                               "benchmark_serving.py's too): one run per result block",
+                      lambda path, text, document, hardware: vllm_bench_text.read(path, text, hardware),
+                      lambda text, document: document is None and vllm_bench_text.looks_like(text), priority=31))
     register(Importer("guidellm", "GuideLLM's benchmark report JSON (guidellm run --output kind=json)",
                       lambda path, text, document, hardware: guidellm.read(path, document, text, hardware),
                       lambda text, document: guidellm.looks_like(document), priority=32, json=True))

@@ -135,6 +135,15 @@ def read(path: Path, document: object, text_: str, hardware: str | None = None) 
     missing = [k for k in _REQUIRED if k not in document]
     if missing:
         raise fail(path, f"lacks {', '.join(missing)}: not a vllm bench serve result")
+    return [run_record(path, document, hardware, file_facts(path, text_, "vllm-bench-serve")
+                       | {"time_zone": "vLLM writes local time; read as UTC"})]
+
+
+def run_record(path: Path, document: dict, hardware: str | None, provenance: dict, when: str | None = None,
+               lengths: tuple[int, int] | None = None) -> dict:
+    """The run of one result given as the keys of vLLM's result JSON, whichever form it came in: its
+    time is ``when`` where given, else the JSON's ``date``; ``lengths`` are the prompt and output lengths
+    vLLM was asked for where known, else a test's are its requests' usual ones, or the totals' means."""
     completed = integer(document["completed"], "completed", path)
     failed = integer(document.get("failed") or 0, "failed", path)
     duration = seconds(document["duration"], "duration", path, positive=True)
@@ -143,7 +152,9 @@ def read(path: Path, document: object, text_: str, hardware: str | None = None) 
     detailed = all(document.get(k) is not None for k in _DETAILED)
     requests = _requests(document, path) if detailed else []
     ok = [r for r in requests if r["status"] == "ok"]
-    if ok:
+    if lengths:
+        n_in, n_out = lengths
+    elif ok:
         n_in = statistics.mode(r["n_prompt"] for r in ok)
         n_out = statistics.mode(r["n_gen"] for r in ok)
     else:
@@ -152,19 +163,18 @@ def read(path: Path, document: object, text_: str, hardware: str | None = None) 
     engine = {k: v for k, v in document.items() if k not in _PER_REQUEST}
     if not requests:
         engine["reported"] = {"serving": _reported_figures(document, path)}
-    try:
-        when = datetime.strptime(str(document["date"]), "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc).isoformat()
-    except ValueError:
-        raise fail(path, f"date {document['date']!r} is not vLLM's YYYYMMDD-HHMMSS") from None
+    if when is None:
+        try:
+            when = datetime.strptime(str(document["date"]), "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc).isoformat()
+        except ValueError:
+            raise fail(path, f"date {document['date']!r} is not vLLM's YYYYMMDD-HHMMSS") from None
     test = serve_test(0, spec, requests, duration, total_in, total_out, engine, when, completed)
     model_id = text(document.get("model_id"), "model_id", path, 1024) or "?"
     model = described_model(model_id, Path(model_id).name or model_id, "hf",
                             tokenizer=text(document.get("tokenizer_id"), "tokenizer_id", path, 1024))
-    return [imported_run(
+    return imported_run(
         ORIGIN, "vllm", {"name": "vLLM", "settings": {"mode": "server"},
                          "details": {"endpoint_type": document.get("endpoint_type"), "label": document.get("label")}},
-        model, described_hardware(chip=hardware), [test],
-        file_facts(path, text_, "vllm-bench-serve") | {"time_zone": "vLLM writes local time; read as UTC"},
+        model, described_hardware(chip=hardware), [test], provenance,
         created_at=when, repetitions=1, status="complete" if completed else "failed",
-    )]
-
+    )
