@@ -147,12 +147,13 @@ def test_a_catalog_chip_run_is_also_judged_by_the_cached_cpu_probe(monkeypatch):
 
 # The issues' acceptance commands.
 
-def test_m1_max_offers_no_memory_bound_as_its_prefill_ceiling():
-    out = pdx_ok("ceiling", "--hardware", "M1 Max", "--model-bytes", "3.83GB", "--params", "7B")
+def test_a_bandwidth_alone_offers_no_memory_bound_as_its_prefill_ceiling():
+    # (issue 12 named the M1 Max, which had no FLOP/s then; every Apple chip has them now)
+    given = ("ceiling", "--bandwidth", "400GB/s", "--model-bytes", "3.83GB", "--params", "7B")
+    out = pdx_ok(*given)
     prefill = next(line for line in out.splitlines() if line.strip().startswith("prefill"))
     assert "no ceiling" in prefill and "cannot bind prefill" in prefill and "--flops" in prefill
-    report = json.loads(pdx_ok("ceiling", "--hardware", "M1 Max", "--model-bytes", "3.83GB", "--params", "7B",
-                               "--json"))
+    report = json.loads(pdx_ok(*given, "--json"))
     assert report["prefill"]["ceiling"] is None and report["prefill"]["memory_bound"] > 0
 
 
@@ -220,9 +221,9 @@ def test_a_napkin_for_this_machine_s_chip_is_also_judged_by_its_probe(monkeypatc
     report = napkin.ceiling_report(sources, DENSE, measured=61.19, measured_pp=300.0)
     assert report["decode"]["source"] == "probe" and report["decode"]["ceiling"] == pytest.approx(2.5e11 / 3.83e9)
     assert report["decode"]["above_ceiling"] is False and set(report["sources"]) == {"catalog", "probe"}
-    # The vendor publishes no FLOP/s for the M1 Max: prefill's only ceiling is the probe's compute bound.
+    # The M1 Max's GPU peak (10.62 TFLOP/s, cores x ALUs x clock) is far above the probe's 4: the probe binds prefill.
     assert report["prefill"]["source"] == "probe" and report["prefill"]["bound"] == "compute"
-    assert report["sources"]["catalog"]["prefill"]["ceiling"] is None
+    assert report["sources"]["catalog"]["prefill"]["ceiling"] == pytest.approx(10.62e12 / (2 * 7e9), rel=1e-3)
     monkeypatch.setattr(hardware, "detect", lambda: {"id": "pc", "kind": "cpu", "catalog": None})
     assert [s.source for s in napkin.hardware_sources("M1 Max", None, None, "fp16")] == ["catalog"]
 

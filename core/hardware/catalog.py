@@ -12,90 +12,23 @@ import difflib
 import functools
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdx.errors import PdxError
+from pdx.hardware.chip import Chip, Figure
+
+__all__ = ["Chip", "Figure", "chips", "find", "get", "lookup", "match_cpu", "match_nvidia", "normalize", "sources"]
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")
 # Words a user may add or leave out: "NVIDIA GeForce RTX 4090" is "rtx 4090".
 _VENDOR_WORDS = re.compile(r"\b(nvidia|geforce|apple|amd|instinct|the)\b")
-# A data type an engine computes in -> the figures that serve it, best first.
-_FALLBACK = {
-    "fp32": ("fp32",),
-    "tf32": ("tf32", "fp32"),
-    "fp16": ("fp16", "bf16", "fp32"),
-    "bf16": ("bf16", "fp16", "fp32"),
-    "fp8": ("fp8", "fp16", "bf16"),
-    "int8": ("int8", "fp8", "fp16", "bf16"),
-    "fp4": ("fp4", "fp8", "int8", "fp16"),
-}
-
-
 def normalize(name: str) -> str:
     """The lookup key of a name: lowercase letters and digits, vendor words dropped."""
     return re.sub(r"[^a-z0-9+]", "", _VENDOR_WORDS.sub(" ", name.lower()))
 
 
-@dataclass(frozen=True)
-class Figure:
-    value: float  # in the catalog's unit (GB of memory = 2**30 bytes, GB/s = 1e9 bytes/s, TFLOP/s = 1e12)
-    source: str  # key into the catalog's sources
-    sparse: bool = False  # a 2:4 sparsity peak: twice the dense rate
-    note: str | None = None
-
-
-@dataclass(frozen=True)
-class Chip:
-    id: str
-    name: str
-    vendor: str
-    kind: str
-    aliases: tuple[str, ...]
-    match: dict
-    memory_gb: Figure | None
-    bandwidth_gbs: Figure | None
-    tflops: dict[str, Figure] = field(default_factory=dict)
-    note: str | None = None
-
-    @property
-    def bandwidth(self) -> float | None:
-        """Peak memory bandwidth, bytes/s."""
-        return self.bandwidth_gbs.value * 1e9 if self.bandwidth_gbs else None
-
-    @property
-    def memory_bytes(self) -> float | None:
-        """Capacity in bytes: a memory "GB" on a spec sheet is 2**30 bytes."""
-        return self.memory_gb.value * 2**30 if self.memory_gb else None
-
-    def dense_flops(self, dtype: str) -> float | None:
-        """Dense peak FLOP/s of exactly ``dtype`` (a sparse-only figure is halved)."""
-        figure = self.tflops.get(dtype)
-        if figure is None:
-            return None
-        return figure.value * 1e12 / (2 if figure.sparse else 1)
-
-    def flops_for(self, dtype: str) -> tuple[str, float] | None:
-        """The figure that serves computing in ``dtype``: (data type used, dense FLOP/s)."""
-        for candidate in _FALLBACK.get(dtype, (dtype,)):
-            value = self.dense_flops(candidate)
-            if value:
-                return candidate, value
-        return None
-
-    def figures(self) -> dict:
-        """Every number with its source, as stored with a run."""
-        data = {"id": self.id, "name": self.name}
-        for key in ("memory_gb", "bandwidth_gbs"):
-            figure = getattr(self, key)
-            if figure:
-                data[key] = figure.__dict__ | {"url": source_url(figure.source)}
-        data["tflops"] = {k: f.__dict__ | {"url": source_url(f.source)} for k, f in self.tflops.items()}
-        return data
-
-
-def _figure(data: dict | None) -> Figure | None:
-    return Figure(**data) if data else None
+def _figure(data: dict | None, sources: dict) -> Figure | None:
+    return Figure(**data, url=sources.get(data["source"], {}).get("url")) if data else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -104,13 +37,27 @@ def _load() -> tuple[dict, tuple[Chip, ...]]:
     chips = tuple(
         Chip(
             id=c["id"], name=c["name"], vendor=c["vendor"], kind=c["kind"], aliases=tuple(c.get("aliases", ())),
-            match=c.get("match", {}), memory_gb=_figure(c.get("memory_gb")),
-            bandwidth_gbs=_figure(c.get("bandwidth_gbs")),
-            tflops={k: Figure(**v) for k, v in c.get("tflops", {}).items()}, note=c.get("note"),
+            match=c.get("match", {}), memory_gb=_figure(c.get("memory_gb"), raw["sources"]),
+            bandwidth_gbs=_figure(c.get("bandwidth_gbs"), raw["sources"]),
+            tflops=_with_gpu_db({k: _figure(v, raw["sources"]) for k, v in c.get("tflops", {}).items()},
+                                c.get("gpu_db")),
+            note=c.get("note"),
         )
         for c in raw["chips"]
     )
     return raw["sources"], chips
+
+
+def _with_gpu_db(tflops: dict[str, Figure], key: str | None) -> dict[str, Figure]:
+    """An entry's own figures, and for each data type its vendor does not publish, the GPU database's
+    figure for the GPU it names (``gpu_db``: a SoC's integrated GPU, such as Strix Halo's Radeon 8060S)."""
+    if not key:
+        return tflops
+    from pdx.hardware import gpu_db
+
+    if key not in gpu_db.database():
+        return tflops
+    return gpu_db.chip(key).tflops | tflops
 
 
 def chips() -> tuple[Chip, ...]:
@@ -122,6 +69,9 @@ def sources() -> dict:
 
 
 def source_url(key: str) -> str | None:
+    """A figure's source: a key of the catalog's sources, or (figures from elsewhere) the URL itself."""
+    if key.startswith(("https://", "http://")):
+        return key
     return sources().get(key, {}).get("url")
 
 
@@ -135,11 +85,16 @@ def _index() -> dict[str, Chip]:
 
 
 def get(chip_id: str) -> Chip | None:
-    return next((c for c in chips() if c.id == chip_id), None)
+    from pdx.hardware import gpu_db
+
+    return next((c for c in chips() if c.id == chip_id), None) or gpu_db.get(chip_id)
 
 
 def find(name: str) -> Chip | None:
-    return _index().get(normalize(name))
+    """The catalog's own entry for a name, else the GPU database's (:mod:`pdx.hardware.gpu_db`)."""
+    from pdx.hardware import gpu_db
+
+    return _index().get(normalize(name)) or gpu_db.find(name)
 
 
 def lookup(name: str) -> Chip:
