@@ -23,6 +23,7 @@ from pdx.errors import PdxError, interruption
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
 from pdx.stats.results import derive_stats, read_run
+from pdx.ceilings import placement
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures
 from pdx.runner import Progress, TestOutcome, run_tests
 from pdx.workload import Workload, build_workload
@@ -100,6 +101,9 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
                                                                  engine.settings.get("type_v", "f16")))
         basis |= ceilings.predictions(model_figures, figures[0] if figures else None)
+        if figures:  # where the weights live is a GPU machine's question; a CPU build ignores -ngl
+            place = placement.from_settings(engine.settings, model.n_layers) if machine.get("gpus") else None
+            basis |= ceilings.facts(figures[0], model_figures, place)
         judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures)
         resident = _residency_check(model_figures, workload, progress)
         rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None

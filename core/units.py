@@ -18,7 +18,7 @@ _DECIMAL = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15, "e": 1e
 _BINARY = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40, "pi": 2**50}
 
 BYTE_EXAMPLE = "e.g. 3.83GB or 24GiB"
-BANDWIDTH_EXAMPLE = "e.g. 400GB/s or 3.35TB/s"
+BANDWIDTH_EXAMPLE = "e.g. 400GB/s, 3.35TB/s, or a memory: DDR5-4800x8 (8 channels), LPDDR5X-8000x256bit"
 FLOPS_EXAMPLE = "e.g. 27TFLOPS or 989TFLOP/s"
 COUNT_EXAMPLE = "e.g. 7B, 405M or 7000000000"
 
@@ -72,9 +72,21 @@ def parse_bytes(text: str, flag: str = "size") -> float:
     return _scaled(text, flag, BYTE_EXAMPLE, ("b", ""), bare_ok=True)
 
 
+# A memory's name: its type, transfers per second and channels of 64 bits (DDR5-4800x8, a Xeon's eight
+# channels), or its bus width (LPDDR5X-8000x256bit, a SoC's); peak bytes/s = MT/s x bus bytes.
+_MEMORY = re.compile(r"^(?:lp)?ddr\d[a-z]?-(\d{3,5})x(\d{1,4})(bit)?$", re.I)
+
+
 def parse_bandwidth(text: str, flag: str = "--bandwidth") -> float:
-    """``400GB/s`` -> 4e11 bytes/s (``GBps`` works too); a unit is required."""
+    """``400GB/s`` -> 4e11 bytes/s (``GBps`` works too), or a memory by its type and channels:
+    ``DDR5-4800x8`` -> 4800e6 x 8 bytes x 8 channels = 307.2e9; a unit is required."""
     cleaned = str(text).strip()
+    memory = _MEMORY.match(cleaned.replace(" ", ""))
+    if memory:
+        transfers, count = float(memory[1]) * 1e6, int(memory[2])
+        if count < 1:
+            raise PdxError(f"{flag}: {text!r} has no channels ({BANDWIDTH_EXAMPLE})")
+        return transfers * (count / 8 if memory[3] else 8 * count)
     if cleaned.lower().endswith("bps"):
         cleaned = cleaned[:-2] + "/s"
     return _scaled(cleaned, flag, BANDWIDTH_EXAMPLE, ("b/s",), bare_ok=False)

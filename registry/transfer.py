@@ -73,19 +73,18 @@ def _with_model(record: dict, model_path: str) -> dict:
 
 
 def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,
-                model: str | None = None, hardware: str | None = None) -> Transfer:
-    from pdx.hardware import catalog
-    from pdx.ceilings.imported import judge
+                model: str | None = None, given: "Given | str | None" = None) -> Transfer:
+    """``given``: the chip or figures the user named (a :class:`pdx.ceilings.imported.Given`, or a chip's name)."""
+    from pdx.ceilings.imported import Given, judge
     from pdx.registry.importers import read_file
 
-    if hardware:
-        catalog.lookup(hardware)  # an unknown name fails before the file is read
-    found, records = read_file(path, fmt, hardware)
-    if found == "bundle" and (model or hardware):
-        raise PdxError("--model and --hardware apply to other tools' output, not to pdx bundles "
+    given = given if isinstance(given, Given) else Given.parse(given)  # an unknown chip fails before the file is read
+    found, records = read_file(path, fmt, given.hardware)
+    if found == "bundle" and (model or given.any):
+        raise PdxError("--model, --hardware and the figures apply to other tools' output, not to pdx bundles "
                        "(they name their models and machines)")
     if found != "bundle":
-        records = [judge(_with_model(r, model) if model else r, hardware) for r in records]
+        records = [judge(_with_model(r, model) if model else r, given) for r in records]
     if tags:
         records = [r | {"tags": sorted(set(r["tags"]) | set(tags))} for r in records]
     added, skipped = registry.add_records(records, f"cannot import {path}")

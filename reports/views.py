@@ -6,6 +6,7 @@ and each table cell that sorts carries its raw value.
 
 from __future__ import annotations
 
+from pdx.ceilings import described
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
 from pdx.stats.compare import sample_rates
@@ -101,6 +102,8 @@ def hardware_figures(run: dict) -> list[dict]:
                      "source": "the batch where the compute bound meets the memory bound"})
     if basis.get("method"):
         rows.append({"name": "how they were found", "value": "", "source": basis["method"]})
+    rows += [{"name": name, "value": "", "source": text} for name, text in described.terms(basis)]
+    rows += [{"name": f"no ceiling: {names}", "value": "", "source": why} for names, why in described.uncovered(run)]
     return [{"unit": None, "url": None} | row | {"url": _web_url(row.get("url"))} for row in rows]
 
 

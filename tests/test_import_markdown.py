@@ -46,29 +46,42 @@ def test_m1_max_decode_at_its_memory_bound_as_pdx_ceiling_says(registry_url):
     done = pdx_import(registry_url, M1_MAX, "--hardware", "M1 Max")
     tests = {t["name"]: (t, run) for run in (show(registry_url, r) for r in done["added"]) for t in run["tests"]}
     tg, run = tests["tg128"]
-    expected = napkin("M1 Max", "3.56GiB", "6.74B")["decode"]
-    assert tg["ceilings"]["source"] == "catalog"  # the M1 Max's FLOP/s are not in the catalog: no compute bound
+    # "llama 7B" at 6.74 B is the llama-2-7b shape: `pdx ceiling` with the table's size, count and that shape
+    # reads the model as the import does (one row of the embedding table read per token, KV at tg128's depth).
+    expected = json.loads(pdx_here("ceiling", "--hardware", "M1 Max", "--model-bytes", "3.56GiB", "--params", "6.74B",
+                                   "--shape", "llama-2-7b", "--type", "q4_0", "-n", "128", "--json"))["decode"]
+    assert tg["ceilings"]["source"] == "catalog" and run["model"]["extra"]["catalog_shape"]["name"] == "llama-2-7b"
     assert tg["ceilings"]["ceiling"] == pytest.approx(expected["ceiling"], rel=1e-9)
-    assert tg["ceilings"]["ceiling"] == pytest.approx(400e9 / (3.56 * 2**30), rel=1e-9)  # 104.6 t/s
+    assert 400e9 / (3.56 * 2**30) < tg["ceilings"]["ceiling"] < 1.02 * 400e9 / (3.56 * 2**30)  # 104.6 t/s and a row
     assert tg["ceilings"]["fraction"] == pytest.approx(61.19 / expected["ceiling"], rel=1e-9)
     assert tg["ceilings"]["phases"]["decode"]["memory_bound"] == pytest.approx(expected["memory_bound"], rel=1e-9)
     basis = run["ceiling_basis"]
     assert basis["imported"] and basis["device_from"] == "--hardware" and basis["ref"] == "apple-m1-max"
     shown = pdx_here("show", run["id"], "--registry", registry_url)
-    assert "an imported run" in shown and "as reported" in shown and "104.6" in shown
+    from pdx.display.ceilings import rate
+
+    assert "an imported run" in shown and "as reported" in shown and rate(expected["ceiling"]) in shown
+    told = " ".join(shown.split())
+    assert "KV reads: counted" in told and "figures from: pdx catalog" in told
 
 
-def test_an_rtx_4090_table_gets_the_4090s_ceiling(registry_url):
-    (plain,) = pdx_import(registry_url, RTX_4090)["added"]
+def test_an_rtx_4090_table_gets_the_4090s_ceiling(registry_url, tmp_path):
+    bare = tmp_path / "table.md"
+    bare.write_text(RTX_4090.read_text().split("\n", 2)[2])  # the table without the sentence naming the card
+    (plain,) = pdx_import(registry_url, bare)["added"]
     assert show(registry_url, plain)["ceiling_basis"]["source"] == "none"  # the table names no device
     assert "give --hardware NAME" in show(registry_url, plain)["ceiling_basis"]["reason"]
+    (from_text,) = pdx_import(registry_url, RTX_4090)["added"]  # "RTX 4090, CUDA build, ..." above the table
+    assert show(registry_url, from_text)["hardware"]["catalog"] == "nvidia-rtx-4090"
+    assert "named in the text" in show(registry_url, from_text)["provenance"]["chip"]
     (named,) = pdx_import(registry_url, RTX_4090, "--hardware", "RTX 4090")["added"]
     run = show(registry_url, named)
     assert run["hardware"]["catalog"] == "nvidia-rtx-4090" and run["hardware"]["gpus"][0]["catalog"]
     tg = next(t for t in run["tests"] if t["name"] == "tg128")
     assert tg["ceilings"]["ref"] == "nvidia-rtx-4090" and tg["ceilings"]["bound"] == "memory"
-    assert tg["ceilings"]["ceiling"] == pytest.approx(napkin("RTX 4090", "3.56GiB", "6.74B")["decode"]["ceiling"],
-                                                      rel=1e-3)  # the table's K cache is q8_0: a little less KV
+    same = json.loads(pdx_here("ceiling", "--hardware", "RTX 4090", "--model-bytes", "3.56GiB", "--params", "6.74B",
+                               "--shape", "llama-2-7b", "-n", "128", "--json"))["decode"]["ceiling"]
+    assert tg["ceilings"]["ceiling"] == pytest.approx(same, rel=3e-3)  # the table's K cache is q8_0: a little less KV
     assert run["threads"] is None and run["engine"]["settings"]["n_gpu_layers"] == 99
     assert run["engine"]["settings"]["type_k"] == "q8_0" and run["engine"]["settings"]["n_ubatch"] == 512
 
@@ -128,8 +141,9 @@ def test_an_apple_cpu_info_names_the_soc(registry_url, tmp_path):
 
 
 def test_m1_max_json_with_the_exact_file_size(registry_url, tmp_path):
-    """With llama-bench's exact model_size (JSON), Llama-2-7B Q4_0's tg128 at 61.19 t/s is 59% of the M1 Max's
-    memory bound; the markdown table's rounded 3.56 GiB puts it at 58.5%, shown as 58%."""
+    """With llama-bench's exact model_size (JSON), Llama-2-7B Q4_0's tg128 at 61.19 t/s is 58% of the M1 Max's
+    memory bound (105.7 t/s: "llama 7B" at 6.74 B is the llama-2-7b shape, so one row of the embedding table
+    is read per token, and the KV cache at tg128's depth)."""
     from test_import_hardening import LLAMA_BENCH
 
     ns = round(128 / 61.19 * 1e9)
@@ -140,10 +154,11 @@ def test_m1_max_json_with_the_exact_file_size(registry_url, tmp_path):
     path.write_text(json.dumps([tg]))
     run = show(registry_url, pdx_import(registry_url, path)["added"][0])
     (test,) = run["tests"]
-    expected = napkin("M1 Max", "3825065984B", "6738415616")["decode"]["ceiling"]
-    assert test["ceilings"]["ceiling"] == pytest.approx(expected, rel=1e-9) == pytest.approx(104.57, abs=0.01)
-    assert f"{test['ceilings']['fraction']:.0%}" == "59%"
-    assert "59%" in pdx_here("show", run["id"], "--registry", registry_url)
+    expected = json.loads(pdx_here("ceiling", "--hardware", "M1 Max", "--model-bytes", "3825065984B", "--params",
+                                   "6738415616", "--shape", "llama-2-7b", "-n", "128", "--json"))["decode"]["ceiling"]
+    assert test["ceilings"]["ceiling"] == pytest.approx(expected, rel=1e-9) == pytest.approx(105.69, abs=0.01)
+    assert f"{test['ceilings']['fraction']:.0%}" == "58%"
+    assert "58%" in pdx_here("show", run["id"], "--registry", registry_url)
 
 
 def test_a_moe_row_naming_a_catalog_shape_is_judged_by_its_active_experts(registry_url):

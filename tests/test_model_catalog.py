@@ -105,7 +105,7 @@ def test_sliding_windows_reach_the_ceilings():
     ("gpt-oss 120B MXFP4 MoE", "gpt-oss-120b"), ("gpt-oss 20B MXFP4 MoE", "gpt-oss-20b"),
     ("qwen3moe 30B.A3B Q4_K - Medium", "qwen3-30b-a3b"), ("Qwen3-30B-A3B-Q4_K_M.gguf", "qwen3-30b-a3b"),
     ("Meta-Llama-3.1-8B-Instruct-Q4_K_M", "llama-3.1-8b"), ("Mixtral-8x7B-v0.1.Q4_K_M.gguf", "mixtral-8x7b"),
-    ("gemma-3-12b-it-Q4_K_M", "gemma-3-12b"), ("llama 8B Q4_0", None), ("tiny", None),
+    ("gemma-3-12b-it-Q4_K_M", "gemma-3-12b"), ("llama 8B Q4_0", "llama-3.1-8b"), ("tiny", None),
 ])
 def test_a_free_form_model_name_finds_its_catalog_shape(text, name):
     from pdx.synth.shapes import find_shape

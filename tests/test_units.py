@@ -9,6 +9,8 @@ from pdx.units import fmt_si, parse_bandwidth, parse_bytes, parse_count, parse_f
 @pytest.mark.parametrize("text, value", [
     ("400GB/s", 400e9), ("3.35TB/s", 3.35e12), ("400 GB/s", 400e9), ("800GBps", 800e9),
     ("68.25 GB/s", 68.25e9), ("100GiB/s", 100 * 2**30), ("1e11B/s", 1e11),
+    # a memory by its type: 64-bit channels, or a SoC's bus width
+    ("DDR5-4800x8", 4800e6 * 8 * 8), ("ddr4-3200x2", 51.2e9), ("LPDDR5X-8000x256bit", 256e9),
 ])
 def test_bandwidth(text, value):
     assert parse_bandwidth(text) == pytest.approx(value)

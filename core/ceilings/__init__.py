@@ -16,6 +16,8 @@ and the record keeps both under ``sources``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pdx.ceilings import kvcache
 from pdx.errors import PdxError
 from pdx.hardware import catalog, probe
@@ -62,6 +64,7 @@ def model_figures(model: dict, kv_types: tuple[str, str] = ("f16", "f16")) -> Mo
         kv=kv,
         kv_element_bytes=sum(kvcache.element_bytes(t) for t in kv_types) / 2,
         expert_bytes=float(experts.get("expert_bytes") or 0.0),
+        expert_active=experts.get("active_share"),
         expert_params=float(experts.get("expert_params") or 0.0),
         n_experts=int(experts.get("count") or 0),
         experts_used=int(experts.get("used") or 0),
@@ -73,8 +76,23 @@ def chip_figures(chip: Chip, dtype: str) -> HardwareFigures:
     return HardwareFigures(
         bandwidth=chip.bandwidth, flops=chosen[1] if chosen else None, flops_dtype=chosen[0] if chosen else None,
         source="catalog", ref=chip.id, label=chip.name, memory_bytes=chip.memory_bytes,
-        method="vendor peak figures (catalog.json)",
+        method=f"peak figures: {chip.origin}",
     )
+
+
+def given_figures(chip: Chip | None, dtype: str, bandwidth: float | None = None,
+                  flops: float | None = None) -> HardwareFigures:
+    """A chip's figures for computing in ``dtype``, with any figure the user gave in its place: the one
+    path by which ``pdx ceiling`` and ``pdx import`` judge a named chip, so both give one ceiling."""
+    if chip is None and not (bandwidth or flops):
+        raise PdxError("no hardware given", "give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
+    base = chip_figures(chip, dtype) if chip else HardwareFigures(None, None, None, "given", "command line",
+                                                                 "figures given")
+    if bandwidth:
+        base = replace(base, bandwidth=bandwidth, source="given" if chip is None else base.source)
+    if flops:
+        base = replace(base, flops=flops, flops_dtype=dtype if chip is None else f"{dtype} (given)")
+    return base
 
 
 def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
@@ -154,6 +172,25 @@ def device_probe(hardware: dict, threads: int, device: str) -> dict | None:
 
 def _basis(figures: HardwareFigures, dtype: str, **detail) -> dict:
     return {"version": CEILINGS_VERSION, **figures.to_dict(), "compute_dtype": dtype, **detail}
+
+
+def basis_of(figures: HardwareFigures, dtype: str, chip: Chip | None, model: ModelFigures,
+             place=None, left_out: str | None = None) -> dict:
+    """The record of the figures a run is judged by, with what every reader of a ceiling is told."""
+    return _basis(figures, dtype, **({"chip": chip.figures()} if chip else {})) | facts(figures, model, place,
+                                                                                          left_out)
+
+
+def facts(figures: HardwareFigures, model: ModelFigures, place=None, left_out: str | None = None) -> dict:
+    """Where the figures come from, the data type the compute bound is for, where the weights live, and
+    what the bound leaves out (KV reads of a model whose dims are unknown, host memory of unknown speed)."""
+    origin = {"probe": "a probe of this machine", "given": "figures given on the command line"}.get(
+        figures.source, figures.method.removeprefix("peak figures: ") if figures.method else figures.source)
+    omitted = [left_out] if left_out else []
+    if model.kv is None:
+        omitted.append("KV reads not counted (the model's layers and KV heads are unknown)")
+    return {"figures_from": origin, "kv_counted": model.kv is not None,
+            "placement": place.to_dict() if place is not None else None, "left_out": omitted}
 
 
 def predictions(model: ModelFigures, hw: HardwareFigures | None) -> dict:

@@ -97,6 +97,8 @@ def model_figures(spec: ModelSpec, kv_type: str = "f16") -> tuple[ModelFigures, 
         if any(v is not None for v in spec.explicit_dims.values()):
             figures = replace(figures, kv=kv_dims(spec))
         return _with_experts(figures, spec), info["dtype"]
+    if spec.shape and spec.model_bytes:
+        return _with_experts(_sized_shape_figures(spec, kv_type), spec), spec.weight_type
     if spec.shape:
         return _with_experts(_shape_figures(spec, element), spec), spec.weight_type
     if spec.model_bytes or spec.params:
@@ -107,7 +109,7 @@ def model_figures(spec: ModelSpec, kv_type: str = "f16") -> tuple[ModelFigures, 
         params = parse_count(spec.params, "--params") if spec.params else None
         figures = ModelFigures(name="given model", file_bytes=parse_bytes(spec.model_bytes, "--model-bytes"),
                                params=params, kv=kv, kv_element_bytes=element)
-        return _with_experts(figures, spec), "f16"
+        return _with_experts(figures, spec), spec.weight_type  # --type says what the engine computes in
     raise PdxError("no model given", "give -m FILE, --shape NAME, or --model-bytes (and --params)")
 
 
@@ -135,6 +137,22 @@ def _with_experts(figures: ModelFigures, spec: ModelSpec) -> ModelFigures:
     expert_bytes = figures.file_bytes * expert_params / figures.params  # bytes in proportion to parameters
     return replace(figures, expert_params=expert_params, expert_bytes=expert_bytes, n_experts=spec.experts or 0,
                    experts_used=spec.experts_used or 0, expert_active=share if spec.experts else 0.0)
+
+
+def _sized_shape_figures(spec: ModelSpec, kv_type: str) -> ModelFigures:
+    """A file's size (and parameter count) with a shape's dims: read as ``pdx import`` reads a model that
+    a table names (:func:`pdx.ceilings.imported.with_catalog_shape`), so both give one ceiling."""
+    from pdx.ceilings.imported import with_catalog_shape
+    from pdx.synth import get_shape
+
+    shape = get_shape(spec.shape)
+    params = parse_count(spec.params, "--params") if spec.params else shape.n_params
+    model = {"name": shape.name, "n_params": params, "file_bytes": parse_bytes(spec.model_bytes, "--model-bytes")}
+    shaped = with_catalog_shape(model)
+    if shaped is model:
+        raise PdxError(f"--params {spec.params} is not the {shape.name} shape's {shape.n_params:.4g} parameters "
+                       "(within 10%)", "leave out --shape, or give the shape's own count")
+    return ceilings.model_figures(shaped, (kv_type, kv_type))
 
 
 def _shape_figures(spec: ModelSpec, element: float) -> ModelFigures:
@@ -169,17 +187,13 @@ def hardware_figures(name: str | None, bandwidth: str | None, flops: str | None,
     either with some figures overridden."""
     if not (name or bandwidth or flops):
         raise PdxError("no hardware given", "give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
+    bandwidth_ = parse_bandwidth(bandwidth) if bandwidth else None
+    flops_ = parse_flops(flops) if flops else None
     if name and name.lower() == ceilings.PROBE:
         base = ceilings.probe_figures(_this_machine_probe(threads), dtype)
-    elif name:
-        base = ceilings.chip_figures(catalog.lookup(name), dtype)
-    else:
-        base = HardwareFigures(None, None, None, "given", "command line", "figures given")
-    if bandwidth:
-        base = replace(base, bandwidth=parse_bandwidth(bandwidth), source="given" if not name else base.source)
-    if flops:
-        base = replace(base, flops=parse_flops(flops), flops_dtype=dtype if not name else f"{dtype} (given)")
-    return base
+        base = replace(base, bandwidth=bandwidth_ or base.bandwidth, flops=flops_ or base.flops)
+        return replace(base, flops_dtype=f"{dtype} (given)") if flops_ else base
+    return ceilings.given_figures(catalog.lookup(name) if name else None, dtype, bandwidth_, flops_)
 
 
 def hardware_sources(name: str | None, bandwidth: str | None, flops: str | None, dtype: str,
@@ -209,12 +223,12 @@ def _this_machine_probe(threads: int | None) -> dict:
 
 def ceiling_report(hw: HardwareFigures | list[HardwareFigures], model: ModelFigures, n_prompt: int = 512,
                    depth: int = 0, batch: int = 1, ubatch: int = 512, measured: float | None = None,
-                   measured_pp: float | None = None) -> dict:
+                   measured_pp: float | None = None, n_gen: int = 1) -> dict:
     """Decode and prefill ceilings, ridge point, knee batch and measured fractions; with several sets
     of figures, each phase's lowest ceiling is the one reported (its source named) and
     ``sources`` keeps every set's own report."""
     sources = hw if isinstance(hw, list) else [hw]
-    reports = [_one_report(h, model, n_prompt, depth, batch, ubatch, measured, measured_pp) for h in sources]
+    reports = [_one_report(h, model, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen) for h in sources]
     if len(reports) == 1:
         return reports[0]
     report = dict(reports[0])
@@ -226,11 +240,11 @@ def ceiling_report(hw: HardwareFigures | list[HardwareFigures], model: ModelFigu
 
 
 def _one_report(hw: HardwareFigures, model: ModelFigures, n_prompt: int, depth: int, batch: int, ubatch: int,
-                measured: float | None, measured_pp: float | None) -> dict:
+                measured: float | None, measured_pp: float | None, n_gen: int = 1) -> dict:
     if depth and model.kv is None:
         raise PdxError("a depth needs the model's KV dimensions",
                        "give --n-layers, --n-kv-heads and --head-dim, or a model file or shape")
-    decode = phase(model, hw, "decode", 1, depth, batch).to_dict()
+    decode = phase(model, hw, "decode", n_gen, depth, batch).to_dict()
     prefill = phase(model, hw, "prefill", n_prompt, depth, batch, ubatch).to_dict()
     for entry, value in ((decode, measured), (prefill, measured_pp)):
         ceilings.judge(entry, value, entry["ceiling"], entry["bound"])

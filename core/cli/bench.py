@@ -56,6 +56,18 @@ def server_variants(server_args: tuple[str, ...]) -> list[dict] | None:
     return [{"server_args": args} for args in server_args] or None
 
 
+def option_variants(server_args: tuple[str, ...], n_gpu_layers: str | None, n_cpu_moe: str | None) -> list[dict] | None:
+    """One run per combination of ``--server-args``, ``-ngl`` and ``-ncmoe`` values (llama-bench's axes)."""
+    axes = [server_variants(server_args) or [{}]]
+    for key, flag, given in (("n_gpu_layers", "-ngl", n_gpu_layers), ("n_cpu_moe", "-ncmoe", n_cpu_moe)):
+        if given:
+            axes.append([{key: str(n)} for n in parse_int_list(given, flag, minimum=0)])
+    combined = [{}]
+    for axis in axes:
+        combined = [done | more for done in combined for more in axis]
+    return combined if combined != [{}] else None
+
+
 def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
     """Run each planned benchmark, printing each run's table as it finishes."""
     from pdx import api
@@ -81,6 +93,10 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @click.option("--delay", default=0.0, show_default=True, type=Number(min=0, max=3600), metavar="S",
               help="Seconds of idle before each test but the first: a cool-down, as llama-bench's --delay.")
 @click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
+@click.option("-ngl", "--n-gpu-layers", metavar="N[,N]",
+              help="Layers on the GPU (llama.cpp); a list makes one run each, as llama-bench's -ngl.")
+@click.option("-ncmoe", "--n-cpu-moe", metavar="N[,N]",
+              help="Keep the experts of the first N layers in host memory (llama.cpp); a list makes one run each.")
 @engine_option
 @tag_option
 @click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), or 'probe' for this machine's probes.")
@@ -90,8 +106,8 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
-          target_ci, max_repetitions, warmup, seed, delay, threads, options, tags, hardware, reprobe, url, api_key,
-          server_args, registry, as_json,
+          target_ci, max_repetitions, warmup, seed, delay, threads, n_gpu_layers, n_cpu_moe, options, tags, hardware,
+          reprobe, url, api_key, server_args, registry, as_json,
           **plugin_options) -> None:
     """Measure prefill (pp) and decode (tg) and store every sample.
 
@@ -111,7 +127,8 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
                            delay=delay)
     thread_list = parse_int_list(threads, "-t", minimum=1, maximum=MAX_THREADS) if threads else None
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
-    runs = execute(api.plan(base, backend_list, thread_list, server_variants(server_args)), registry, as_json)
+    variants = option_variants(server_args, n_gpu_layers, n_cpu_moe)
+    runs = execute(api.plan(base, backend_list, thread_list, variants), registry, as_json)
     if as_json:
         echo_json(runs)
     elif len(runs) > 1:

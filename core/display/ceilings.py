@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from pdx.ceilings import described
 from pdx.units import fmt_si
 
 _SHORT = {"memory": "mem", "compute": "cmp", None: "?"}  # ?: one bound unknown, so neither is named
@@ -77,7 +78,8 @@ def basis_line(run: dict) -> str:
             line += f" ({basis['knee_experts_per_layer']:.3g} experts per layer read there)"
     if basis.get("routing"):
         line += f"; experts: {basis['routing']}"
-    return line
+    told = described.line(basis)
+    return f"{line}; {told}" if told else line
 
 
 def print_warnings(run: dict, console: Console) -> None:

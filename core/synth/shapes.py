@@ -39,6 +39,7 @@ class Shape:
     sliding_window: int = 0  # tokens a sliding-window layer attends to; 0: none
     sliding_pattern: int = 0  # every Nth layer attends to the whole context, the rest slide
     source: str = ""  # the published config.json its dimensions come from, or "pdx synthetic shape"
+    aliases: tuple[str, ...] = ()  # other names it goes by, e.g. llama-bench's "qwen2 7B" for qwen2.5-7b
 
     def __post_init__(self) -> None:
         for key in ("n_embd", "n_layers", "n_heads", "n_kv_heads", "n_ff", "n_vocab", "n_ctx"):
@@ -141,7 +142,8 @@ def _shape(entry: dict) -> Shape:
     unknown = set(entry) - known - {"head_dim"}
     if unknown:
         raise ModelError(f"model catalog: {entry.get('name')}: unknown fields {', '.join(sorted(unknown))}")
-    return Shape(**{k: v for k, v in entry.items() if k in known}, head_dim_=entry.get("head_dim"))
+    values = {k: tuple(v) if k == "aliases" else v for k, v in entry.items() if k in known}
+    return Shape(**values, head_dim_=entry.get("head_dim"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -161,14 +163,34 @@ def _words(text: str) -> list[str]:
     return [w for w in re.findall(r"[a-z]+|\d+(?:\.\d+)?", text.lower()) if w != "moe"]
 
 
-def find_shape(text: str) -> Shape | None:
+def find_shape(text: str, n_params: int | None = None) -> Shape | None:
     """The catalog shape a free-form model name names, e.g. llama-bench's "gpt-oss 120B MXFP4 MoE"
-    or a file name "Qwen3-30B-A3B-Q4_K_M.gguf"; None when no real shape's every word is in it
-    (the longest such name wins, so "llama 3.1 8B" is not "llama 3 8B")."""
+    or a file name "Qwen3-30B-A3B-Q4_K_M.gguf"; None when no real shape's every word is in it, by its
+    name or one of its aliases (llama-bench's "qwen2 7B" names qwen2.5-7b). Given the file's parameter
+    count, the matching shape whose count is nearest wins ("llama 70B": Llama 2 or 3.x 70B); otherwise,
+    or on a tie, the longest name that matched, so "llama 3.1 8B" is not "llama 3 8B"."""
     words = _words(text)
-    found = [s for s in SHAPES.values() if not s.source.startswith("pdx") and
-             _contains(words, _words(s.name))]
-    return max(found, key=lambda s: len(_words(s.name)), default=None)
+    found = []
+    for shape in SHAPES.values():
+        if shape.source.startswith("pdx"):
+            continue
+        matched = max((len(name) for name in map(_words, (shape.name, *shape.aliases)) if _contains(words, name)),
+                      default=0)
+        if matched:
+            found.append((shape, matched))
+    if not found:
+        return None
+    nearest = (lambda f: (-abs(f[0].n_params - n_params), f[1])) if n_params else (lambda f: f[1])
+    return max(found, key=nearest)[0]
+
+
+def shape_by_count(architecture: str, n_params: float, tolerance: float = 0.03) -> Shape | None:
+    """The real shape of this architecture (llama.cpp's name: "qwen2", "gpt-oss") whose parameter count is
+    nearest ``n_params``, within ``tolerance``: for a model named only "qwen2 ?B" (a size llama.cpp could not
+    label). A count is weaker evidence than a name, so the tolerance is tighter than a name's."""
+    close = [s for s in SHAPES.values() if not s.source.startswith("pdx") and s.architecture == architecture.lower()
+             and abs(s.n_params - n_params) <= tolerance * s.n_params]
+    return min(close, key=lambda s: abs(s.n_params - n_params), default=None)
 
 
 def _contains(words: list[str], wanted: list[str]) -> bool:

@@ -92,6 +92,8 @@ class LlamaBench(Backend):
             "-ngl", str(s.n_gpu_layers), "-ctk", s.type_k, "-ctv", s.type_v, "--repack", "1" if s.repack else "0",
             "-d", str(test.depth),
         ]
+        if s.n_cpu_moe:  # only when asked: builds older than llama-bench's -ncmoe still run everything else
+            cmd += ["-ncmoe", str(s.n_cpu_moe)]
         if test.kind == "pg":
             cmd += ["-p", "0", "-n", "0", "-pg", f"{test.n_prompt},{test.n_gen}"]
         else:

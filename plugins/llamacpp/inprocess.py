@@ -119,6 +119,10 @@ class LlamaPython(Backend):
     def __init__(self, config: BackendConfig) -> None:
         super().__init__(config)
         self.settings = parse_settings(config)
+        if self.settings.n_cpu_moe:
+            raise PdxError("-o n_cpu_moe: llama.cpp's library takes no such setting (llama-bench and llama-server "
+                           "turn it into tensor overrides)", "use --backend llamacpp-bench, or llamacpp-server "
+                           "with --server-args '--n-cpu-moe N'")
         self.lc = None
         self.model = None
         self._info: dict = {}

@@ -13,6 +13,7 @@ OPTIONS = {
     "n_ubatch": "physical batch: tokens per compute step (default 512)",
     "flash_attn": "on, off or auto (default auto, resolved by llama.cpp)",
     "n_gpu_layers": "layers offloaded to a GPU (default 99: all)",
+    "n_cpu_moe": "keep the experts of the first N layers in host memory (llama-bench -ncmoe; default 0)",
     "type_k": "K-cache type: f16, q8_0, q4_0... (default f16)",
     "type_v": "V-cache type (default f16)",
     "repack": "1 or 0: repack weights for the CPU's fastest kernels (default 1)",
@@ -28,6 +29,7 @@ class LlamaSettings:
     n_ubatch: int = 512
     flash_attn: str = "auto"
     n_gpu_layers: int = 99
+    n_cpu_moe: int = 0
     type_k: str = "f16"
     type_v: str = "f16"
     repack: bool = True
@@ -53,6 +55,7 @@ def parse_settings(config: BackendConfig) -> LlamaSettings:
         n_ubatch=int_option(options, "n_ubatch", 512, 1),
         flash_attn=_FLASH[flash],
         n_gpu_layers=int_option(options, "n_gpu_layers", 99, 0),
+        n_cpu_moe=int_option(options, "n_cpu_moe", 0, 0),
         type_k=options.get("type_k", "f16").lower(),
         type_v=options.get("type_v", "f16").lower(),
         repack=repack == "1",

@@ -12,7 +12,8 @@ standard deviation: they are stored as the tool's ``reported`` figures, no
 samples, and every page flags them so. Rows become llama-bench JSON records
 and take the JSON importer's path from there (one run per group of rows that
 share every setting). The table names no device: give ``--hardware NAME``
-for ceilings. It has no time either: the file's modification time is used.
+for ceilings, or name it in the text around the table ("my M2 Ultra numbers"): one chip named there is
+taken for the table. It has no time either: the file's modification time is used.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pdx.hardware import named
 from pdx.registry.bundle import fail
 from pdx.registry.importers import llama_bench
 
@@ -42,9 +44,17 @@ _INTEGERS = {"n_threads", "n_gpu_layers", "n_batch", "n_ubatch", "main_gpu"}
 _FLAGS = {"flash_attn", "use_mmap", "embeddings", "repack"}  # 0/1 in most builds, words (on, auto) in some
 
 
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")  # a table quoted in a reply ("> | model | ...") is read as the table
+
+
+def _unquoted(line: str) -> str:
+    return _QUOTE.sub("", line)
+
+
 def looks_like(text: str) -> bool:
     """Whether the text holds a llama-bench table: a header row naming both a test and a t/s column."""
-    return any(_is_header(_cells(line)) for line in text.splitlines()[:20000] if line.lstrip().startswith("|"))
+    return any(_is_header(_cells(line)) for line in map(_unquoted, text.splitlines()[:20000])
+               if line.lstrip().startswith("|"))
 
 
 def _cells(line: str) -> list[str]:
@@ -106,9 +116,10 @@ def _row(header: list[str], cells: list[str], where: str, source, when: str) -> 
             continue
         field = _FIELDS.get(column, column)
         row[field] = _setting(field, value, where, source)
-    if "n_threads" not in row and "n_gpu_layers" not in row:
-        raise fail(source, f"{where}: the table has neither a threads nor an ngl column: not llama-bench output")
-    row.setdefault("n_threads", None)  # a GPU build's table prints ngl in place of threads
+    if "n_threads" not in row and "n_gpu_layers" not in row and not {"size", "params", "backend"} <= set(values):
+        raise fail(source, f"{where}: the table has no threads or ngl column, nor size, params and backend: "
+                           "not llama-bench output")
+    row.setdefault("n_threads", None)  # a GPU build's table prints ngl in place of threads; a trimmed one neither
     return row
 
 
@@ -117,7 +128,7 @@ def parse(text: str, source, when: str) -> list[list[dict]]:
     tables: list[list[dict]] = []
     header, lines = None, text.splitlines()
     for line_no, line in enumerate(lines, 1):
-        stripped = line.strip()
+        stripped = _unquoted(line).strip()
         if header is not None and stripped.startswith("|"):
             cells = _cells(stripped)
             if all(_SEPARATOR_CELL.match(c) for c in cells):
@@ -147,6 +158,23 @@ def parse(text: str, source, when: str) -> list[list[dict]]:
 def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
     when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).replace(microsecond=0).isoformat()
     rows = [row for table in parse(text, path, when) for row in table]
-    return llama_bench.to_runs(rows, path, text, "md", hardware,
-                               {"created_at": "the file's modification time (a table has no times)",
-                                "figures": "the table's means and standard deviations; no samples"})
+    provenance = {"created_at": "the file's modification time (a table has no times)",
+                  "figures": "the table's means and standard deviations; no samples"}
+    return llama_bench.to_runs(_with_named_chip(rows, text, provenance), path, text, "md", hardware, provenance)
+
+
+def _with_named_chip(rows: list[dict], text: str, provenance: dict) -> list[dict]:
+    """A table names no device: the one chip the post's words name (narrowed by the backend column) is
+    taken for it, as llama-bench's own gpu_info or cpu_info would have named it; several, and none is
+    taken (the ceilings ask for --hardware)."""
+    chips = named.narrowed(named.chips_in(text), ",".join(sorted({str(r.get("backends") or "") for r in rows})))
+    if not chips:
+        return rows
+    if len(chips) > 1:
+        provenance["chips_named"] = [c.name for c, _ in chips]
+        return rows
+    chip, count = chips[0]
+    provenance["chip"] = f"{f'{count} x ' if count > 1 else ''}{chip.name}, named in the text around the table"
+    if chip.vendor == "Apple" or chip.kind == "cpu" or chip.match.get("cpu_model"):  # a SoC its CPU names
+        return [row | {"cpu_info": chip.name} for row in rows]
+    return [row | {"gpu_info": ", ".join([chip.name] * count)} for row in rows]  # as llama-bench lists devices
