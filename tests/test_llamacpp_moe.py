@@ -88,3 +88,22 @@ def test_a_batch_sweep_stores_the_expert_coverage_beside_the_rates(registry_url,
     assert by_batch[1]["experts_per_layer"] == pytest.approx(k)
     assert by_batch[4]["experts_per_layer"] == pytest.approx(e * (1 - (1 - k / e) ** 4))
     assert all(t["stats"]["rate"]["mean"] > 0 and t["ceilings"]["fraction"] > 0 for t in run["tests"])
+
+
+def test_placement_axes_make_a_run_each_and_reach_llama_bench(registry_url, moe_gguf):
+    """`-ngl 0,99 -ncmoe 1`: two runs, each run's llama-bench given its -ngl and -ncmoe (its own JSON
+    echoes them back per test); on this CPU build both place every weight in host memory anyway."""
+    result = run_pdx("bench", "--registry", registry_url, "--backend", "llamacpp-bench", "-m", str(moe_gguf),
+                     "-p", "16", "-n", "4", "-r", "1", "-t", "1", "-ngl", "0,99", "-ncmoe", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    runs = json.loads(result.stdout)
+    assert [r["engine"]["settings"]["n_gpu_layers"] for r in runs] == [0, 99]
+    for run in runs:
+        assert run["engine"]["settings"]["n_cpu_moe"] == 1 and run["options"]["n_cpu_moe"] == "1"
+        assert all(t["engine"].get("n_cpu_moe") == 1 for t in run["tests"])  # as llama-bench reported it
+
+
+def test_the_in_process_path_refuses_n_cpu_moe_in_one_line(registry_url, moe_gguf):
+    result = run_pdx("bench", "--registry", registry_url, "--backend", "llamacpp-python", "-m", str(moe_gguf),
+                     "-p", "16", "-n", "0", "-r", "1", "-ncmoe", "1")
+    assert result.returncode != 0 and "n_cpu_moe" in result.stderr and "llamacpp-bench" in result.stderr

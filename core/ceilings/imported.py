@@ -1,9 +1,12 @@
 """Ceilings for runs another tool measured, by the same figures and math as
 the runs pdx measures (:mod:`pdx.ceilings`).
 
-The device is the catalog chip the file named (llama-bench's ``gpu_info`` or
-``cpu_info``) or the one the user gave (``pdx import --hardware``); this
-machine's probes never judge an import, since it ran elsewhere. Where the
+The device is the chip the file named (llama-bench's ``gpu_info`` or
+``cpu_info``, or the words around a pasted table), or what the user gave
+(:class:`Given`: ``--hardware``, ``--bandwidth``/``--flops``,
+``--host-bandwidth``); the figures come through
+:func:`pdx.ceilings.given_figures`, the one path ``pdx ceiling`` takes too.
+This machine's probes never judge an import, since it ran elsewhere. Where the
 device or the model's size is unknown, the run's ``ceiling_basis`` says so and
 why, so no page mistakes an import for a run from before pdx had ceilings.
 
@@ -12,7 +15,11 @@ gives no layer dims or experts. Where the words name a shape of pdx's model
 catalog and the file's parameter count agrees with it, the shape's dims and
 experts fill the model in, and the record says so: an imported MoE run is then
 judged by the experts a token reads, as a run pdx measured, and KV bytes at depth
-count too.
+count too. Where no shape fits, the words may still say what a token reads
+(:mod:`pdx.models.words`: "30B.A3B"), and the ceiling says KV reads are not
+counted; a MoE whose words say nothing of it gets no ceiling rather than a
+dense one. Where the weights live (-ngl, --n-cpu-moe, -ot, several GPUs) is
+:mod:`pdx.ceilings.placement`'s.
 """
 
 from __future__ import annotations
