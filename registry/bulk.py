@@ -12,12 +12,14 @@ from the schema's relationships, so a new one is read without a change here.
 
 from __future__ import annotations
 
+import json
 from itertools import groupby
 from operator import attrgetter
 from types import SimpleNamespace
 from typing import Iterable, Sequence
 
 from sqlalchemy import Select, inspect, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from pdx.registry.schema import Environment, Hardware, Model, Run, RunTag, TestResult
@@ -58,8 +60,45 @@ def _attach_children(session: Session, model, parents: list[SimpleNamespace]) ->
             setattr(parent, rel.key, children.get(parent.id, []))
 
 
-def load_runs(session: Session, query: Select) -> list[SimpleNamespace]:
-    """The runs ``query`` (a ``select(Run)`` with filters and order) selects, in its order."""
+# What reading a row altered by hand raises: a date or JSON that does not parse, a table or a row
+# that is gone, a value of another type.
+READ_ERRORS = (SQLAlchemyError, ValueError, TypeError, KeyError, AttributeError, OverflowError)
+
+
+def read_error(exc: BaseException) -> str:
+    """One line saying why a stored run did not read."""
+    if isinstance(exc, KeyError) or (isinstance(exc, AttributeError) and "'NoneType'" in str(exc)):
+        return f"a row it refers to (its model, hardware or environment) is missing ({str(exc)[:80]})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"a JSON value in its rows does not parse ({exc.msg} at character {exc.pos})"
+    if isinstance(exc, ValueError) and "isoformat" in str(exc):
+        return f"a date in its rows does not parse ({str(exc)[:80]})"
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return (reason[0] if reason else type(exc).__name__)[:200]
+
+
+def load_runs(session: Session, query: Select, unreadable: dict | None = None) -> list[SimpleNamespace]:
+    """The runs ``query`` (a ``select(Run)`` with filters and order) selects, in its order. With
+    ``unreadable`` (a dict), a run whose rows do not read (a registry altered by hand) is left out and
+    put there (id: why), the others read one by one; without it, the error is raised."""
+    try:
+        return _load_runs(session, query)
+    except READ_ERRORS:
+        if unreadable is None:
+            raise
+    session.rollback()  # PostgreSQL takes no further statement in a failed transaction
+    ids = list(dict.fromkeys(session.scalars(query.with_only_columns(Run.id))))
+    out = []
+    for run_id in ids:
+        try:
+            out.extend(_load_runs(session, select(Run).where(Run.id == run_id)))
+        except READ_ERRORS as exc:
+            session.rollback()
+            unreadable[run_id] = read_error(exc)
+    return out
+
+
+def _load_runs(session: Session, query: Select) -> list[SimpleNamespace]:
     runs = [SimpleNamespace(**row._mapping)
             for row in session.execute(query.with_only_columns(*Run.__table__.columns))]
     if not runs:

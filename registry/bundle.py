@@ -17,6 +17,7 @@ its content. Either way, importing the same run twice adds nothing.
 from __future__ import annotations
 
 import json
+import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Sequence
 
 import pdx
 from pdx.errors import ImportFileError
+from pdx.files import NotRegularFile, open_regular
 from pdx.registry.fields import CONTENT_ID_FIELDS, CONTENT_ID_VERSION
 from pdx.registry.bundle_schema import SCHEMA_FILE, canonical, digest, field_path, schema_errors  # noqa: F401
 from pdx.registry.redact import redact_record
@@ -93,30 +95,65 @@ def make_bundle(records: Sequence[dict], redact: bool = False) -> dict:
 
 
 def max_bytes() -> int:
-    return int(os.environ.get("PDX_IMPORT_MAX_BYTES") or MAX_BYTES)
+    """The largest file pdx reads: PDX_IMPORT_MAX_BYTES (a whole number of bytes), else :data:`MAX_BYTES`."""
+    from pdx.numbers import parse_int
+
+    given = os.environ.get("PDX_IMPORT_MAX_BYTES")
+    return parse_int(given, "PDX_IMPORT_MAX_BYTES", 1) if given and given.strip() else MAX_BYTES
 
 
 def read_text(path: str | Path) -> str:
-    """A file's text, refused whole if missing, oversized or not UTF-8."""
+    """A file's text, refused whole if missing, oversized or not UTF-8; a UTF-8 byte-order mark (as
+    Windows editors write) is no part of it."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > max_bytes():
-            raise fail(path, f"{size} bytes is over the limit of {max_bytes()}",
-                       "set PDX_IMPORT_MAX_BYTES to allow more")
-        with path.open("rb") as fh:
-            return fh.read(max_bytes() + 1).decode("utf-8")
+        with open_regular(path) as fh:  # a named pipe, a device or a socket: refused, never opened to wait
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes():
+                raise fail(path, f"{size} bytes is over the limit of {max_bytes()}",
+                           "set PDX_IMPORT_MAX_BYTES to allow more")
+            return fh.read(max_bytes() + 1).decode("utf-8-sig")
+    except NotRegularFile as exc:
+        raise fail(path, exc.strerror, "pdx reads regular files only: save it to a file and give that") from None
     except OSError as exc:
         raise fail(path, str(exc.strerror or exc)) from None
     except UnicodeDecodeError as exc:
         raise fail(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
+class DuplicateKey(ValueError):
+    """A JSON object naming one key twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list) -> dict:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set = set()
+        raise DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return found
+
+
+def loads(text: str):
+    """JSON as every reader of files parses it: an object naming a key twice is refused
+    (:class:`DuplicateKey`), since a digest covers one reading of it and another parser may keep
+    the other value."""
+    return json.loads(text, object_pairs_hook=_object)
+
+
 def parse_json(text: str, source: str):
     try:
-        return json.loads(text)
+        return loads(text)
+    except DuplicateKey as exc:
+        raise fail(source, f"not valid JSON for pdx: an object names {exc.key[:40]!r} twice, and readers differ "
+                           "on which value counts") from None
     except json.JSONDecodeError as exc:
         raise fail(source, f"not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except ValueError as exc:  # Python's own limit on a number's digits (4,300)
+        raise fail(source, f"not valid JSON for pdx: {str(exc).split(':')[0].lower()}") from None
     except RecursionError:
         raise fail(source, "its JSON is nested too deep to be a pdx record or any tool's output") from None
 
@@ -125,15 +162,25 @@ def is_bundle(document: object) -> bool:
     return isinstance(document, dict) and document.get("format") == FORMAT
 
 
+def _newer(version: object) -> bool:
+    """Whether a bundle's schema_version (as written: 2, 2.0, "2") is a later one than pdx reads."""
+    if isinstance(version, str):
+        try:
+            version = float(version.strip())
+        except ValueError:
+            return False  # no version at all: the schema check says so
+    return version.__class__ in (int, float) and math.isfinite(version) and version > SCHEMA_VERSION
+
+
 def read_bundle(document: dict, source: str) -> list[dict]:
     """The records of a parsed bundle, after checking its version, schema and digests; the registry
     checks each record (:mod:`pdx.registry.validate`) as it stores them."""
     if not is_bundle(document):
         raise fail(source, "not a pdx bundle (no \"format\": \"pdx-bundle\")", "check --format")
     version = document.get("schema_version")
-    if isinstance(version, int) and version > SCHEMA_VERSION:
-        raise fail(source, f"bundle schema version {version} is newer than this pdx reads ({SCHEMA_VERSION})",
-                   "upgrade pdx")
+    if _newer(version):
+        raise fail(source, f"bundle schema version {str(version)[:20]} is newer than this pdx reads "
+                           f"({SCHEMA_VERSION})", "upgrade pdx")
     from pdx.registry.validate import RecordError, check_shape
 
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -12,7 +13,10 @@ SCHEMA_FILE = Path(__file__).with_name("bundle.schema.json")
 
 
 def canonical(record: dict) -> bytes:
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    # A lone surrogate passes through to the record check, which refuses it naming its field;
+    # it changes no digest of a record that the check accepts.
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
+                                                                                              "surrogatepass")
 
 
 def digest(record: dict) -> str:
@@ -95,9 +99,21 @@ def _fast_check(definition: str | None):
         return None
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def field_step(part) -> str:
+    """One step of a field's name: ``[0]``, ``.record``, or a key that is not a plain word written as
+    ``['a\\nb']`` (escaped: a key from a file must not break the one-line error naming it)."""
+    if isinstance(part, int):
+        return f"[{part}]"
+    text = str(part)
+    return f".{text}" if _PLAIN_KEY.fullmatch(text) else f"[{text[:40]!r}]"
+
+
 def field_path(parts) -> str:
     """``["runs", 0, "record"]`` -> ``runs[0].record``: how every check names a field."""
-    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+    text = "".join(field_step(p) for p in parts).lstrip(".")
     return text or "top level"
 
 

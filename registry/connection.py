@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
@@ -39,6 +40,14 @@ def _sqlite_engine(url, create: bool) -> Engine:
         if not create and not path.is_file():
             raise RegistryError(f"no registry at {url}: {path} does not exist",
                                 "check the path (this command reads an existing registry)")
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            mode = None  # a new file (or none SQLite can make: its own error says so)
+        if mode is not None and not stat.S_ISREG(mode):  # SQLite would write its pages onto a disk device
+            from pdx.files import kind
+
+            raise RegistryError(f"cannot open registry {url}: {path} is {kind(mode)}, not a file", _HINT)
     engine = create_engine(url, connect_args={"timeout": 60})
 
     @event.listens_for(engine, "connect")

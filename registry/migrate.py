@@ -18,7 +18,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, inspect, text
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _PG_LOCK_KEY = 0x706478  # "pdx"
@@ -56,10 +56,55 @@ def _backup_sqlite(path: Path, revision: str) -> Path:
     return target
 
 
+class SchemaProblem(Exception):
+    """A registry this pdx cannot bring to its schema (one made by a newer pdx, or damaged)."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+RESTORE = ("restore it from a copy (pdx keeps one beside a SQLite registry, NAME.REVISION.bak, before each "
+           "upgrade), or give another registry with --registry")
+
+
+def _known(revision: str) -> bool:
+    try:
+        return ScriptDirectory.from_config(_config()).get_revision(revision) is not None
+    except Exception:  # alembic's ResolutionError/CommandError: no revision of that name here
+        return False
+
+
+def _refuse_unknown(engine: Engine, current: str | None) -> None:
+    """A revision this pdx has no migration for is a newer pdx's schema: refused before anything is
+    touched. So is a database with pdx's tables and no revision (its alembic_version table gone)."""
+    if current is None:
+        if "runs" in inspect(engine).get_table_names():
+            raise SchemaProblem("it holds pdx's tables but no schema revision (its alembic_version table is gone)",
+                                RESTORE)
+        return
+    if not _known(current):
+        raise SchemaProblem(f"its schema revision {current[:40]!r} is none this pdx knows (its newest is "
+                            f"{head_revision()}): a newer pdx made or upgraded it",
+                            "use that newer pdx (upgrade this one), or give another registry with --registry")
+
+
+def check_tables(engine: Engine) -> None:
+    """Every table of the schema is there (one dropped by hand fails every read that needs it)."""
+    from pdx.registry.schema import Base
+
+    missing = sorted(set(Base.metadata.tables) - set(inspect(engine).get_table_names()))
+    if missing:
+        raise SchemaProblem(f"it is damaged: table{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                            f"{'are' if len(missing) > 1 else 'is'} missing", RESTORE)
+
+
 def upgrade(engine: Engine) -> None:
     head = head_revision()
-    if current_revision(engine) == head:
+    current = current_revision(engine)
+    if current == head:
         return
+    _refuse_unknown(engine, current)
     sqlite_path = Path(engine.url.database) if engine.dialect.name == "sqlite" and engine.url.database else None
     lock = _sqlite_lock(sqlite_path) if sqlite_path else contextlib.nullcontext()
     with lock, engine.begin() as conn:

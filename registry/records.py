@@ -170,3 +170,102 @@ def run_record(run: Run) -> dict:
         "ceiling_basis": run.ceiling_basis,
         "tests": tests,
     }
+
+
+# -- reading back: what a registry altered by hand can hold --------------------------------------
+
+_WHOLE = {  # fields that are whole numbers, with their least value
+    "test": {"ordinal": 0, "n_prompt": 0, "n_gen": 0, "depth": 0, "batch": 1, "warmup": 0},
+    "sample": {"ns": 1, "n_prompt": 0, "n_gen": 0},
+    "request": {"idx": 0, "n_prompt": 0, "max_tokens": 0, "n_gen": 0, "send_ns": 0},
+}
+_OPTIONAL_WHOLE = {"sample": ("prompt_ns", "gen_ns"), "request": ("first_ns", "end_ns", "scheduled_ns")}
+_OBJECTS = {"run": ("options", "workload", "provenance", "hardware", "environment"),
+            "test": ("engine", "spec"), "sample": ("engine",), "request": ("usage", "engine")}
+_OPTIONAL_OBJECTS = {"run": ("ceiling_basis",), "test": ("ceilings", "adaptive", "conditions")}
+
+
+class _Damaged(Exception):
+    pass
+
+
+def _whole(block: dict, name: str, least: int, where: str, optional: bool = False) -> None:
+    value = block.get(name)
+    if optional and value is None:
+        return
+    if type(value) is not int or value < least:
+        raise _Damaged(f"{where}.{name}: {repr(value)[:40]} is not a whole number of at least {least}")
+
+
+def _objects(block: dict, level: str, where: str) -> None:
+    for name in _OBJECTS.get(level, ()):
+        if not isinstance(block.get(name), dict):
+            raise _Damaged(f"{where}.{name}: {type(block.get(name)).__name__} where an object belongs")
+    for name in _OPTIONAL_OBJECTS.get(level, ()):
+        if block.get(name) is not None and not isinstance(block[name], dict):
+            raise _Damaged(f"{where}.{name}: {type(block[name]).__name__} where an object belongs")
+
+
+def _level(block: dict, level: str, where: str) -> None:
+    _objects(block, level, where)
+    for name, least in _WHOLE.get(level, {}).items():
+        _whole(block, name, least, where)
+    for name in _OPTIONAL_WHOLE.get(level, ()):
+        _whole(block, name, 0, where, optional=True)
+
+
+def _count(value, least: int = 0) -> bool:
+    return type(value) is int and value >= least
+
+
+def _sample_reads(s: dict) -> bool:
+    """:func:`_level` for a sample, as one expression: a run holds thousands."""
+    pn, gn = s["prompt_ns"], s["gen_ns"]
+    return (_count(s["ns"], 1) and _count(s["n_prompt"]) and _count(s["n_gen"]) and (pn is None or _count(pn))
+            and (gn is None or _count(gn)) and type(s["engine"]) is dict)
+
+
+def _request_reads(r: dict) -> bool:
+    first, end, due = r["first_ns"], r["end_ns"], r.get("scheduled_ns")
+    return (_count(r["idx"]) and _count(r["n_prompt"]) and _count(r["max_tokens"]) and _count(r["n_gen"])
+            and _count(r["send_ns"]) and (first is None or _count(first)) and (end is None or _count(end))
+            and (due is None or _count(due)) and type(r["usage"]) is dict and type(r["engine"]) is dict)
+
+
+def damage(record: dict) -> str | None:
+    """What in a stored run no reader can compute with, as "where: what" (a registry altered by hand: a
+    negative sample, a count that is text, a JSON field of the wrong kind); None for a run that reads.
+    Only what statistics, tables and pages read, as the bundle schema states it: the full validation
+    runs on every write (:mod:`pdx.registry.validate`), and would double the cost of every read."""
+    try:
+        _level(record, "run", "run")
+        engine = record["engine"]
+        if not (isinstance(engine.get("settings"), dict) and isinstance(engine.get("details"), dict)):
+            raise _Damaged("run.engine: its settings or details are not objects")
+        if not isinstance(record["model"].get("extra"), dict):
+            raise _Damaged("run.model.extra: not an object")
+        if not all(isinstance(t, str) for t in record["tags"]):
+            raise _Damaged("run.tags: a tag that is not text")
+        if not isinstance(record["created_at"], str):
+            raise _Damaged("run.created_at: no date")
+        for i, test in enumerate(record["tests"]):
+            where = f"tests[{i}]"
+            _level(test, "test", where)
+            if test["kind"] not in ("pp", "tg", "pg", "serve") or not isinstance(test["name"], str):
+                raise _Damaged(f"{where}: kind {str(test['kind'])[:20]!r} is none pdx knows")
+            for j, sample in enumerate(test["samples"]):
+                if not _sample_reads(sample):
+                    _level(sample, "sample", f"{where}.samples[{j}]")
+            for j, request in enumerate(test["requests"]):
+                if not _request_reads(request):
+                    _level(request, "request", f"{where}.requests[{j}]")
+                events = request["events"]
+                if not isinstance(events, list) or not all(
+                        isinstance(e, list) and len(e) == 2 and type(e[0]) is int and type(e[1]) is int
+                        for e in events):
+                    raise _Damaged(f"{where}.requests[{j}].events: not a list of [ns, tokens] pairs")
+    except _Damaged as exc:
+        return str(exc)
+    except (KeyError, TypeError, AttributeError) as exc:
+        return f"a field is missing or of the wrong kind ({type(exc).__name__}: {str(exc)[:60]})"
+    return None

@@ -4,7 +4,8 @@ Every string in a record is rewritten, wherever it sits (command lines,
 engine details, error messages, llama-bench's own records...), so a field
 added later is covered too:
 
-- secrets go as everywhere pdx records text (:mod:`pdx.secrets`);
+- secrets go first, by what a field is wherever it sits (:func:`pdx.secrets.redact_secrets`:
+  an ``api_key`` or ``*_TOKEN`` field's text, a URL's ``user:password@``, a secret flag's value);
 - a URL keeps its scheme, port and path but not its host, unless the host is
   one of the public sources pdx's own hardware catalog cites;
 - the machine's host name (any case, with any domain after it), every host
@@ -24,7 +25,7 @@ import re
 from pathlib import Path
 
 import pdx
-from pdx.secrets import scrub_text
+from pdx.secrets import redact_secrets, scrub_text
 
 PATH_MARK = "<redacted>"
 HOST_MARK = "<redacted-host>"
@@ -153,6 +154,7 @@ def _host_pattern(names: set[str]) -> re.Pattern | None:
 
 def redact_record(record: dict) -> dict:
     """A copy of a run record without secrets, host names, addresses or file paths (ids and hashes are kept)."""
+    record = redact_secrets(record)  # before the host names are read: "user:pw@host" names no host "user"
     redacted = _walk(record, _host_pattern(host_names(record)))
     if (record.get("environment") or {}).get("hostname"):
         redacted["environment"]["hostname"] = HOST_MARK

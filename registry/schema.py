@@ -102,6 +102,21 @@ class Run(Base):
     )
 
 
+class RunLease(Base):
+    """The process running an unfinished run (no part of its record): a run whose process is gone from
+    its machine was killed, and the next pdx to open the registry there marks it interrupted
+    (:mod:`pdx.registry.leases`). Removed when the run finishes."""
+
+    __tablename__ = "run_leases"
+
+    run_id: Mapped[str] = mapped_column(String(32), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    host: Mapped[str] = mapped_column(String(256))
+    boot: Mapped[Optional[str]] = mapped_column(String(64))  # the kernel's boot id: another boot, another process
+    pid_namespace: Mapped[Optional[str]] = mapped_column(String(64))  # pids are told apart only within one
+    pid: Mapped[int] = mapped_column(Integer)
+    started: Mapped[Optional[int]] = mapped_column(BigInteger)  # the process's start (clock ticks after boot)
+
+
 class RunTag(Base):
     __tablename__ = "run_tags"
 

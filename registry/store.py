@@ -18,13 +18,15 @@ from sqlalchemy.orm import Session, sessionmaker
 from pdx.backend import EngineInfo
 from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
-from pdx.registry import bulk, connection, migrate
-from pdx.registry.records import (add_record, add_shared_rows, iso, model_record, outcome_record, run_record,
-                                  run_row, test_row)
+from pdx.registry import bulk, connection, leases, migrate
+from pdx.registry.records import (add_record, add_shared_rows, damage, iso, model_record, outcome_record,
+                                  run_record, run_row, test_row)
 from pdx.registry.schema import Hardware, Model, Run, RunTag
 from pdx.registry.validate import check_record, check_records, check_test, same_model
 
 RUN_STATUSES = ("running", "complete", "partial", "interrupted", "failed")
+UNREADABLE_HINT = ("the registry was altered or damaged; its other runs still read (`pdx runs`): export them by id, "
+                   "or restore the registry from a copy")
 
 
 def now() -> datetime:
@@ -79,10 +81,24 @@ class Registry:
         self.engine = connection.create(self.url, create)
         try:
             migrate.upgrade(self.engine)
+            migrate.check_tables(self.engine)
+        except migrate.SchemaProblem as exc:
+            raise RegistryError(f"cannot use registry {self.display_url}: {exc.message}", exc.hint) from None
         except SQLAlchemyError as exc:
             reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
             raise RegistryError(f"cannot prepare registry {self.display_url}: {reason}") from None
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        #: runs that did not read (id: why), left out of :meth:`runs`; the CLI reports them
+        self.unreadable: dict[str, str] = {}
+        #: runs this opening found killed (their process gone from this machine) and marked interrupted
+        self.reaped = self._reap()
+
+    def _reap(self) -> list[str]:
+        try:
+            with self._session() as session, session.begin():
+                return leases.reap(session, now())
+        except SQLAlchemyError:  # a registry this process may only read: its runs stay as they are
+            return []
 
     @property
     def display_url(self) -> str:
@@ -103,6 +119,8 @@ class Registry:
             add_shared_rows(session, record["model"], start.hardware, start.environment, start.environment_id)
             session.get(Model, record["model"]["sha256"]).path = record["model"]["path"]  # where it was last seen
             session.add(run_row(record, start.environment_id))
+            session.flush()  # the run's row before its lease's (no relationship orders the two)
+            leases.take(session, start.id)  # given back by finish_run; a killed run's is found by reap
         return start.id
 
     def save_test(self, run_id: str, outcome) -> None:
@@ -122,6 +140,7 @@ class Registry:
             run.status = status
             run.error = error
             run.finished_at = now()
+            leases.give_back(session, run_id)
 
     # -- reading ---------------------------------------------------------
 
@@ -140,9 +159,34 @@ class Registry:
 
     def runs(self, **filters: str | int | None) -> list[dict]:
         """Stored runs as records, newest first; ``filters``: those of :meth:`run_ids`. Statistics are
-        derived by the readers (:func:`pdx.stats.results.read_runs`), not here."""
+        derived by the readers (:func:`pdx.stats.results.read_runs`), not here. A run that does not read
+        (a registry altered by hand) is left out and named in :attr:`unreadable`, with why."""
+        out = []
         with self._session() as session:
-            return [run_record(run) for run in bulk.load_runs(session, self._query(**filters))]
+            for run in bulk.load_runs(session, self._query(**filters), self.unreadable):
+                try:
+                    record = run_record(run)
+                except bulk.READ_ERRORS as exc:
+                    self.unreadable[run.id] = bulk.read_error(exc)
+                    continue
+                problem = damage(record)
+                if problem:
+                    self.unreadable[run.id] = problem
+                else:
+                    out.append(record)
+        return out
+
+    def _read(self, session: Session, run_id: str, hint: str = UNREADABLE_HINT) -> dict:
+        """One run as a record; a run that does not read is a one-line error naming why."""
+        try:
+            record = run_record(session.get(Run, run_id))
+            problem = damage(record)
+        except bulk.READ_ERRORS as exc:
+            session.rollback()
+            problem = bulk.read_error(exc)
+        if problem:
+            raise RegistryError(f"cannot read run {run_id} from {self.display_url}: {problem}", hint)
+        return record
 
     def run_ids(self, **filters: str | int | None) -> list[str]:
         """The ids of :meth:`runs`, newest first, without loading the runs."""
@@ -179,7 +223,7 @@ class Registry:
     def get_run(self, ref: str) -> dict:
         run_id = self.resolve(ref)
         with self._session() as session:
-            return run_record(session.get(Run, run_id))
+            return self._read(session, run_id)
 
     # -- whole records: bundles, imports, push/pull ------------------------
 
@@ -190,12 +234,7 @@ class Registry:
         out = []
         with self._session() as session:
             for run_id in ids:
-                try:
-                    out.append(run_record(session.get(Run, run_id)))
-                except (SQLAlchemyError, ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
-                    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
-                    raise RegistryError(f"cannot read run {run_id} from {self.display_url}: {reason}",
-                                        "the registry was altered or damaged; nothing was copied") from None
+                out.append(self._read(session, run_id, f"{UNREADABLE_HINT}; nothing was copied"))
         return out
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:

@@ -9,10 +9,7 @@ present, so each operation is all-or-nothing and idempotent.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pdx.errors import PdxError
 from pdx.registry import Registry
@@ -46,21 +43,15 @@ def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> d
 
 
 def write_json(document: dict, output: str) -> None:
-    """Write to a file atomically (a reader never sees half of it), or to stdout for "-"."""
+    """Write to a file atomically (a reader never sees half of it), or to stdout for "-"; a path that
+    is there and is no regular file (a device, a named pipe) is refused (:mod:`pdx.files`)."""
+    from pdx.files import write_atomically, write_stdout
+
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     if output == "-":
-        sys.stdout.write(text)
+        write_stdout(text)
         return
-    path = Path(output)
-    if path.is_dir() or not path.name:
-        raise PdxError(f"cannot write {output}: it is a folder", "give a file name, e.g. runs.pdx.json")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise PdxError(f"cannot write {output}: {exc.strerror or exc}") from None
+    write_atomically(output, text.encode("utf-8", errors="replace"))
 
 
 def _with_model(record: dict, model_path: str) -> dict:

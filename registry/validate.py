@@ -5,9 +5,11 @@ another tool's output, ``pdx registry push`` and ``pull``), the record goes
 through :func:`check_records` (or :func:`check_test` for one test of a
 running benchmark): the bundle schema (``bundle.schema.json``: fields, types,
 enums, lengths), then what a JSON Schema cannot say: every number finite,
-integers within what the database column holds, dates that parse, a bounded
-depth and size, one record per id, and a model identity that agrees with
-itself and with the registry.
+integers within what the database column holds, text that UTF-8 can hold (no
+lone surrogate), dates that parse and could be a measurement's, rates that
+hardware could reach (:mod:`pdx.registry.plausibility`), a bounded depth and
+size, one record per id, and a model identity that agrees with itself and
+with the registry.
 
 Readers of other tools' files convert values with the same small functions
 (:func:`finite_number`, :func:`count`, :func:`timestamp`), so a bad value is
@@ -20,6 +22,7 @@ field, raised before anything is written.
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime
 from functools import lru_cache
 from typing import Iterable, Sequence
@@ -32,6 +35,9 @@ MAX_DEPTH = 64  # containers inside containers; real records nest under 10
 MAX_NODES = 50_000_000  # values in one record (a serving test's events are the bulk)
 TIME_FIELDS = ("created_at", "finished_at")
 TEST_TIME_FIELDS = ("started_at", "finished_at")
+# A lone UTF-16 surrogate (a JSON escape such as \ud800, or a name the OS could not decode) is no
+# text UTF-8 can hold: every writer of a record (the registry, a bundle, a page) would fail on it.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 # What makes a model the model its sha256 names; name and path are where it was seen, not what it is.
 IDENTITY_FIELDS = ("format", "architecture", "n_params", "dtype", "n_layers", "n_heads", "n_kv_heads", "head_dim",
                    "n_embd", "n_ff", "n_vocab", "n_ctx_train", "file_bytes", "synthetic")
@@ -103,7 +109,9 @@ def timestamp(value: object, field: str) -> str:
 
 def _bad_leaf(item: object) -> str | None:
     if item.__class__ is str:  # PostgreSQL stores no NUL in text; SQLite would, and then a pull to it fails
-        return "holds a NUL character, which the registry cannot store" if "\x00" in item else None
+        if "\x00" in item:
+            return "holds a NUL character, which the registry cannot store"
+        return None if item.isascii() or not _SURROGATE.search(item) else _SURROGATE_PROBLEM
     if isinstance(item, float):
         return None if math.isfinite(item) else f"{item} is not a finite number"
     if isinstance(item, int) and not -MAX_INT - 1 <= item <= MAX_INT:
@@ -111,6 +119,13 @@ def _bad_leaf(item: object) -> str | None:
     if not isinstance(item, (str, int, float, type(None))):
         return f"a {type(item).__name__} is not a JSON value"
     return None
+
+
+_SURROGATE_PROBLEM = "holds a lone UTF-16 surrogate, which is no text UTF-8 can store"
+
+
+def _text_fine(text: str) -> bool:
+    return text.isascii() or not _SURROGATE.search(text)
 
 
 def _fine(value: object) -> bool:
@@ -122,7 +137,7 @@ def _fine(value: object) -> bool:
         item, depth = stack.pop()
         if isinstance(item, dict):
             children = item.values()
-            if not all(isinstance(k, str) for k in item):
+            if not all(k.__class__ is str and _text_fine(k) for k in item):
                 return False
         elif isinstance(item, (list, tuple)):
             children = item
@@ -134,7 +149,11 @@ def _fine(value: object) -> bool:
         if depth >= MAX_DEPTH or nodes > MAX_NODES:
             return False
         for child in children:
-            if child.__class__ in (str, bool) or child is None:
+            if child.__class__ is str:
+                if child.isascii() or not _SURROGATE.search(child):
+                    continue
+                return False
+            if child.__class__ is bool or child is None:
                 continue
             if child.__class__ is int:
                 if not -MAX_INT - 1 <= child <= MAX_INT:
@@ -150,6 +169,8 @@ def _fine(value: object) -> bool:
 
 def _walk(value: object, where: str) -> None:
     """Refuse what :func:`_fine` refuses, naming the first place (found again, slowly, only then)."""
+    from pdx.registry.bundle_schema import field_step
+
     if _fine(value):
         return
     stack = [(value, where, 0)]
@@ -166,7 +187,9 @@ def _walk(value: object, where: str) -> None:
                 for key, child in item.items():
                     if not isinstance(key, str):
                         raise _Invalid(path, f"key {key!r} is not text")
-                    stack.append((child, f"{path}.{key}", depth + 1))
+                    if not _text_fine(key):
+                        raise _Invalid(path, f"a key {_SURROGATE_PROBLEM}")
+                    stack.append((child, f"{path}{field_step(key)}", depth + 1))
             else:
                 stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
         elif _bad_leaf(item):
@@ -218,13 +241,18 @@ def _fits(block: dict, kind: str, where: str) -> None:
 
 
 def _times(block: dict, names: Sequence[str], where: str) -> None:
+    from pdx.registry.plausibility import date_problem
+
     for name in names:
         value = block.get(name)
         if value is not None:
             try:
-                timestamp(value, name)
-            except RecordError:
+                when = value if isinstance(value, datetime) else datetime.fromisoformat(value.strip())
+            except (ValueError, AttributeError):
                 raise _Invalid(f"{where}.{name}", f"{str(value)[:40]!r} is not an ISO 8601 date and time") from None
+            problem = date_problem(when)
+            if problem:
+                raise _Invalid(f"{where}.{name}", problem)
 
 
 _CLASSES = {"integer": (int,), "number": (int, float), "string": (str,), "null": (type(None),),
@@ -348,6 +376,17 @@ def _check_record(record: dict) -> None:
     _fits(model, "model", "record.model")
     for i, test in enumerate(record["tests"]):
         _check_test(test, f"record.tests[{i}]")
+    _plausible(record)
+
+
+def _plausible(record: dict) -> None:
+    """No rate faster than the fastest hardware pdx knows could run the record's model
+    (:mod:`pdx.registry.plausibility`)."""
+    from pdx.registry.plausibility import rate_problem
+
+    problem = rate_problem(record)
+    if problem:
+        raise _Invalid(f"record.{problem[0]}", problem[1])
 
 
 def _name(record: object, index: int) -> str:
@@ -416,6 +455,11 @@ def check_test(test: dict, where: str = "test") -> None:
             raise _Invalid(where if problem[0] == "top level" else f"{where}.{problem[0]}".replace(".[", "["),
                            problem[1])
         _check_test(test, where)
+        from pdx.registry.plausibility import rate_problem_of_test
+
+        problem = rate_problem_of_test(test)  # the model is the run's: here only the bound every test has
+        if problem:
+            raise _Invalid(f"{where}{problem[0]}", problem[1])
     except _Invalid as bad:
         raise RecordError(f"cannot store {bad.where}: {bad.problem}",
                           "the backend produced a value the registry refuses: report it to its author") from None

@@ -28,7 +28,7 @@ from pdx.paths import cache_dir
 from pdx.reports.pages import SiteLinks
 from pdx.reports.site_runs import held_once
 
-FORMAT = "pdx-bundle-cache/3"
+FORMAT = "pdx-bundle-cache/5"  # 4: places by test shared (comparison pairs) and the best estimate run; 5: runs redacted on read
 SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
 
 

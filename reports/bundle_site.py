@@ -223,7 +223,7 @@ def _read_kept(source: tuple[str, str, str], run_id: str) -> dict:
     return aggregate_record(_read_run(source, run_id))
 
 
-def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str = "pdx results",
+def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str | None = None,
                     templates: str | os.PathLike | None = None, workers: int | None = None,
                     cache: str | os.PathLike | bool = True) -> PublishResult:
     """The site of a results folder; the folder is read whole (and checked) before the site changes.
@@ -233,13 +233,14 @@ def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: s
     opened: list[BundleCache] = []
 
     def builder(writer) -> BundleSiteBuilder:
+        named = writer.site_title(title)  # None: the title the site has
         store = None
         if cache:
             path = bundle_cache.default_path(root) if cache is True else Path(cache)
-            store = BundleCache.open(path, bundle_cache.context(title, templating.template_dirs(templates)),
+            store = BundleCache.open(path, bundle_cache.context(named, templating.template_dirs(templates)),
                                      ours=cache is True)
             opened.extend([store] if store else [])
-        return read_folder(folder, writer, title, templates, workers, store)
+        return read_folder(folder, writer, named, templates, workers, store)
 
     try:
         result = build_site(root, builder)

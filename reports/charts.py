@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 from pdx.reports.rows import BLENDED, DECODE, PHASES, PREFILL
 
@@ -61,6 +62,59 @@ def _drawable(value):
     return value
 
 
+# Arial's advance widths (thousandths of an em) of printable ASCII, from space to "~": what
+# vl-convert lays chart text out with (CONFIG's font), so labels placed here do not collide there.
+_ARIAL = [278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, *[556] * 10, 278, 278,
+          584, 584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667,
+          778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556,
+          278, 556, 556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500,
+          334, 260, 334, 584]
+
+
+def text_width(text: str, size: float) -> float:
+    """The width (px) of ``text`` set in Arial at ``size`` px; a character outside ASCII counts as
+    wide as the widest Latin letters (East Asian wide ones as a full em), so the estimate errs long."""
+    total = 0
+    for ch in text:
+        code = ord(ch)
+        if 32 <= code <= 126:
+            total += _ARIAL[code - 32]
+        elif ch == "\u00b7":  # the middle dot names join with
+            total += 278
+        else:
+            total += 1000 if unicodedata.east_asian_width(ch) in "WF" else 722
+    return total * size / 1000
+
+
+# Past this ratio of the largest figure of a panel to its smallest rate, a linear axis leaves the small
+# bars slivers: the panel's rate axis turns logarithmic, and its title says so.
+LOG_SPREAD = 40.0
+NOTE_SIZE = 10
+
+
+def rate_scale(values: list[dict], width: float, note_size: float = NOTE_SIZE) -> tuple[dict, dict, float | None]:
+    """The x scale and axis of one panel of rate bars, fitted to its own figures: linear from 0, or
+    logarithmic where the largest figure (rate, CI or ceiling) dwarfs the smallest rate; its domain
+    reaches far enough right that each bar's note, written after the bar's furthest end (its
+    ceiling's, its CI's), stays inside the panel. Returns (scale, axis, the log scale's floor or None)."""
+    tops = [(max(v["rate"], v.get("ceiling") or 0.0, v.get("hi") or 0.0), text_width(v.get("note") or "", note_size))
+            for v in values if v.get("rate") is not None]
+    positive = [v["rate"] for v in values if (v.get("rate") or 0) > 0]
+    if not tops or not positive:
+        return {}, RATE_AXIS, None
+    largest = max(top for top, _ in tops)
+    log = largest / min(positive) > LOG_SPREAD
+    room = lambda tw: max(width - 8 - tw, width / 3)  # noqa: E731  (a note longer than 2/3 of a panel may run past it)
+    if log:
+        floor = 10 ** math.floor(math.log10(min(positive)))
+        span = max(math.log10(top / floor) * width / room(tw) for top, tw in tops)
+        top = floor * 10 ** max(span, math.log10(largest / floor) * 1.02)
+        scale = {"type": "log", "domain": [floor, top], "nice": False, "clamp": True}
+        return scale, {**RATE_AXIS, "title": "tokens/s (log scale)"}, floor
+    top = max(max(t * width / room(tw) for t, tw in tops), largest * 1.02)
+    return {"domain": [0, top], "nice": False, "zero": True}, RATE_AXIS, None
+
+
 def _spec(body: dict, description: str) -> dict:
     return {"$schema": SCHEMA, "description": description, "config": CONFIG, **_drawable(body)}
 
@@ -99,29 +153,34 @@ def phase_bars(data: list[dict], label_title: str) -> dict:
     shade = {"opacity": {"field": "series", "type": "nominal", "title": label_title, "sort": series,
                          "scale": {"domain": series, "range": SHADES[:len(series)]},
                          "legend": {"orient": "bottom", "columns": 1, "symbolType": "square"}}} if grouped else {}
-    step = 11 * len(series) + 8 if grouped else 20
+    # With several series the step is each bar's (Vega-Lite sizes the offset band), the label's band then n bars.
+    step = 12 if grouped else 20
 
     def panel(phase: str, values: list[dict]) -> dict:
+        width = WIDTH // 2 - 20 if side_by_side else WIDTH
+        scale, axis, floor = rate_scale(values, width)
+        # A log scale has no zero: bars start at its floor.
+        start = {"x2": {"datum": floor}} if floor else {}
+        x = {"type": "quantitative", "scale": scale} if scale else {"type": "quantitative"}
         layers = []
         if any(v.get("ceiling") for v in values):
             layers.append({"transform": [{"filter": "isValid(datum.ceiling)"}],
                            "mark": {"type": "bar", "color": CEILING_COLOUR, "opacity": 0.22, "stroke": CEILING_COLOUR,
                                     "strokeDash": [4, 2], "strokeWidth": 1},
-                           "encoding": {"y": y, **offset,
-                                        "x": {"field": "ceiling", "type": "quantitative", "axis": RATE_AXIS}}})
+                           "encoding": {"y": y, **offset, "x": {"field": "ceiling", **x, "axis": axis}, **start}})
         layers.append({"mark": {"type": "bar", "color": PHASE_COLOURS[phase]},
-                       "encoding": {"y": y, **offset, **shade,
-                                    "x": {"field": "rate", "type": "quantitative", "axis": RATE_AXIS}}})
+                       "encoding": {"y": y, **offset, **shade, "x": {"field": "rate", **x, "axis": axis}, **start}})
         if any(v.get("lo") is not None for v in values):
             layers.append({"transform": [{"filter": "isValid(datum.lo)"}], "mark": {"type": "rule", "color": "#777"},
-                           "encoding": {"y": y, **offset, "x": {"field": "lo", "type": "quantitative"},
-                                        "x2": {"field": "hi"}}})
+                           "encoding": {"y": y, **offset, "x": {"field": "lo", **x}, "x2": {"field": "hi"}}})
         if any(v.get("note") for v in values):
-            layers.append({"transform": [{"filter": "isValid(datum.note)"}],
-                           "mark": {"type": "text", "align": "left", "dx": 4, "fontSize": 10, "color": "#666"},
-                           "encoding": {"y": y, **offset, "x": {"field": "rate", "type": "quantitative"},
-                                        "text": {"field": "note"}}})
-        return {"width": WIDTH // 2 - 20 if side_by_side else WIDTH, "height": {"step": step}, "layer": layers}
+            # The note follows the bar's furthest end (its ceiling's, its CI's), so no line strikes it.
+            layers.append({"transform": [{"filter": "isValid(datum.note)"},
+                                         {"calculate": "max(datum.rate, isValid(datum.ceiling) ? datum.ceiling : 0,"
+                                                       " isValid(datum.hi) ? datum.hi : 0)", "as": "note_at"}],
+                           "mark": {"type": "text", "align": "left", "dx": 4, "fontSize": NOTE_SIZE, "color": "#666"},
+                           "encoding": {"y": y, **offset, "x": {"field": "note_at", **x}, "text": {"field": "note"}}})
+        return {"width": width, "height": {"step": step}, "layer": layers}
 
     body = _per_phase(data, panel, vertical=not side_by_side)
     if side_by_side:
@@ -134,8 +193,38 @@ def phase_bars(data: list[dict], label_title: str) -> dict:
 
 
 def _series_colour(values: list[dict]) -> dict:
+    """One colour per series, each named in the legend (even a single one: a line says whose it is)."""
+    named = any(v["series"] for v in values)
     return {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": "tableau10"},
-            "legend": {"orient": "bottom", "columns": 1} if len({v["series"] for v in values}) > 1 else None}
+            "legend": {"orient": "bottom", "columns": 1} if named else None}
+
+
+KNEE_SIZE = 10
+KNEE_ROW = 13  # px between rows of knee labels
+
+
+def knee_rows(knees: list[dict], batches: list[int], width: float) -> list[dict]:
+    """Each knee with the row its label takes (``row``, from the top) and its side (``align``): a label
+    goes right of its rule, or left of it in the right half of the plot, in the first row where it
+    meets no other label."""
+    lo, hi = math.log2(min(batches)), math.log2(max(batches))
+
+    def px(batch: float) -> float:
+        return width * (math.log2(batch) - lo) / (hi - lo) if hi > lo else 0.0
+
+    taken: list[list[tuple[float, float]]] = []
+    out = []
+    for knee in sorted(knees, key=lambda k: (k["batch"], k["kind"], k["series"])):
+        at, wide = px(knee["batch"]), text_width(knee["label"], KNEE_SIZE) + 6
+        left = at > width / 2
+        span = (at - wide - 2, at) if left else (at, at + wide + 2)
+        row = next((i for i, spans in enumerate(taken) if all(span[1] <= a or span[0] >= b for a, b in spans)),
+                   len(taken))
+        if row == len(taken):
+            taken.append([])
+        taken[row].append(span)
+        out.append({**knee, "row": row, "y": 2 + row * KNEE_ROW, "align": "right" if left else "left"})
+    return out
 
 
 def rate_vs_depth(data: list[dict]) -> dict:
@@ -169,16 +258,24 @@ def batch_sweep(data: list[dict], knees: list[dict]) -> dict:
                                            "scale": {"domain": ["aggregate", "per_sequence"],
                                                      "range": [[1, 0], [5, 3]]}}}}]
     if knees:
+        several = len({d["series"] for d in data}) > 1
+        knees = knee_rows([{**k, "label": f"{k['kind']}: {k['series']}" if several else k["kind"]} for k in knees],
+                          batches, WIDTH)
         knee_x = {"field": "batch", "type": "quantitative"}
         layers.append({"data": {"values": knees}, "mark": {"type": "rule", "strokeWidth": 1.5, "opacity": 0.7},
                        "encoding": {"x": knee_x, "color": colour,
                                     "strokeDash": {"field": "kind", "type": "nominal", "legend": None,
                                                    "scale": {"domain": ["measured knee", "predicted knee"],
                                                              "range": [[1, 0], [2, 2]]}}}})
-        layers.append({"data": {"values": knees},
-                       "mark": {"type": "text", "align": "left", "baseline": "top", "dx": 4, "y": 2, "fontSize": 10,
-                                "color": "#666"},
-                       "encoding": {"x": knee_x, "text": {"field": "kind"}}})
+        # Labels in rows, each clear of the others (knee_rows), on the side of its rule with room.
+        for align, dx in (("left", 4), ("right", -4)):
+            placed = [k for k in knees if k["align"] == align]
+            if placed:
+                layers.append({"data": {"values": placed},
+                               "mark": {"type": "text", "align": align, "baseline": "top", "dx": dx,
+                                        "fontSize": KNEE_SIZE, "color": "#666"},
+                               "encoding": {"x": knee_x, "y": {"field": "y", "type": "quantitative", "scale": None},
+                                            "text": {"field": "label"}}})
     body = {"title": {"text": DECODE, "color": PHASE_COLOURS[DECODE]}, "width": WIDTH, "height": 220,
             "layer": layers, "resolve": {"scale": {"strokeDash": "independent"}}}
     return _spec(body, "decode rate vs batch")

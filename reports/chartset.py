@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from pdx.errors import PdxError
 from pdx.plugin_manager import registered
-from pdx.reports import charts, figures, serving_charts
+from pdx.reports import charts, figures, labels, serving_charts
 from pdx.reports.figures import Namer
 from pdx.reports.render import ChartRenderer
 
@@ -129,7 +129,8 @@ def _checked(spec: object, plugin: str) -> ChartSpec:
 
 def charts_for(runs: list[dict], renderer: ChartRenderer, namer: Namer, headline: dict[str, str],
                per_test: bool = True) -> list[Chart]:
-    view = ChartView(runs, namer, headline, per_test)
+    # One series per model, machine and engine, named so that a legend says which (labels.series_namer).
+    view = ChartView(runs, labels.series_namer(runs, namer), headline, per_test)
     out: list[Chart] = []
     for plugin, make in chart_makers():
         try:

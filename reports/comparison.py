@@ -47,6 +47,24 @@ def compare(base: dict, new: dict, factor: float | None = None, comparisons: lis
     return lines
 
 
+def measured(run: dict) -> set[str]:
+    """The names of the tests a run measured (a failed test compares with nothing)."""
+    return {t["name"] for t in run["tests"] if t.get("status") == "ok"}
+
+
+def comparable_pair(runs: list[dict]) -> tuple[dict, dict] | None:
+    """(new, baseline) of a configuration's runs (newest first): the newest run that measured a test an
+    earlier run measured too, and the newest such earlier run; None where no two runs share a test.
+    Two runs that share no test make a page of rows "not compared": a comparison of nothing."""
+    for index, new in enumerate(runs):
+        mine = measured(new)
+        if mine:
+            base = next((older for older in runs[index + 1:] if mine & measured(older)), None)
+            if base is not None:
+                return new, base
+    return None
+
+
 def differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
     """What differs in how the two runs were made: (what, baseline, new)."""
     def facts(run: dict) -> dict:

@@ -100,17 +100,38 @@ def machine(run: dict, links) -> dict | None:
             "decode": decode, "depth_fit": depth_fit(run), "batches": _batches(run, decode)}
 
 
-def buy_data(runs: list[dict], links) -> list[dict]:
-    """Per model: every (machine, backend) with data for it, from its newest run that has pp and tg."""
+def estimate_rate(run: dict) -> float | None:
+    """The decode rate "what to buy" ranks a configuration's runs by (its :func:`machine` figures'),
+    None for a run it cannot estimate from."""
+    decode = _decode(run) if _prefill(run) else None
+    return decode["rate"] if decode else None
+
+
+# What the page says of the run it estimates from (hub_buy.html shows it).
+BUY_CHOICE = "best"
+
+
+def buy_data(runs: list[dict], links, listed: list[dict] | None = None) -> list[dict]:
+    """Per model: every (machine, backend) with data for it, from its *best* run that has pp and tg:
+    the highest decode rate (ties: the newest), so one run slowed by other work on the machine does
+    not move it. ``listed``: every run's listing where ``runs`` are a site's kept runs (the count of
+    runs each estimate was chosen from); by default ``runs`` themselves."""
+    counts: dict = {}
+    for run in runs if listed is None else listed:
+        prefill, decode = headline_figures(run)
+        if prefill and decode:
+            key = (groups.model_key(run), groups.hardware_key(run), run["backend"])
+            counts[key] = counts.get(key, 0) + 1
     models = []
     for group in groups.group_by(runs, groups.model_key).values():
         machines = {}
-        for run in group.runs:  # newest first
+        for run in group.runs:  # newest first: a tie goes to the newest
             key = (groups.hardware_key(run), run["backend"])
-            if key not in machines:
-                entry = machine(run, links)
-                if entry:
-                    machines[key] = entry
+            rate = estimate_rate(run)
+            if rate is not None and (key not in machines or rate > machines[key]["decode"]["rate"]):
+                machines[key] = machine(run, links)
+        for (hardware, backend), entry in machines.items():
+            entry["chosen"] = {"by": BUY_CHOICE, "of": counts.get((group.key, hardware, backend), 1)}
         if machines:
             model = group.latest["model"]
             models.append({"sha256": model["sha256"], "name": model["name"], "page": links.model(group.latest),

@@ -35,7 +35,7 @@ def build(builder) -> None:
                      {"hardware": run["hardware"], "ceiling_basis": basis, "total_runs": len(group.every),
                       "runs": shown}, rows=shown, basis=basis, hardware_page=below.hardware(run), runs=group.every,
                      all_runs=everything)
-    models = hubdata.buy_data(builder.runs, top)
+    models = hubdata.buy_data(builder.runs, top, builder.listed)
     data = {"models": models}
     builder.page("buy.html", "hub_buy.html", "What to buy", data, models=models, data_json=_script_json(data),
                  runs=builder.listed)

@@ -56,6 +56,46 @@ def run_label(run: dict) -> str:
     return f"{run['id'][:8]} · {run['backend']}{threads}"
 
 
+def _who(run: dict) -> tuple[tuple[str, str], ...]:
+    """What a chart's series must tell apart: (key, name) of the machine, the model and the engine."""
+    return ((run["hardware"].get("id") or "", hardware_label(run)),
+            (run["model"].get("sha256") or "", model_label(run)), (run["backend"], run["backend"]))
+
+
+def series_namer(runs: list[dict], namer):
+    """``namer`` for one page's charts, made to name one model on one machine and engine per series:
+    where the page's runs differ in machine, model or engine, a name that does not show that part
+    gets it (a legend says which model a line is); and a name still standing for runs that differ
+    gets the short keys that tell them apart (two models of one name). So no line of a chart joins
+    two models, machines or engines."""
+    varied = [len({who[i][0] for who in map(_who, runs)}) > 1 for i in range(3)]
+    if not any(varied):
+        return namer
+
+    def shown(run: dict) -> str:
+        name = namer(run)
+        words = name.split(" · ")
+        extra = [label for (key, label), differs in zip(_who(run), varied) if differs and label not in words]
+        return " · ".join([name, *extra]) if extra else name
+
+    holders: dict[str, set] = {}
+    for run in runs:
+        holders.setdefault(shown(run), set()).add(tuple(key for key, _ in _who(run)))
+    clashing = {name for name, who in holders.items() if len(who) > 1}
+    if not clashing:
+        return shown
+
+    def named(run: dict) -> str:
+        name = shown(run)
+        if name not in clashing:
+            return name
+        keys = [key for key, _ in _who(run)]
+        parts = [keys[i][:8] for i in range(3) if len({who[i] for who in holders[name]}) > 1]
+        return f"{name} ({', '.join(parts)})"
+
+    return named
+
+
 def fmt_rate(value: float | None) -> str:
     """Tokens/s with the precision a reader can use: 65,007 · 407 · 37.1 · 5.43."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -45,6 +45,7 @@ def render_report(runs: list[dict], title: str = "pdx report", selection: str = 
                 "models": len({groups.model_key(r) for r in runs}),
                 "backends": len({r["backend"] for r in runs})},
         matrix=views.matrix(runs) if len(runs) <= MATRIX_LIMIT else None,
+        serving=views.serving_matrix(runs) if len(runs) <= MATRIX_LIMIT else None,
         board=leaderboard(groups.group_by(runs, groups.config_key).values(), headline, pages.ReportLinks()),
         headline=headline,
         charts=charts,

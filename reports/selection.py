@@ -25,6 +25,10 @@ def select_runs(registry, refs: Sequence[str] = (), where: dict[str, str] | None
             runs = [r for r in runs if r["id"] in keep]
     else:
         runs = read_runs(registry, samples=True, **where)
+    left = getattr(registry, "unreadable", None)
+    if not runs and left:
+        raise PdxError(f"no run of registry {registry.display_url} that matches reads: {len(left)} could not be read "
+                       f"({next(iter(left.values()))})", "the registry was altered or damaged: restore it from a copy")
     if not runs:
         shown = describe(refs, where)
         raise PdxError(f"no runs match {shown}" if shown else f"registry {registry.display_url} holds no runs",

@@ -103,17 +103,22 @@ def capacity_curve(points: list[dict], marks: list[dict]) -> dict:
         limits = [m for m in marks if m["metric"] == metric]
         colour = PHASE_COLOURS[values[0]["side"]] if values else CEILING_COLOUR
         x = {"field": "load", "type": "quantitative", "title": x_title, "scale": {"type": "log"}}
+        # Several series: each its own colour, named in the legend (one colour would join them unlabelled).
+        several = len({p["series"] for p in values}) > 1
+        by_series = {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": "tableau10"},
+                     "legend": {"orient": "bottom", "columns": 1}}
         panels.append({
             "title": {"text": metric, "color": colour}, "width": WIDTH // 2 - 20, "height": 200,
             "layer": [
                 {"data": {"values": values}, "mark": {"type": "line", "color": colour, "opacity": 0.5},
                  "encoding": {"x": x, "y": {"aggregate": "mean", "field": "value", "type": "quantitative",
-                                            "title": metric}, "detail": {"field": "series"}}},
+                                            "title": metric}, "detail": {"field": "series"},
+                              **({"color": by_series} if several else {})}},
                 {"data": {"values": values}, "mark": {"type": "point", "filled": True, "size": 40},
                  "encoding": {"x": x, "y": {"field": "value", "type": "quantitative"},
                               "shape": {"field": "held", "type": "nominal", "title": None,
                                         "scale": {"domain": ["holds", "breaks"], "range": ["circle", "cross"]}},
-                              "color": {"value": colour}}},
+                              "color": by_series if several else {"value": colour}}},
                 {"data": {"values": limits}, "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
                  "encoding": {"y": {"field": "slo", "type": "quantitative"}}},
                 {"data": {"values": [m for m in limits if m["capacity"]]},

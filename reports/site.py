@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.reports import comparison, groups, hubpages, labels, pages, templating
+from pdx.reports import comparison, groups, hubpages, labels, pages, runcharts, templating
 from pdx.reports.chartset import charts_for
 from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
 from pdx.reports.pages import RUNS_SHOWN
@@ -118,7 +118,8 @@ class PageRenderer:
 
     def run_page(self, run: dict) -> list:
         """The files of one run's page (the run with its samples and statistics)."""
-        return self.render(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, [run], run=run)
+        return self.render(f"runs/{run['id']}.html", "run.html", labels.run_label(run), {"run": run}, [run], run=run,
+                           run_charts=runcharts.run_charts(run))
 
 
 class SiteBuilder:
@@ -134,7 +135,10 @@ class SiteBuilder:
         self.configs = site_runs.groups(groups.config_key)
         self.by_hardware = site_runs.groups(groups.hardware_key)
         self.by_model = site_runs.groups(groups.model_key)
-        self.compared = frozenset(k for k, g in self.configs.items() if len(g.every) > 1)
+        # A configuration has a comparison page where two of its runs share a test (comparison.comparable_pair).
+        self.pairs = {k: pair for k, g in self.configs.items()
+                      if len(g.every) > 1 and (pair := comparison.comparable_pair(g.runs))}
+        self.compared = frozenset(self.pairs)
         self.info = pages.site_info(title, self.listed, inline=False)
         self.headline = site_runs.headline
         self.page_renderer = PageRenderer(self.info, templates)
@@ -234,16 +238,23 @@ class SiteBuilder:
                    charts=charts, runs=group.every, recent=group.every[:RECENT_RUNS])
 
     def compare_page(self, config: groups.Group) -> None:
-        """Newest run against the one before; no rendered charts (a site has one such page per
-        configuration of two runs or more), the change drawn in the table instead."""
-        new, base = self.full(config.runs[0]), self.full(config.runs[1])
+        """The newest run that shares a test with an earlier one against the newest such earlier run
+        (:func:`comparison.comparable_pair`; the newest two, unless one of them measured nothing the
+        other did); no rendered charts (a site has one such page per configuration of two runs or
+        more), the change drawn in the table instead."""
+        paired = self.pairs[config.key]
+        ids = [r["id"] for r in config.every]  # newest first, as the pair was sought
+        passed = [r for r in config.every[:ids.index(paired[1]["id"])] if r["id"] != paired[0]["id"]]
+        new, base = self.full(paired[0]), self.full(paired[1])
         lines = comparison.compare(base, new)
         differences = comparison.differences(base, new)
         data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
                 "differences": differences, "runs": [_run_summary(r) for r in config.every]}
         title = labels.system_label(new, with_model=True)
+        data["passed_over"] = [r["id"] for r in passed]
         self.page(f"compare/{groups.config_slug(new)}.html", "compare.html", title, data, base=base, new=new,
-                  lines=lines, differences=differences, runs=config.every, charts=[], listed=RECENT_RUNS)
+                  lines=lines, differences=differences, runs=config.every, charts=[], listed=RECENT_RUNS,
+                  passed_over=passed)
 
     def index(self) -> None:
         board = self.board(self.runs, "")
@@ -298,14 +309,16 @@ def _run_summary(run: dict) -> dict:
             "tests": list(run["tests"])}
 
 
-def publish(runs: list[dict], root: str | os.PathLike, title: str = "pdx results",
+def publish(runs: list[dict], root: str | os.PathLike, title: str | None = None,
             templates: str | os.PathLike | None = None) -> PublishResult:
-    """Build the site of ``runs`` (with their statistics, each id once) into ``root``."""
+    """Build the site of ``runs`` (with their statistics, each id once) into ``root``; ``title``
+    None: the one the site has, else pdx's default (:meth:`SiteWriter.site_title`)."""
     site_runs = SiteRuns()
     for run in runs:
         site_runs.add(run)
     site_runs.finish()
-    return build_site(root, lambda writer: SiteBuilder(site_runs, writer, title, templates, run_pages=runs))
+    return build_site(root, lambda writer: SiteBuilder(site_runs, writer, writer.site_title(title), templates,
+                                                       run_pages=runs))
 
 
 def build_site(root: str | os.PathLike, make_builder) -> PublishResult:

@@ -3,10 +3,10 @@
 A site lists every run (the runs page, each machine's, model's and configuration's count and list),
 but its other figures are each *the newest* or *the best* of something: a leaderboard cell is a
 configuration's best run on a headline test, a chart plots each series' newest measurement of each
-test, "what to buy" and the classic table read each configuration's newest run that has the figures,
-a comparison its newest two. So :class:`SiteRuns` keeps of each run a *listing* (the few fields the
-lists show, its headline figures made once: :func:`listing`), and keeps a run whole only while it
-holds one of those places in its configuration (:func:`places`). A community's folder of 100,000
+test, the classic table reads each configuration's newest run that has the figures, "what to buy" its
+best, a comparison its newest two that share a test. So :class:`SiteRuns` keeps of each run a
+*listing* (the few fields the lists show, its headline figures made once: :func:`listing`), and
+keeps a run whole only while it holds one of those places in its configuration (:func:`places`). A community's folder of 100,000
 runs then holds 100,000 listings and, per configuration, a handful of runs, whatever the number of
 runs each has; every page comes out as it would from every run (tests/test_site_runs.py builds a
 site both ways and compares the files).
@@ -22,14 +22,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from pdx.reports import figures, groups, hubdata
+from pdx.reports import comparison, figures, groups, hubdata
 from pdx.reports.groups import Group, HeadlineCounter
 from pdx.reports.rows import forget_run, run_rows
 
 # The fields of a run that its listing keeps as they are (hardware, model and engine are objects
 # many runs share).
 LISTED = ("id", "created_at", "finished_at", "status", "backend", "threads", "tags", "hardware", "model", "engine")
-NEWEST_KEPT = 2  # a comparison page's two runs
+NEWEST_KEPT = 2  # of the runs that measured a test: a comparison page's two runs are among them
 
 
 def listing(run: dict) -> dict:
@@ -66,7 +66,9 @@ def places(run: dict) -> list[list]:
     the highest rate there (where one is given), then the newest, holds it. One line each of the
     readers whose choice it mirrors. Lists, not tuples: a run's places are kept between builds as
     JSON (:mod:`pdx.reports.bundle_cache`)."""
-    found = [[["newest"], None]]  # Group.latest; the comparison's runs (NEWEST_KEPT)
+    found = [[["newest"], None]]  # Group.latest
+    # comparison.comparable_pair: its two runs are the newest two that measured some test.
+    found += [[["shares", name], None] for name in sorted(comparison.measured(run))]
     threads = run.get("threads")
     for row in run_rows(run):
         if row.ok:
@@ -76,7 +78,7 @@ def places(run: dict) -> list[list]:
     for test in figures.serving_tests(run):
         found.append([["serving", threads, test["name"]], None])  # figures.newest_serving
     if hubdata.estimable(run):
-        found.append([["estimate"], None])  # hubdata.buy_data
+        found.append([["estimate"], hubdata.estimate_rate(run)])  # hubdata.buy_data: the best run
     if hubdata.classic_test(run):
         found.append([["classic"], None])  # hubdata.decode_vs_ceiling
     if run.get("ceiling_basis"):
@@ -137,7 +139,7 @@ class SiteRuns:
             place = tuple(place)
             score = (-math.inf if rate is None else rate, rank)  # a place without rates: the newest
             held = config.places.setdefault(place, [])
-            limit = NEWEST_KEPT if place == ("newest",) else 1
+            limit = NEWEST_KEPT if place[0] == "shares" else 1
             if len(held) < limit or score > held[-1][0]:
                 held.append((score, listed["id"]))
                 held.sort(reverse=True)

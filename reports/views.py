@@ -6,6 +6,7 @@ and each table cell that sorts carries its raw value.
 
 from __future__ import annotations
 
+from pdx import figures
 from pdx.ceilings import described
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
@@ -41,10 +42,54 @@ def sample_lines(run: dict) -> list[dict]:
     for test in run["tests"]:
         samples = test.get("samples") or []
         times = [s["ns"] for s in samples]
+        stats = test.get("stats") or {}
+        tokens = stats.get("tokens")
         out.append({"test": test["name"], "n": len(samples),
+                    "tokens": f"{tokens:,}" if isinstance(tokens, int) else "",
+                    "cv": stats.get("cv") if figures.layout(test) == "rates" else None,
                     "rates": " · ".join(fmt_rate(r) for r in sample_rates(test)),
                     "ms": " · ".join(f"{ns / 1e6:.2f}" for ns in times)})
     return out
+
+
+def figures_of(run: dict) -> figures.Shown:
+    """What a run shows besides its pp/tg table, as pdx.figures describes it: the serving table, the
+    latency distributions, each test's notes and those across tests, the conditions of each test."""
+    return figures.shown(run)
+
+
+def row_notes(run: dict) -> dict[str, list[tuple[str, bool]]]:
+    """Beside each pp/tg test's row: adaptive stop, noise, what the machine did meanwhile, outliers,
+    the engine's own rates; (words, whether they speak against the result), by test name."""
+    found = ((test["name"], figures.row_notes(test)) for test in run["tests"] if figures.layout(test) == "rates")
+    return {name: notes for name, notes in found if notes}
+
+
+def serving_cards(run: dict) -> list[dict]:
+    return figures.serving_headlines(run)
+
+
+def serving_matrix(runs: list[dict]) -> dict | None:
+    """Serving tests down (each figure of :data:`pdx.figures.SIDE_BY_SIDE` a line), runs across; the
+    best of each line marked. None where fewer than two runs have serving tests."""
+    per_run = [{t["name"]: t for t in run["tests"] if figures.layout(t) == "serving" and t.get("stats")}
+               for run in runs]
+    if sum(1 for tests in per_run if tests) < 2:
+        return None
+    names = list(dict.fromkeys(name for tests in per_run for name in tests))
+    lines = []
+    for name in names:
+        for figure in figures.SIDE_BY_SIDE:
+            values = [figure.value(tests[name]["stats"]) if name in tests else None for tests in per_run]
+            numbers = [v for v in values if isinstance(v, (int, float))]
+            if not numbers:
+                continue
+            best = (max if figure.better == "higher" else min)(numbers) if figure.better and len(numbers) > 1 else None
+            cells = [{"text": figure.text(tests[name]["stats"]) if name in tests else "—", "value": v,
+                      "best": v is not None and v == best} for tests, v in zip(per_run, values)]
+            lines.append({"test": name, "label": figure.label, "unit": figure.unit, "about": figure.about,
+                          "cells": cells})
+    return {"runs": runs, "lines": lines}
 
 
 def manifest(run: dict) -> list[tuple[str, str]]:

@@ -15,18 +15,28 @@ on it), so two at once leave one complete site and one line of error.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from pdx.errors import PdxError
+from pdx.files import output_folder, read_regular, write_atomically
 
 MANIFEST = "pdx-site.json"
+# Each file a build is about to write, a line "relative<TAB>sha256" put here first: a build stopped
+# where it could not record its manifest (killed, or on a full disk) leaves what it wrote known to the
+# next, which takes those files as pdx's (each only while it holds those bytes) and removes the journal
+# once a manifest records them. A ".pdx-" name, so a folder holding only it counts as empty.
+JOURNAL = ".pdx-journal"
 MANIFEST_FORMAT = 2  # files: {relative path: sha256}; format 1 listed names only
+DEFAULT_TITLE = "pdx results"  # a new site's, where no --title names it
+MAX_TITLE = 500  # characters of a title read back from a manifest
 
 
 def _digest(data: bytes) -> str:
@@ -35,12 +45,15 @@ def _digest(data: bytes) -> str:
 
 def _failure(path: Path, exc: OSError) -> PdxError:
     reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return PdxError(f"cannot write {path}: {reason}",
+                        "free some space and publish again: it takes up where this one stopped")
     return PdxError(f"cannot write {path}: {reason}", "choose a folder you can write to")
 
 
 def _read_bytes(path: str | Path) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+    # A named pipe or a device planted where a page was is no page of pdx's; reading it could block.
+    return read_regular(path)
 
 
 def _atomic_write(path: str | Path, data: bytes) -> None:
@@ -56,8 +69,14 @@ def _atomic_write(path: str | Path, data: bytes) -> None:
 
 
 def _exclusive_write(path: str | Path, data: bytes) -> None:
-    with open(path, "xb") as fh:
-        fh.write(data)
+    try:
+        with open(path, "xb") as fh:
+            fh.write(data)
+    except FileExistsError:
+        raise
+    except BaseException:  # half a file (a full disk): this write made it, so it goes
+        Path(path).unlink(missing_ok=True)
+        raise
 
 
 def _exclusive_move(staged: str, path: str) -> None:
@@ -104,25 +123,18 @@ class Stage:
 
 
 def write_file(path: Path, text: str) -> None:
-    """One file (a single-file report); its folder must exist."""
-    if not path.parent.is_dir():
-        raise PdxError(f"cannot write {path}: folder {path.parent} does not exist", "create it first")
-    if path.is_dir():
-        raise PdxError(f"cannot write {path}: it is a folder", "give a file name such as report.html")
-    try:
-        _atomic_write(path, text.encode(errors="replace"))
-    except OSError as exc:
-        raise _failure(path, exc) from None
+    """One file (a single-file report): a new name in a folder that exists, or a regular file
+    (never a device or a named pipe: :func:`pdx.files.write_atomically`)."""
+    write_atomically(path, text.encode(errors="replace"))
 
 
 class SiteWriter:
     """Writes a site into ``root``; call :meth:`finish` once every file is written (or :meth:`abandon`)."""
 
     def __init__(self, root: str | os.PathLike) -> None:
-        self._lock, self._stages = None, []
+        self._lock, self._stages, self._journal = None, [], None
         self.root = Path(root).expanduser().absolute()
-        if self.root.exists() and not self.root.is_dir():
-            raise PdxError(f"cannot publish into {self.root}: it is not a folder", "give a folder path")
+        output_folder(self.root, "cannot publish into")  # a file, a device, a name too long: one line
         if not self.root.parent.is_dir():
             raise PdxError(f"cannot publish into {self.root}: folder {self.root.parent} does not exist",
                            "create it first")
@@ -139,6 +151,7 @@ class SiteWriter:
         except OSError as exc:
             raise PdxError(f"cannot publish into {self.root}: {exc.strerror or exc}",
                            "choose a folder you can write to") from None
+        self.previous_title: str | None = None  # the title the site's last build recorded
         try:
             self.previous = self._read_manifest()
         except PdxError:
@@ -153,6 +166,9 @@ class SiteWriter:
         for folder in self._stages:  # emptied by commit; what a stopped build staged goes
             shutil.rmtree(folder, ignore_errors=True)
         self._stages = []
+        if self._journal is not None:
+            os.close(self._journal)
+            self._journal = None
         if self._lock is not None:
             os.close(self._lock)  # closing the folder's descriptor drops its lock
             self._lock = None
@@ -167,11 +183,58 @@ class SiteWriter:
             except (OSError, ValueError):
                 files = None
             if isinstance(files, dict):
-                return {f: d for f, d in files.items() if isinstance(d, str) and _inside(f)}
+                title = data.get("title")
+                self.previous_title = title if isinstance(title, str) and 0 < len(title) <= MAX_TITLE else None
+                return {f: d for f, d in files.items() if isinstance(d, str) and _inside(f)} | self._read_journal()
+        journal = self.real / JOURNAL
+        if not journal.is_symlink() and journal.is_file():  # a build that stopped before any manifest
+            return self._read_journal()
         if any(p.name != MANIFEST and not p.name.startswith(".pdx-") for p in self.real.iterdir()) or path.exists():
             raise PdxError(f"cannot publish into {self.root}: it holds files and no site pdx made there",
                            "give an empty or new folder (a site from an older pdx: publish it anew)")
         return {}
+
+    def _read_journal(self) -> dict[str, str]:
+        """The files a stopped build recorded in :data:`JOURNAL` and that still hold those bytes."""
+        path = self.real / JOURNAL
+        if path.is_symlink():
+            return {}
+        try:
+            text = _read_bytes(path).decode(errors="replace")
+        except OSError:
+            return {}
+        found = {}
+        for line in text.splitlines():  # a last line cut short (a full disk) names no file it wrote
+            relative, tab, digest = line.partition("\t")
+            if tab and len(digest) == 64 and _inside(relative) and _holds(self._real, {relative: digest}, relative,
+                                                                         digest):
+                found[relative] = digest
+        return found
+
+    def _record(self, relative: str, digest: str) -> None:
+        """Put ``relative`` in the journal before its file is made or replaced."""
+        if self._journal is None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+            self._journal = os.open(self.real / JOURNAL, flags, 0o644)
+            if not stat.S_ISREG(os.fstat(self._journal).st_mode):
+                raise OSError(errno.EINVAL, "its journal is not a regular file", str(self.real / JOURNAL))
+        line = f"{relative}\t{digest}\n".encode(errors="replace")
+        if os.write(self._journal, line) != len(line):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.real / JOURNAL))
+
+    def _drop_journal(self) -> None:
+        """A manifest records every file now: the journal has nothing more to tell."""
+        if self._journal is not None:
+            os.close(self._journal)
+            self._journal = None
+        path = self.real / JOURNAL
+        if not path.is_dir():
+            path.unlink(missing_ok=True)
+
+    def site_title(self, given: str | None) -> str:
+        """The title to build under: the one given, else the one the site has (so publishing again
+        without --title keeps its name), else :data:`DEFAULT_TITLE`."""
+        return given if given is not None else self.previous_title or DEFAULT_TITLE
 
     def _target(self, relative: str) -> str:
         # Paths as strings: a site is 200,000 files, and pathlib's parsing cost a tenth of its build.
@@ -264,11 +327,13 @@ class SiteWriter:
                 self.written[relative] = digest
                 if self.previous.get(relative) == digest:
                     return  # unchanged: keep the file, and its time stamp
+                self._record(relative, digest)
                 replace(path)
             else:
                 # A new file: no reader can hold an older copy, so it is made in place (never
                 # replacing what another writer just made there).
                 self.written[relative] = digest
+                self._record(relative, digest)
                 create(path)
             self.changed.append(relative)
         except OSError as exc:
@@ -291,6 +356,7 @@ class SiteWriter:
         try:
             stale = [r for r in sorted(set(self.previous) - set(self.written) - {MANIFEST}) if self._remove(r)]
             self._write_manifest(about, self.written)
+            self._drop_journal()
             return stale
         finally:
             self.release()
@@ -301,13 +367,16 @@ class SiteWriter:
         folder this build made and wrote nothing into is removed again."""
         try:
             if self.written or self.previous or not self._made:
-                self._write_manifest({"complete": False}, {**self.previous, **self.written})
+                kept = {"title": self.previous_title} if self.previous_title else {}  # the site keeps its name
+                self._write_manifest({"complete": False, **kept}, {**self.previous, **self.written})
+                self._drop_journal()  # else (a full disk) the journal is the record of what was written
         except (OSError, PdxError):
             pass
         finally:
             self.release()
             if not (self.written or self.previous) and self._made:
                 try:
+                    (self.real / JOURNAL).unlink(missing_ok=True)
                     self.real.rmdir()
                 except OSError:
                     pass  # something else is in it now

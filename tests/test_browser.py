@@ -67,9 +67,9 @@ def browser():
         chromium.close()
 
 
-def open_page(browser, path: Path):
+def open_page(browser, path: Path, width: int = 1280):
     """A page loaded from file://, with its console errors and any request outside file:// collected."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = browser.new_page(viewport={"width": width, "height": 900})
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
@@ -139,3 +139,81 @@ def test_the_index_screenshot_is_kept(site, browser, tmp_path_factory):
     print(f"\nscreenshot of the index: {shot}\nthe site: {folder / 'site' / 'index.html'}")
     index = json.loads((site / "index.json").read_text())
     assert index["headline_tests"] == {"prefill": "pp64", "decode": "tg16"}
+
+
+# Every text box of a page, measured where the browser drew it: an SVG chart's <text> elements and the
+# contents of table cells, left out where hidden (a label Vega's overlap rule hid has opacity 0, a
+# closed <details> draws nothing). Two boxes overlap where they share more than a pixel each way.
+TEXT_BOXES = """() => {
+  const shown = el => {
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (style.display === "none" || style.visibility === "hidden" || Number(style.opacity) === 0) return false;
+    }
+    return true;
+  };
+  const boxes = [];
+  for (const el of document.querySelectorAll("svg text, td, th")) {
+    if (!el.textContent.trim() || !shown(el)) continue;
+    let r = el.getBoundingClientRect();
+    if (el.tagName.toLowerCase() !== "text") {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      r = range.getBoundingClientRect();
+    }
+    if (r.width > 0 && r.height > 0)
+      boxes.push({text: el.textContent.trim().slice(0, 60), x: r.left + scrollX, y: r.top + scrollY,
+                  w: r.width, h: r.height});
+  }
+  const overlaps = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i], b = boxes[j];
+    const dx = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+    const dy = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+    if (dx > 1 && dy > 1) overlaps.push([a.text, b.text]);
+  }
+  const cut = [...document.querySelectorAll(".table-wrap")].filter(w => w.scrollWidth > w.clientWidth + 1)
+    .map(w => w.querySelector("table").className);
+  return {scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth, boxes: boxes.length,
+          overlaps: overlaps, cutTables: cut};
+}"""
+
+
+def _serving_run_page(site: Path) -> Path:
+    for data in sorted((site / "runs").glob("[0-9a-f]*.json")):
+        if any(t["kind"] == "serve" for t in json.loads(data.read_text())["run"]["tests"]):
+            return data.with_suffix(".html")
+    raise AssertionError("no serving run in the site")
+
+
+@pytest.mark.parametrize("width", [1920, 1400, 390])
+def test_pages_fit_the_window_and_no_two_texts_overlap(width, site, import_site, browser, tmp_path_factory):
+    """Issue 26: the index, a run page, a serving run page, a comparison and "what to buy", screenshot
+    at each width (kept as artefacts): the page never scrolls sideways (a wide table scrolls in its
+    own box), no two text boxes overlap, and from 1400 px up a run page's tables show their last column."""
+    pages = {"index": site / "index.html",
+             "run": min(p for p in (site / "runs").glob("[0-9a-f]*.html")),
+             "serving-run": _serving_run_page(import_site),
+             "comparison": min((site / "compare").glob("*.html")),
+             "what-to-buy": site / "buy.html"}
+    folder = Path(os.environ.get("PDX_ARTEFACTS") or tmp_path_factory.mktemp("artefacts")) / "layout"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, path in pages.items():
+        page, problems = open_page(browser, path, width)
+        shot = folder / f"{name}-{width}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        found = page.evaluate(TEXT_BOXES)
+        assert not problems, f"{name}: {problems}"
+        assert found["scrollWidth"] <= found["innerWidth"], \
+            f"{name} at {width} px: the page is {found['scrollWidth']} px wide"
+        assert found["boxes"] > 10, name
+        assert found["overlaps"] == [], f"{name} at {width} px: text overlaps {found['overlaps'][:5]}"
+        if width >= 1400 and name.endswith("run"):
+            assert found["cutTables"] == [], f"{name} at {width} px: a table is cut: {found['cutTables']}"
+        if name == "run":
+            assert page.eval_on_selector_all("svg.chart", "els => els.length") >= 2  # its own charts
+        if name == "what-to-buy":
+            assert page.eval_on_selector_all("#estimates tr", "rows => rows.length") >= 1
+            assert "best run" in page.inner_text("#choice")
+        page.close()
+        print(f"\nscreenshot: {shot}")

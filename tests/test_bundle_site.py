@@ -65,6 +65,18 @@ def test_the_bundle_build_in_workers_is_the_in_memory_site_byte_for_byte(results
     assert any(p.startswith("compare/") for p in memory)  # comparisons read both runs' samples again
 
 
+def test_a_bundle_site_keeps_its_title_when_published_again_without_one(results, tmp_path):
+    from pdx.reports.writer import SiteWriter
+
+    site = tmp_path / "site"
+    bundle_site.publish_bundles(results, site, title="hub", workers=1)
+    again = bundle_site.publish_bundles(results, site, workers=1)
+    assert json.loads((site / "index.json").read_text())["title"] == "hub" and again.changed == []
+    SiteWriter(site).abandon()  # a build that stopped: the site keeps its name for the next
+    bundle_site.publish_bundles(results, site, workers=1)
+    assert json.loads((site / "pdx-site.json").read_text())["title"] == "hub"
+
+
 def test_the_runs_list_pages_every_run_by_id_prefix(results, tmp_path):
     site = tmp_path / "site"
     bundle_site.publish_bundles(results, site)

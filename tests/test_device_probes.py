@@ -49,7 +49,28 @@ def _has(module: str) -> bool:
 def test_a_device_probe_without_its_package_is_a_one_line_error():
     from conftest import assert_one_line_error, run_pdx_here
 
-    assert_one_line_error(run_pdx_here("hw", "probe", "--device", "cuda"), "needs torch", "CUDA build of torch")
+    assert_one_line_error(run_pdx_here("hw", "probe", "--device", "cuda"), "torch is not installed",
+                          "CUDA build of torch")
+
+
+@pytest.mark.skipif(_has("mlx"), reason="MLX is installed here")
+def test_hw_probe_of_mlx_without_mlx_says_so_not_another_environment_s_cache():
+    """A probe another environment (one with MLX) cached on this machine is not shown where MLX is
+    not installed: one line, non-zero exit."""
+    from conftest import assert_one_line_error, run_pdx
+
+    from pdx import hardware
+
+    machine, threads = hardware.detect()["id"], hardware.default_threads()
+    device = probe.device_name("mlx")
+    path = probe.device_cache_path(machine, device, threads, probe.device_sizes(device))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"device": device, "threads": threads, "measured_at": "2026-01-01T00:00:00+00:00",
+                                "bandwidth": {"best": 1e11, "copy": 1e11, "read": 1e11, "repetitions": 1,
+                                              "array_bytes": 2**20},
+                                "matmul": {"f32": {"flops": 1e12, "dtype": "float32", "n": 256, "repetitions": 1}}}))
+    line = assert_one_line_error(run_pdx("hw", "probe", "--device", "mlx"), "MLX is not installed")
+    assert "GB/s" not in line
 
 
 def test_device_sizes_only_for_device_probes():

@@ -79,7 +79,9 @@ def test_every_reader_works_on_every_import(everything, tmp_path):
     for a, b in pairs:
         pdx_here("compare", a, b, "--registry", url)
         checked = run_pdx_here("check", b, "--baseline", a, "--registry", url)
-        assert checked.returncode in (0, 1) and "Traceback" not in checked.stderr  # 1: a regression, not a crash
+        assert checked.returncode in (0, 1, 3) and "Traceback" not in checked.stderr  # 1: a regression, not a crash
+        if checked.returncode == 3:  # tables keep no samples: nothing to test, said in one line
+            assert len(checked.stderr.strip().splitlines()) == 1 and "no raw samples" in checked.stderr
         pdx_here("report", a, b, "--registry", url, "-o", str(tmp_path / "pair.html"))
 
 

@@ -273,8 +273,10 @@ _RATE = st.floats(0.01, 1e4).map(lambda v: round(v, 2))
 def results(draw):
     """The keys of a vLLM result, every float as vLLM prints it (two decimals)."""
     completed = draw(st.integers(1, 10**6))
-    document = {"completed": completed, "failed": draw(st.integers(0, 10**4)), "duration": draw(_RATE),
-                "total_input_tokens": draw(st.integers(0, 10**9)), "total_output_tokens": draw(st.integers(0, 10**9)),
+    duration = draw(_RATE)
+    most = min(10**9, int(duration * 1e8))  # tokens a run of that length can hold (pdx.registry.plausibility)
+    document = {"completed": completed, "failed": draw(st.integers(0, 10**4)), "duration": duration,
+                "total_input_tokens": draw(st.integers(0, most)), "total_output_tokens": draw(st.integers(0, most)),
                 "request_throughput": draw(_RATE), "output_throughput": draw(_RATE),
                 "total_token_throughput": draw(_RATE), "max_output_tokens_per_s": draw(_RATE),
                 "max_concurrent_requests": draw(st.integers(0, 10**4))}

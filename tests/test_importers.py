@@ -23,6 +23,20 @@ def assert_nothing_stored(registry_url):
     assert json.loads(pdx_here("runs", "--registry", registry_url, "--json")) == []
 
 
+def test_import_help_lists_every_format_the_registry_has():
+    """`pdx import --help` lists what the importer registry holds (pdx's own and plugins'), each with
+    its description: a format added there is in the help with no other edit."""
+    from pdx.registry.importers import formats, importers
+
+    help_text = " ".join(run_pdx_here("import", "--help").stdout.split())
+    listed = help_text.split("Formats (--format):", 1)[1]
+    assert {"guidellm", "aiperf", "aiperf-records", "vllm-bench-serve-text"} <= set(importers())
+    for name in formats():
+        assert f" {name} " in f" {listed} ", name
+    for importer in importers().values():  # as wrapped: compared without the spaces (a wrap may break at a hyphen)
+        assert "".join(importer.description.split()) in "".join(listed.split()), importer.name
+
+
 @pytest.mark.parametrize("name, test_name, batch", [("mlx_lm_benchmark_b1.txt", "pp64+tg16", 1),
                                                     ("mlx_lm_benchmark_b2.txt", "pp64+tg16/b2", 2)])
 def test_mlx_lm_benchmark_text(registry_url, name, test_name, batch):

@@ -43,13 +43,16 @@ def test_llama_quantize_files_are_identified_from_their_tensor_table(moe_gguf, t
 
 def test_synth_of_a_k_quant_is_llama_quantize_of_pdx_s_f16(moe_gguf, tmp_path):
     """`pdx model synth --type q4_k_m` hands its f16 to llama.cpp's quantiser (a plugin's
-    pdx_register_quantizers): the same bytes as quantising that f16 by hand, and nothing left beside it."""
+    pdx_register_quantizers): the same bytes as quantising that f16 (named for the type it becomes, as
+    llama-quantize keeps the name) by hand, and nothing left beside it."""
     made = tmp_path / "synth" / "q4km.gguf"
     result = run_pdx("model", "synth", "--shape", TINY.name, "--type", "q4_k_m", "-o", str(made))
     assert result.returncode == 0, result.stderr
-    by_hand = _quantize(moe_gguf, tmp_path / "by-hand.gguf", "Q4_K_M")
+    f16 = write_gguf(TINY, "f16", tmp_path / "f16.gguf", named="q4_k_m")
+    by_hand = _quantize(f16, tmp_path / "by-hand.gguf", "Q4_K_M")
     assert made.read_bytes() == by_hand.read_bytes()
     assert identify(made).dtype == "Q4_K_M" and [p.name for p in made.parent.iterdir()] == ["q4km.gguf"]
+    assert identify(made).name == f"pdx-synth-{TINY.name}-q4_k_m"
 
 
 def _bench(*args) -> dict:

@@ -149,6 +149,8 @@ def test_hook_pdx_register_importers_adds_a_format_to_pdx_import(tmp_path):
     url = f"sqlite:///{tmp_path / 'registry.sqlite'}"
     done = json.loads(run_pdx_here("import", str(path), "--registry", url, "--json").stdout)
     assert done["format"] == "llama-server-timings" and len(done["added"]) == 1
+    listed = run_pdx_here("import", "--help").stdout.split("Formats (--format):", 1)[1]
+    assert "llama-server-timings" in listed and "[plugin example]" in listed
     run = json.loads(run_pdx_here("show", done["added"][0], "--registry", url, "--json").stdout)
     (test,) = run["tests"]
     assert run["origin"] == "llama-server-timings" and test["name"] == "pp16+tg4" and len(test["samples"]) == 3

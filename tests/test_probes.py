@@ -32,7 +32,8 @@ def test_probes_measure_every_kernel_and_record_their_method(threads):
     assert "read + written" in result["method"]["bandwidth"] and "float32 GEMM" in result["method"]["matmul"]
 
 
-def test_results_are_cached_per_machine_and_threads_until_forced():
+def test_results_are_cached_per_machine_and_threads_until_forced(monkeypatch):
+    monkeypatch.setattr(probe, "_load", lambda: 0.0)  # a quiet machine: a forced probe always replaces
     first = probe.measure("machine-a", 1, **SMALL)
     again = probe.measure("machine-a", 1, **SMALL)
     assert (first["cached"], again["cached"]) == (False, True)
@@ -73,3 +74,66 @@ def test_an_uncatalogued_gpu_gets_no_ceilings_and_says_why():
     unknown = {"id": "y", "kind": "gpu", "name": "NVIDIA GeForce RTX 5080", "catalog": None}
     figures, basis = ceilings.resolve(unknown, F16_MODEL, 8)
     assert figures is None and basis["source"] == "none" and "--hardware" in basis["reason"]
+
+
+def _measured(bandwidth: float, flops: float):
+    """A stand-in for the probes' child processes, with these figures."""
+    def child(kind, threads, size, reps):
+        if kind == "bandwidth":
+            rates = {"copy": bandwidth * 0.9, "triad": bandwidth * 0.95, "read": bandwidth}
+            return {"threads": threads, "array_bytes": size, "repetitions": reps, **rates,
+                    "samples": {k: [v] for k, v in rates.items()}, "best": bandwidth, "best_kernel": "read"}
+        return {"dtype": "float32", "n": size, "repetitions": reps, "flops": flops, "samples": [flops],
+                "blas": "openblas", "numpy": "2"}
+    return child
+
+
+def _forced(monkeypatch, load: float, bandwidth: float, flops: float) -> dict:
+    monkeypatch.setattr(probe, "_load", lambda: load)
+    monkeypatch.setattr(probe, "_child", _measured(bandwidth, flops))
+    return probe.measure("box", 4, force=True)
+
+
+def test_a_forced_probe_on_a_busy_machine_does_not_replace_a_better_cached_one(monkeypatch):
+    """`pdx hw probe --force` under a load of 7: the new figures, a third lower, are said and set
+    aside; the good cached probe stays in use (and in the cache, for every later run)."""
+    good = _forced(monkeypatch, 0.1, 30e9, 600e9)
+    assert good["cached"] is False
+    busy = _forced(monkeypatch, 7.0, 20e9, 400e9)
+    assert busy["cached"] is True and busy["measured_at"] == good["measured_at"]
+    assert busy["bandwidth"]["best"] == 30e9 and busy["matmul"]["f32"]["flops"] == 600e9
+    kept = busy["kept_over"]
+    assert kept["load_average"]["before"] == 7.0 and kept["figures"] == {"bandwidth": 20e9, "matmul f32": 400e9}
+    assert "load average 7" in kept["note"] and "kept the cached probe" in kept["note"]
+    assert probe.cached("box", 4)["bandwidth"]["best"] == 30e9
+    # One figure lower is enough to keep the cached probe: a busy machine lowers what it measures.
+    assert _forced(monkeypatch, 7.0, 40e9, 500e9)["bandwidth"]["best"] == 30e9
+
+
+def test_a_forced_probe_replaces_the_cached_one_when_quiet_or_no_worse(monkeypatch):
+    _forced(monkeypatch, 0.1, 30e9, 600e9)
+    higher = _forced(monkeypatch, 7.0, 31e9, 650e9)  # busy, yet higher everywhere: the better figures
+    assert higher["cached"] is False and "kept_over" not in higher
+    assert probe.cached("box", 4)["bandwidth"]["best"] == 31e9
+    quiet = _forced(monkeypatch, 0.2, 20e9, 400e9)  # quiet: what the machine gives now, even if less
+    assert quiet["cached"] is False and probe.cached("box", 4)["bandwidth"]["best"] == 20e9
+
+
+def test_hw_probe_force_says_when_it_kept_the_cached_probe(monkeypatch):
+    from conftest import run_pdx_here
+
+    from pdx import hardware
+
+    machine, threads = hardware.detect()["id"], hardware.default_threads()
+    monkeypatch.setattr(probe, "_child", _measured(30e9, 600e9))
+    monkeypatch.setattr(probe, "_load", lambda: 0.1)
+    probe.measure(machine, threads)
+    monkeypatch.setattr(probe, "_child", _measured(20e9, 400e9))
+    monkeypatch.setattr(probe, "_load", lambda: 7.0)
+    result = run_pdx_here("hw", "probe", "--force")
+    assert result.returncode == 0, result.stderr
+    assert "600 GFLOP/s" in result.stdout and "400 GFLOP/s" not in result.stdout
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("pdx: measured again under load average 7") and "kept the cached probe" in line
+    assert f"load average {probe.BUSY_LOAD:g} or more" in run_pdx_here("hw", "probe", "--help").stdout
+

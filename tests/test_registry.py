@@ -23,7 +23,7 @@ from pdx.workload import TestSpec
 from conftest import assert_one_line_error, run_pdx
 from pdx.stats.results import read_run, read_runs
 
-TABLES = {"runs", "run_tags", "tests", "samples", "requests", "models", "hardware", "environments",
+TABLES = {"runs", "run_tags", "run_leases", "tests", "samples", "requests", "models", "hardware", "environments",
           "alembic_version"}
 
 
@@ -203,11 +203,13 @@ def test_upgrading_a_registry_with_data_backs_it_up_first(tmp_path, tiny_gguf):
     from pdx.registry import migrate
 
     engine = create_engine(f"sqlite:///{path}")
-    with pytest.raises(Exception):
-        migrate.upgrade(engine)  # '0000' is no known revision: refused, data untouched
-    assert (tmp_path / "old.sqlite.0000.bak").exists()
-    with sqlite3.connect(tmp_path / "old.sqlite.0000.bak") as conn:
+    with pytest.raises(migrate.SchemaProblem, match="'0000' is none this pdx knows"):
+        migrate.upgrade(engine)  # '0000' is no known revision: refused before anything is touched
+    engine.dispose()
+    with sqlite3.connect(path) as conn:
         assert conn.execute("select count(*) from runs").fetchone()[0] == 1
+        assert conn.execute("select version_num from alembic_version").fetchone()[0] == "0000"
+    # A known older revision is backed up before it is upgraded: test_a_registry_from_before_ceilings_...
 
 
 def test_ceilings_and_their_basis_are_stored_with_the_results(registry_url, tiny_gguf):

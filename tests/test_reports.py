@@ -191,6 +191,25 @@ def test_republishing_updates_in_place_and_writes_nothing_outside(filled, tmp_pa
     assert not list(root.rglob(".pdx-*"))  # no temporary file left behind
 
 
+def test_republishing_without_title_keeps_the_site_s_name(filled, registry_url, tmp_path):
+    """The title lives in the site's own manifest: `pdx publish` again without --title keeps it
+    (it once renamed the site "pdx results"); --title renames it."""
+    site = tmp_path / "site"
+
+    def published(*title: str) -> tuple[str, str]:
+        result = run_pdx("publish", str(site), "--registry", registry_url, *title)
+        assert result.returncode == 0, result.stderr
+        return json.loads((site / "index.json").read_text())["title"], (site / "index.html").read_text()
+
+    assert published("--title", "Team results")[0] == "Team results"
+    title, html = published()
+    assert title == "Team results" and "<title>Team results" in html and "pdx results" not in html
+    assert json.loads((site / "pdx-site.json").read_text())["title"] == "Team results"
+    assert published("--title", "Lab B")[0] == "Lab B" and published()[0] == "Lab B"
+    fresh = run_pdx("publish", str(tmp_path / "new"), "--registry", registry_url)
+    assert fresh.returncode == 0 and json.loads((tmp_path / "new" / "index.json").read_text())["title"] == "pdx results"
+
+
 def test_names_carrying_markup_render_as_text_everywhere(registry, tmp_path):
     import random
 

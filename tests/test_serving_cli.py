@@ -71,8 +71,10 @@ def test_pp_tg_over_http_are_server_figures(fake_server, registry_url):
 
 def test_serving_errors_are_one_line(fake_server, registry_url, tiny_gguf):
     base = ("serve-bench", "--registry", registry_url)
-    assert_one_line_error(run_pdx(*base, "--backend", "vllm-server", "--url", "http://127.0.0.1:1"),
-                          "cannot reach a server at http://127.0.0.1:1")
+    refused = assert_one_line_error(run_pdx(*base, "--backend", "vllm-server", "--url", "http://127.0.0.1:1"))
+    # The system's words, not requests' nesting of urllib3's reprs (it ended in a stray `"))`).
+    assert refused == "pdx: error: cannot reach a server at http://127.0.0.1:1: Connection refused; check --url, " \
+                      "and that the server runs"
     assert_one_line_error(run_pdx(*base, "--backend", "llamacpp-python", "-m", str(tiny_gguf)),
                           "backend llamacpp-python runs no serving scenarios", "vllm-server")
     assert_one_line_error(run_pdx(*base, "--backend", "vllm-server", "--url", fake_server, "--slo", "ttft=soon"),
@@ -81,6 +83,22 @@ def test_serving_errors_are_one_line(fake_server, registry_url, tiny_gguf):
                                   "-p", "8", "--prefix", "8"), "shared prefix (8) must be shorter")
     assert_one_line_error(run_pdx(*base, "--backend", "vllm-server", "--url", fake_server, "-c", "2",
                                   "--request-rate", "4"), "not both")
+
+
+def test_an_unreachable_server_is_said_in_a_few_clean_words():
+    import requests
+
+    from pdx.serving.backend import network_reason, served_models
+
+    with pytest.raises(PdxError) as refused:
+        served_models("http://127.0.0.1:1", None)
+    assert refused.value.message == "cannot reach a server at http://127.0.0.1:1: Connection refused"
+    with pytest.raises(PdxError) as unknown:  # .invalid never resolves (RFC 6761)
+        served_models("http://pdx-test.invalid:8000", None)
+    reason = unknown.value.message.removeprefix("cannot reach a server at http://pdx-test.invalid:8000: ")
+    assert reason and not any(mark in reason for mark in ('"', "))", "HTTPConnection", "Errno", "Caused by")), reason
+    timeout = requests.ReadTimeout("HTTPConnectionPool(host='h', port=1): Read timed out. (read timeout=30)")
+    assert network_reason(timeout) == "Read timed out. (read timeout=30)"
 
 
 def test_secrets_are_redacted_from_command_lines_and_urls():

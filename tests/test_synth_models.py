@@ -175,3 +175,44 @@ def test_hf_backends_get_a_default_synthetic_model(tmp_path, monkeypatch):
                   "-o", str(tmp_path / "cli"), "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["format"] == "hf" and (tmp_path / "cli" / "tokenizer.json").exists()
+
+
+def test_a_quantised_synth_file_is_named_for_its_type(tmp_path, monkeypatch):
+    """A quantiser keeps the f16 file's general.name, so the f16 is named for the type it becomes:
+    `pdx model info` and a bench's model name say q4_k_m, not f16. The quantiser here copies its
+    input (llama-quantize keeps every key of it the same way; tests/test_llamacpp_moe.py runs it)."""
+    import shutil
+
+    from pdx import plugin_manager
+    from pdx.synth.quantizers import Quantizer
+
+    copy = Quantizer("copy", ("Q4_K_M",), lambda source, dest, qtype: shutil.copyfile(source, dest))
+    monkeypatch.setattr(plugin_manager, "quantizers", lambda: (copy,))
+    made = write_gguf(get_shape("tiny"), "q4_k_m", tmp_path / "tiny-q4_k_m.gguf")
+    assert identify(made).name == "pdx-synth-tiny-q4_k_m"
+    for dtype in GGUF_TYPES:  # pdx's own types as they were
+        made = write_gguf(get_shape("tiny"), dtype, tmp_path / f"{dtype}.gguf")
+        assert identify(made).name == f"pdx-synth-tiny-{dtype}"
+
+
+def test_model_synth_hf_runs_again_over_its_own_model(tmp_path, monkeypatch):
+    """`pdx model synth --format hf` twice (a README line): the second replaces the first, as the GGUF
+    form's does, in its cache folder or at -o; a folder pdx did not write is still refused."""
+    monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))
+    for _ in range(2):
+        done = run_pdx("model", "synth", "--shape", "tiny", "--format", "hf", "--type", "float16", "--json")
+        assert done.returncode == 0, done.stderr
+    folder = tmp_path / "cache" / "models" / "synth-tiny-float16-hf"
+    assert json.loads(done.stdout)["dtype"] == "f16" and identify(folder).synthetic == "tiny"
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["synth-tiny-float16-hf"]  # nothing left beside it
+    out = tmp_path / "out"
+    for seed in ("1", "2"):
+        done = run_pdx("model", "synth", "--shape", "tiny", "--format", "hf", "-o", str(out), "--seed", seed)
+        assert done.returncode == 0, done.stderr
+    assert json.loads((out / "config.json").read_text())["pdx_synthetic_seed"] == 2
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    assert_one_line_error(run_pdx("model", "synth", "--shape", "tiny", "--format", "hf", "-o", str(mine)),
+                          "holds no synthetic model pdx wrote")
+    assert (mine / "notes.txt").read_text() == "keep"

@@ -55,11 +55,31 @@ def _stop_on_signals() -> None:
             signal.signal(signum, _raise_terminated)
 
 
+def _warn_left_out() -> None:
+    """One line per registry whose damaged runs a command left out (pdx.api.LEFT_OUT)."""
+    api = sys.modules.get("pdx.api")
+    if api is None:
+        return
+    from pdx.secrets import scrub_text
+
+    for shown, left in api.LEFT_OUT:
+        if left:
+            named = "; ".join(f"{run_id[:12]} ({why})" for run_id, why in list(left.items())[:3])
+            more = f"; and {len(left) - 3} more" if len(left) > 3 else ""
+            click.echo(f"pdx: warning: {len(left)} run{'s' if len(left) != 1 else ''} in {scrub_text(shown)} could "
+                       f"not be read and {'are' if len(left) != 1 else 'is'} left out: {named}{more}; the registry "
+                       "was altered or damaged: restore it from a copy, or export the runs that read", err=True)
+    api.LEFT_OUT.clear()
+
+
 def main(argv: list[str] | None = None) -> None:
     _stop_on_signals()
+    if "pdx.api" in sys.modules:  # main called again in one process (tests): only this command's
+        sys.modules["pdx.api"].LEFT_OUT.clear()
     try:
         app = build_cli()
         code = app.main(args=argv, prog_name="pdx", standalone_mode=False)
+        _warn_left_out()
     except PdxError as exc:
         fail(str(exc), exc.exit_code)
     except click.UsageError as exc:

@@ -24,7 +24,30 @@ registry_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 engine_option = click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
                              help="Engine option (see `pdx backends`); repeatable.")
-tag_option = click.option("--tag", "tags", multiple=True, help="Label the run(s); repeatable.")
+
+
+class Label(click.ParamType):
+    """A label stored with a run (``--tag``): text UTF-8 can hold (an argument the OS could not decode
+    arrives with lone surrogates), at most as long as the registry keeps."""
+
+    name = "text"
+
+    def __init__(self, limit: int = 128) -> None:
+        self.limit = limit
+
+    def convert(self, value, param, ctx):
+        text = str(value)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = text.encode("utf-8", "backslashreplace").decode()[:60]
+            self.fail(f"'{shown}' is not UTF-8 text (a byte the system could not decode)", param, ctx)
+        if len(text) > self.limit:
+            self.fail(f"{len(text)} characters is over the limit of {self.limit}", param, ctx)
+        return text
+
+
+tag_option = click.option("--tag", "tags", multiple=True, type=Label(), help="Label the run(s); repeatable.")
 # The keys are pdx.registry.where's WHERE_KEYS, written out: importing the registry here would load
 # SQLAlchemy for every command.
 where_option = click.option(

@@ -34,7 +34,10 @@ def hw(ctx, threads, no_probe, as_json) -> None:
 
 @hw.command()
 @threads_option
-@click.option("--force", is_flag=True, help="Measure again even when figures are cached.")
+@click.option("--force", is_flag=True,
+              help="Measure again even when figures are cached. The new figures replace the cached ones, unless "
+                   "the machine was busy (load average 0.5 or more as the probe started, which the output warns "
+                   "of) and any figure came out lower: the cached probe then stays in use, and pdx says so.")
 @click.option("--device", default="cpu", show_default=True, metavar="DEVICE",
               help="Where to measure: cpu (numpy), mlx (mlx:gpu, mlx:cpu; through MLX) or cuda (cuda:N; through torch).")
 @click.option("--array-mib", type=click.IntRange(min=1), help="Device probes: MiB per bandwidth array. [per device]")
@@ -52,6 +55,8 @@ def probe(threads, force, device, array_mib, matmul_n, reps, as_json) -> None:
     extra = {k: v for k, v in sizes.items() if v} if device != "cpu" else {}
     report = api.hardware_report(threads, force=force, device=device, sizes=extra)
     echo_json(report["probe"]) if as_json else print_probe(report["probe"])
+    if "kept_over" in report["probe"]:
+        click.echo(f"pdx: {report['probe']['kept_over']['note']}", err=True)
 
 
 @hw.command(name="list")

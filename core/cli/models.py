@@ -23,7 +23,9 @@ def model() -> None:
                    "bfloat16, mlx-q8, mlx-q4 (HF; mlx-q*: mlx-lm's own layout).")
 @click.option("--format", "layout", type=click.Choice(["gguf", "hf"]), default="gguf", show_default=True,
               help="gguf: one file for llama.cpp; hf: a Hugging Face directory for vLLM and MLX.")
-@click.option("-o", "--output", type=click.Path(), help="File (GGUF) or directory (HF) to write. [default: in the pdx cache]")
+@click.option("-o", "--output", type=click.Path(),
+              help="File (GGUF) or directory (HF) to write; a synthetic model there is replaced, any other folder "
+                   "that is not empty refused. [default: in the pdx cache]")
 @click.option("--seed", default=0, show_default=True, type=Integer(min=None), help="Seed of the random weights.")
 @click.option("--n-embd", type=Integer(min=1, max=MAX_TOKENS), help="Override the shape's embedding width.")
 @click.option("--n-layers", type=Integer(min=1, max=MAX_TOKENS), help="Override the number of layers.")
@@ -36,22 +38,27 @@ def model() -> None:
 def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
     """Write a random-weight model (GGUF or HF layout) of a named shape or explicit dims, in its family's
     architecture: llama (Mixtral with experts), gemma3 or gpt-oss."""
+    import os
+
     from pdx.units import human_bytes, human_count
     from pdx.errors import ModelError
+    from pdx.files import output_folder, output_path
     from pdx.models import identify
     from pdx.synth import default_hf_path, default_model_path, get_shape, write_gguf, write_hf
 
     chosen = get_shape(shape).with_dims(**dims)
     if layout == "hf":
         path = Path(output) if output else default_hf_path(chosen.name, dtype, seed)
-        if path.exists() and not path.is_dir():
+        if os.path.isfile(path):
             raise ModelError(f"-o {output}: it is a file; an HF model is a folder", "give a new folder")
-        write_hf(chosen, dtype, path, seed)
+        output_folder(path, "cannot write a model into")  # a device, a named pipe, a name too long
+        write_hf(chosen, dtype, path, seed, replace=True)  # pdx's own model there before is replaced
     else:
         path = Path(output) if output else default_model_path(chosen.name, dtype, seed)
-        if path.is_dir():
+        if os.path.isdir(path):
             raise ModelError(f"-o {output}: it is a folder; a GGUF model is one file",
                              "give a file path such as model.gguf (--format hf writes a folder)")
+        output_path(path)  # a new name or a regular file: never a device, a named pipe, a name too long
         write_gguf(chosen, dtype, path, seed)
     info = identify(path)
     if as_json:

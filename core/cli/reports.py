@@ -40,7 +40,8 @@ def report(runs, where, output, title, templates, registry) -> None:
 @click.argument("directory", type=click.Path())
 @click.argument("runs", nargs=-1, metavar="[RUN]...")
 @where_option
-@click.option("--title", default="pdx results", show_default=True, help="The site's name, atop every page.")
+@click.option("--title", help="The site's name, atop every page. [default: the name the site in DIRECTORY has "
+                             "(publishing again keeps it), else \"pdx results\"]")
 @click.option("--bundles", type=click.Path(exists=True, file_okay=False), metavar="FOLDER",
               help="Build from the bundle files of a results folder (docs/hub.md), not from a registry.")
 @click.option("--cache", type=click.Path(dir_okay=False), metavar="FILE",
@@ -69,7 +70,11 @@ def publish(directory, runs, where, title, bundles, cache, no_cache, templates, 
     else:
         if cache or no_cache:
             raise click.UsageError("--cache and --no-cache are for --bundles (a registry's site reads the registry)")
+        from pdx.secrets import redact_secrets
+
         chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))
+        # A site is public: no secret from a run stored before pdx redacted at import (a bundle's are at read).
+        chosen = [redact_secrets(run) for run in chosen]
         result = build_site(chosen, directory, title=title, templates=templates)
     charts = result.charts
     read = "" if result.files_read is None else f"{result.files_read} bundle files read, "

@@ -12,18 +12,35 @@ from pdx.cli.base import Number, echo_json, json_option, registry_option, tag_op
 @click.argument("run_id")
 @click.option("--allow-drift", is_flag=True, help="Run even if the model file or engine changed; record what drifted.")
 @click.option("-m", "--model", metavar="PATH", help="Where the run's model is now (its hash must still match).")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="What a rerun never takes from a stored run, given again: a program's path (llama_bench), "
+                   "server_args, url, engine_args, in_process_options; repeatable.")
 @tag_option
 @registry_option
 @json_option
 @click.pass_context
-def rerun(ctx: click.Context, run_id, allow_drift, model, tags, registry, as_json) -> None:
-    """Repeat a stored run with exactly its configuration, linked to it."""
+def rerun(ctx: click.Context, run_id, allow_drift, model, options, tags, registry, as_json) -> None:
+    """Repeat a stored run with exactly its configuration, linked to it.
+
+    A stored run is data: whoever wrote it (an imported bundle, a pull, a shared registry) could name
+    anything in it. So a rerun runs no program, command line or code and reaches no server the record
+    names: pdx finds the engine by its own settings (PDX_LLAMA_BENCH, PATH, its build), and a run that
+    needs server flags, a URL or engine arguments is refused until they are given again with -o.
+    """
     from pdx import api
+    from pdx.backend import option_pairs
     from pdx.cli.bench import run_and_show
     from pdx.rerun import rerun_config
 
+    try:
+        given = option_pairs(options)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="-o/--option") from None
     store = api.open_registry(registry)
-    config = rerun_config(store.get_run(run_id), allow_drift, model, list(tags), api.command_line())
+    notes: list[str] = []
+    config = rerun_config(store.get_run(run_id), allow_drift, model, list(tags), api.command_line(), given, notes)
+    for note in notes:
+        click.echo(f"pdx: {note}", err=True)
     run = run_and_show(config, store, as_json)
     if as_json:
         echo_json(run)
@@ -33,7 +50,8 @@ def rerun(ctx: click.Context, run_id, allow_drift, model, tags, registry, as_jso
 
 @click.command()
 @click.argument("run_id", required=False)
-@click.option("--baseline", required=True, metavar="RUN|TAG", help="Baseline run (id or prefix) or tag (its newest run).")
+@click.option("--baseline", required=True, metavar="RUN|TAG",
+              help="Baseline run (id or prefix), or a tag: its newest run older than the run checked.")
 @click.option("--factor", default=DEFAULT_FACTOR, show_default=True, type=Number(),
               help="Smallest slowdown that counts (1.05: 5%).")
 @click.option("--alpha", default=DEFAULT_ALPHA, show_default=True, type=Number(0, 1, min_open=True, max_open=True),
@@ -44,12 +62,22 @@ def rerun(ctx: click.Context, run_id, allow_drift, model, tags, registry, as_jso
 def check(ctx: click.Context, run_id, baseline, factor, alpha, registry, as_json) -> None:
     """Compare a run (default: the newest of the baseline's model and backend) to a baseline.
 
-    Exits 1 when any test is significantly slower by more than the factor, or
-    failed where the baseline passed. Marks (asv's): + slower, - faster,
-    ~ changed but not significant, x cannot compare, ! failed.
+    A tag as the baseline is its newest run of the same model and backend made
+    before the run checked. Marks (asv's): + slower, - faster, ~ changed but
+    not significant, x cannot compare, ! failed.
+
+    \b
+    Exit codes:
+      0  no significant regression
+      1  a test is significantly slower by more than the factor, or failed
+         where the baseline passed
+      2  a bad option, or no run or tag of that name
+      3  nothing compared: no run to check, no tagged run older than it,
+         or no test both runs measured (the one line says which)
     """
     from pdx import api
     from pdx.display import print_check
+    from pdx.stats.gate import EXIT_REGRESSION
     from pdx.stats.gate import check as run_check
 
     result = run_check(api.open_registry(registry), baseline, run_id, factor, alpha)
@@ -58,7 +86,7 @@ def check(ctx: click.Context, run_id, baseline, factor, alpha, registry, as_json
     else:
         print_check(result)
     if result.regressions:
-        ctx.exit(1)
+        ctx.exit(EXIT_REGRESSION)
 
 
 def register(cli: click.Group) -> None:

@@ -75,7 +75,11 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
                 max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
                 input_dist, output_dist, ramp_up, trace, inject, prefix, warmup_requests,
                 slo, precision, budget, percentiles, repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
-    """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput."""
+    """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput.
+
+    A request fails once it has taken longer than 10 s + 0.1 s per prompt token + 1 s per generated token,
+    times the requests in flight when it was sent (so a server that accepts and never answers stops a short
+    test in seconds); -o request_timeout=SECONDS sets one limit for every request instead."""
     from pdx import api
     from pdx.cli.bench import execute, parse_options, server_variants
     from pdx.serving.capacity import parse_capacity_slo

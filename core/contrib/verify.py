@@ -5,8 +5,11 @@ run and named by that run's content id (so an edit that recomputed the
 digest still shows); no run may appear twice, by content or by id; one
 model sha256 has one name and one description; and the rates must be
 plausible: none above its stored ceiling beyond a tolerance, and every
-stored rate (the ceiling's ``measured``, llama-bench's ``avg_ts``) the mean
-its samples give.
+stored rate (the ceiling's ``measured``, the ``avg_ts`` of an imported
+llama-bench record) the mean its samples give: :mod:`pdx.contrib.plausible`,
+by which ``pdx submit`` refuses too, so the two cannot disagree. Each run
+also passes the registry's record check, whose rate bounds need no stored
+ceiling (:mod:`pdx.registry.plausibility`).
 """
 
 from __future__ import annotations
@@ -15,12 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pdx.contrib.folder import FILES_PER_TASK, bundle_files, default_workers, file_name, read_records
+from pdx.contrib.plausible import DEFAULT_TOLERANCE, rate_problems
 from pdx.contrib.submit import model_identity_problem
 from pdx.errors import ImportFileError
-from pdx.stats.results import derive_stats
+from pdx.secrets import secret_fields
 
-DEFAULT_TOLERANCE = 0.10  # above the ceiling by more than this is not a measurement
-SAMPLE_TOLERANCE = 0.01  # a stored mean further than this from its samples' was not made from them
 # What a model sha256 must describe the same way in every file.
 MODEL_FACTS = ("name", "format", "architecture", "n_params", "dtype", "file_bytes")
 
@@ -39,26 +41,6 @@ class Verification:
     files: int
     runs: int
     problems: list[Problem]
-
-
-def _rate_problems(run: dict, tolerance: float) -> list[str]:
-    found = []
-    for test in run["tests"]:
-        if test.get("kind") == "serve" or not test.get("samples"):
-            continue
-        mean = derive_stats(test)["rate"]["mean"]
-        name = f"run {run['id'][:12]} {test['name']}"
-        ceilings = test.get("ceilings") or {}
-        ceiling = ceilings.get("ceiling")
-        if isinstance(ceiling, (int, float)) and ceiling > 0 and mean > ceiling * (1 + tolerance):
-            found.append(f"{name}: {mean:.4g} t/s is {mean / ceiling:.0%} of its ceiling {ceiling:.4g} t/s "
-                         f"(more than {tolerance:.0%} above it)")
-        stored = {"the ceiling's measured rate": ceilings.get("measured"),
-                  "llama-bench's avg_ts": (test.get("engine") or {}).get("avg_ts")}
-        for what, value in stored.items():
-            if isinstance(value, (int, float)) and abs(value - mean) > SAMPLE_TOLERANCE * mean:
-                found.append(f"{name}: {what} {value:.4g} t/s is not its samples' mean {mean:.4g} t/s")
-    return found
 
 
 def verify_folder(folder: str | Path, tolerance: float = DEFAULT_TOLERANCE, workers: int | None = None) -> Verification:
@@ -94,8 +76,34 @@ def _check_files(jobs: list[tuple[str, str, float]]) -> list:
             continue
         own = [] if len(records) == 1 else [f"holds {len(records)} runs; a results folder keeps one run per file "
                                             "(`pdx submit` writes them)"]
+        own += [problem for r in records if (problem := _secrets_problem(r))]
+        own += [problem for r in records if (problem := _record_problem(r))]
         out.append((name, own, [_alone(r, Path(path), len(records), tolerance) for r in records]))
     return out
+
+
+def _record_problem(record: dict) -> str | None:
+    """What the registry's one record check refuses in a run (:mod:`pdx.registry.validate`): a date that
+    no measurement has, a rate no hardware pdx knows could reach with its model, even where no ceiling
+    was stored; so a folder verify passes is one every registry would take."""
+    from pdx.registry.validate import RecordError, check_record
+
+    try:
+        check_record(record)
+    except RecordError as exc:
+        return f"run {str(record['id'])[:12]}: {exc.message.split(': ', 2)[-1]}"
+    return None
+
+
+def _secrets_problem(record: dict) -> str | None:
+    """A run that holds secrets (a key, a token, a URL's password; the fields named, never their values):
+    the site would not show them (publish redacts), but the pull request has made them public already."""
+    fields = secret_fields(record)
+    if not fields:
+        return None
+    listed = ", ".join(fields[:10]) + (f" and {len(fields) - 10} more" if len(fields) > 10 else "")
+    return (f"run {str(record['id'])[:12]} holds secrets ({listed}): a results folder takes redacted runs only "
+            "(`pdx submit` writes them); revoke what leaked")
 
 
 def _alone(record: dict, path: Path, n_records: int, tolerance: float) -> dict:
@@ -106,7 +114,7 @@ def _alone(record: dict, path: Path, n_records: int, tolerance: float) -> dict:
             "misnamed": n_records == 1 and path.name != expected, "file": path.name,
             "identity": identity, "sha256": model.get("sha256"),
             "facts": None if identity else {k: model.get(k) for k in MODEL_FACTS},
-            "rates": _rate_problems(record, tolerance)}
+            "rates": rate_problems(record, tolerance)}
 
 
 def _across_files(run: dict, name: str, by_content: dict, by_id: dict, models: dict) -> list[str]:

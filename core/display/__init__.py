@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-# aliased: the submodule pdx.display.conditions, once imported, would take the bare name
-from pdx import conditions as machine_conditions
+from pdx import figures
 from pdx.ceilings import described
 from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_warnings
+from pdx.display.tables import Fitted, fit
+from pdx.figures import Column
 from pdx.units import human_bytes, human_count
 
 
@@ -24,90 +26,118 @@ def make_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=int(columns) if columns.isdigit() and int(columns) >= 40 else 200)
 
 
-# A rate whose coefficient of variation is above this is flagged as noisy.
-NOISY_CV = 0.05
+NOISY_CV = figures.NOISY_CV  # a rate whose coefficient of variation is above this is flagged as noisy
 
 
 def _noise(test: dict, stats: dict) -> str:
     """Adaptive stop, noise and outlier flags for a result cell ("" when quiet)."""
-    notes = []
-    adaptive = test.get("adaptive")
-    if adaptive:
-        ci = adaptive["achieved_ci"]
-        notes.append(f"n={adaptive['repetitions']} ±{ci:.1%}" if ci is not None else f"n={adaptive['repetitions']}")
-        if adaptive["stopped_by"] == "cap":
-            notes.append("[yellow]cap reached[/yellow]")
-    why = ", ".join(machine_conditions.notes(test.get("conditions")))  # what pdx saw the machine do meanwhile
-    if stats.get("cv") is not None and stats["cv"] > NOISY_CV:
-        notes.append(f"[yellow]noisy: cv {stats['cv']:.0%}{', ' + why if why else ''}[/yellow]")
-    elif why:
-        notes.append(f"[yellow]{why}[/yellow]")
-    if stats.get("outliers"):
-        count = len(stats["outliers"])
-        notes.append(f"[yellow]{count} outlier{'s' if count > 1 else ''}[/yellow]")
-    if stats.get("reported"):
-        notes.append("as reported")
-    return f"  ({', '.join(notes)})" if notes else ""
+    found = figures.rate_notes(dict(test, stats=stats))
+    return f"  ({', '.join(_marked(text, warn) for text, warn in found)})" if found else ""
+
+
+def _marked(text: str, warn: bool) -> str:
+    text = escape(text)
+    return f"[yellow]{text}[/yellow]" if warn else text
 
 
 def _rate_cell(test: dict) -> str:
     stats = test.get("stats")
     if test["status"] != "ok" or not stats:
-        return f"[red]{test['status']}[/red]: {test.get('error') or ''}"
-    rate = stats["rate"]
-    stddev = f"{rate['stddev']:.2f}" if rate["stddev"] is not None else "?"
-    text = f"{rate['mean']:.2f} ± {stddev}"
-    if "prompt_rate" in stats:
-        text += f"  (pp {stats['prompt_rate']['mean']:.1f}, tg {stats['gen_rate']['mean']:.1f})"
-    return text + _noise(test, stats) + _own_rates(test)
+        return f"[red]{escape(test['status'])}[/red]"
+    return escape(figures.RATE_COLUMNS[0].text(stats))
 
 
-def _own_rates(test: dict) -> str:
-    """The engine's own rates for the test, by its own definitions, where a backend keeps them."""
-    own = (test.get("engine") or {}).get("own_rates")
-    figures = [f"{phase} {own[phase]:.1f}" for phase in ("pp", "tg") if own and own.get(phase) is not None]
-    return f"  ({own.get('label', 'engine')}'s own: {', '.join(figures)})" if figures else ""
+def _notes_cell(test: dict) -> str:
+    """The row's notes: a failure, then adaptive stop, noise, conditions, outliers, and the engine's own rates."""
+    said = []
+    if test["status"] != "ok" or not test.get("stats"):
+        said.append(f"[red]{escape(test.get('error') or test['status'])}[/red]")
+    said += [_marked(text, warn) for text, warn in figures.row_notes(test)]
+    return ", ".join(said)
 
 
-def run_table(run: dict) -> Table:
+_RUN_COLUMNS = ("model", "size", "params", "backend", "threads")  # the same on every row of a run
+
+
+def _rates_columns(tests: list[dict]) -> list[Column]:
+    """The bench table's columns, llama-bench's first (left out first: a caption says them once)."""
+    rate, per_seq, split = figures.RATE_COLUMNS
+    columns = [Column("model", "model", keep=9, left=True), Column("size", "size", keep=10),
+               Column("params", "params", keep=10), Column("backend", "backend", keep=8, left=True),
+               Column("threads", "threads", keep=8), Column("test", "test", keep=0),
+               Column(rate.key, rate.label, keep=rate.keep, about=rate.about)]
+    if any(t.get("batch", 1) > 1 for t in tests):
+        columns.append(Column(per_seq.key, per_seq.label, keep=per_seq.keep, about=per_seq.about))
+    if any("prompt_rate" in (t.get("stats") or {}) for t in tests):
+        columns.append(Column(split.key, split.label, keep=split.keep, about=split.about, wraps=True))
+    columns += [Column("ceiling", "ceiling t/s", keep=3, wraps=True), Column("fraction", "of ceiling", keep=0, wraps=True)]
+    if any(_notes_cell(t) for t in tests):
+        columns.append(figures.NOTES_COLUMN)
+    return columns
+
+
+def _rates_rows(run: dict, tests: list[dict], columns: list[Column]) -> list[list[str]]:
     model = run["model"]
-    batched = any(t["batch"] > 1 for t in run["tests"])
-    table = Table(title=None, show_edge=True, header_style="bold")
-    for column, justify in (("model", "left"), ("size", "right"), ("params", "right"), ("backend", "left"),
-                            ("threads", "right")):
-        table.add_column(column, justify=justify, no_wrap=True)
-    table.add_column("test", justify="right", no_wrap=True, min_width=max([4, *(len(t["name"]) for t in run["tests"])]))
-    # The one column that wraps: its notes (noise, what the machine did meanwhile) can be long, and a
-    # table wider than the console would otherwise cut the short cells, a test's name among them.
-    table.add_column("t/s", justify="right")
-    if batched:
-        table.add_column("t/s per seq", justify="right")
-    table.add_column("ceiling t/s", justify="right", no_wrap=True)
-    table.add_column("of ceiling", justify="right", no_wrap=True)
     label = f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}"
-    for test in run["tests"]:
-        row = [label, human_bytes(model["file_bytes"]), human_count(model["n_params"]), run["backend"],
-               str(run["threads"] or "?"), test["name"], _rate_cell(test)]
-        if batched:
-            stats = test.get("stats")
-            row.append(f"{stats['per_sequence_rate']:.2f}" if stats and test["status"] == "ok" else "")
-        table.add_row(*row, ceiling_cell(test), fraction_cell(test))
-    return table
+    rows = []
+    for test in tests:
+        stats = test.get("stats")
+        ok = test["status"] == "ok" and stats
+        cell = {"model": escape(label), "size": human_bytes(model["file_bytes"]), "params": human_count(model["n_params"]),
+                "backend": escape(run["backend"]), "threads": str(run["threads"] or "?"), "test": escape(test["name"]),
+                "rate": _rate_cell(test),
+                "per_sequence_rate": f"{stats['per_sequence_rate']:.2f}" if ok else "",
+                "prompt_rate": figures.RATE_COLUMNS[2].text(stats) if ok else "",
+                "ceiling": ceiling_cell(test), "fraction": fraction_cell(test), "notes": _notes_cell(test)}
+        rows.append([cell[c.key] for c in columns])
+    return rows
+
+
+def _caption(run: dict, fitted: Fitted) -> str:
+    """What the left-out run columns held, the same on every row, said once above the table."""
+    model = run["model"]
+    values = {"model": f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}",
+              "size": human_bytes(model["file_bytes"]), "params": f"{human_count(model['n_params'])} params",
+              "backend": run["backend"], "threads": f"{run['threads'] or '?'} threads"}
+    return " · ".join(values[c.key] for c in fitted.left_out if c.key in values)
+
+
+def fitted_run_table(run: dict, width: int = 200, tests: list[dict] | None = None) -> Fitted:
+    """The bench table of ``tests`` (the run's pp/tg tests) in ``width`` columns."""
+    tests = tests if tests is not None else [t for t in run["tests"] if figures.layout(t) == "rates"]
+    columns = _rates_columns(tests)
+    return fit(columns, _rates_rows(run, tests, columns), width, above=_RUN_COLUMNS, show_edge=True)
+
+
+def run_table(run: dict, width: int = 200) -> Table:
+    return fitted_run_table(run, width).table
+
+
+def print_rates(run: dict, tests: list[dict], console: Console) -> None:
+    fitted = fitted_run_table(run, console.width, tests)
+    caption = _caption(run, fitted)
+    if caption:
+        console.print(caption, highlight=False, markup=False)
+    console.print(fitted.table)
+    said = fitted.left_out_line()
+    if said:
+        console.print(said, style="dim", highlight=False, markup=False)
+    for line in fitted.under:
+        console.print(line, highlight=False)
 
 
 def print_run(run: dict, registry_url: str, console: Console | None = None) -> None:
     console = console or make_console()
-    if any(t.get("kind") == "serve" for t in run["tests"]):
-        from pdx.display.serving import print_scenarios, serving_table
-
-        console.print(serving_table(run))
-        print_scenarios(run, console)
-    else:
-        console.print(run_table(run))
+    rates = [t for t in run["tests"] if figures.layout(t) == "rates"]
+    if rates or not run["tests"]:
+        print_rates(run, rates, console)
         print_warnings(run, console)
         if (run.get("engine") or {}).get("settings", {}).get("mode") == "server":
             console.print("server figures over HTTP: pp from the TTFT of one-token requests, tg from first to last "
                           "token", highlight=False)
+    from pdx.display.serving import print_serving
+
+    print_serving(run, console)
     console.print(basis_line(run), highlight=False)
     if (run.get("ceiling_basis") or {}).get("source") != "none":
         for names, why in described.uncovered(run):

@@ -110,8 +110,11 @@ DEVICE_SIZES = {
 # The device probes' matmul figures for each compute type of pdx.ceilings, first found wins
 # (int8: MLX's 8-bit quantised matmul, or CUDA's int8 GEMM).
 DEVICE_MATMUL = {"fp32": ("f32",), "fp16": ("f16",), "bf16": ("bf16",), "int8": ("q8", "i8")}
-_DEVICE_PACKAGES = {"mlx": ("mlx", "pip install 'mlx-lm[cpu]' on Linux, 'mlx-lm' on a Mac"),
-                    "cuda": ("torch", "install a CUDA build of torch (vLLM brings one)")}
+_DEVICE_PACKAGES = {"mlx": ("mlx", "MLX", "pip install 'mlx-lm[cpu]' on Linux, 'mlx-lm' on a Mac"),
+                    "cuda": ("torch", "torch", "install a CUDA build of torch (vLLM brings one)")}
+# The load average (as a probe starts) past which its figures are suspect, where `pdx hw` warns: the
+# load after a probe counts the probe's own threads, so only the one before is the machine's.
+BUSY_LOAD = 0.5
 
 
 def device_name(device: str) -> str:
@@ -140,9 +143,7 @@ def device_cache_path(machine: str, device: str, threads: int, sizes: dict) -> P
 def run_device(device: str, threads: int, **sizes) -> dict:
     """Measure now on ``device`` (mlx:gpu, mlx:cpu, cuda:N) in a child process."""
     kind, _, which = device.partition(":")
-    package, hint = _DEVICE_PACKAGES[kind]
-    if importlib.util.find_spec(package) is None:
-        raise PdxError(f"the {kind} probe needs {package}, which this Python ({sys.executable}) does not have", hint)
+    _require_package(kind)
     sizes = device_sizes(device, **sizes)
     args = [which, str(sizes["array_bytes"]), str(sizes["matmul_n"]), str(sizes["reps"])]
     load_before = _load()
@@ -151,6 +152,56 @@ def run_device(device: str, threads: int, **sizes) -> dict:
     return {"version": PROBE_VERSION, "device": device, "threads": threads, "sizes": sizes,
             "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "load_average": {"before": load_before, "after": _load()}, **result, "method": method}
+
+
+def _require_package(kind: str) -> None:
+    """A device probe measures through its package: without it here, no figure (measured or cached
+    by another environment's pdx) is this environment's."""
+    package, label, hint = _DEVICE_PACKAGES[kind]
+    if importlib.util.find_spec(package) is None:
+        raise PdxError(f"{label} is not installed in this Python ({sys.executable}): the {kind} probe measures "
+                       "through it", hint)
+
+
+def busy(result: dict) -> bool:
+    """Whether other work ran on the machine as the probe started (``BUSY_LOAD``)."""
+    load = (result.get("load_average") or {}).get("before")
+    return load is not None and load >= BUSY_LOAD
+
+
+def headline_figures(result: dict) -> dict[str, float]:
+    """The figures ceilings read from a probe: its best bandwidth and each matmul's FLOP/s."""
+    figures = {"bandwidth": (result.get("bandwidth") or {}).get("best")}
+    figures |= {f"matmul {key}": mm.get("flops") for key, mm in (result.get("matmul") or {}).items()}
+    return {name: value for name, value in figures.items() if isinstance(value, (int, float))}
+
+
+def _lower(new: dict, old: dict) -> dict[str, tuple[float, float]]:
+    """The figures of ``new`` below ``old``'s: (new, old) by name."""
+    before = headline_figures(old)
+    return {name: (value, before[name]) for name, value in headline_figures(new).items()
+            if name in before and value < before[name]}
+
+
+def _keep_or_store(path: Path, result: dict) -> dict:
+    """A forced probe's result stored in place of the cached one, unless the machine was busy and a
+    figure came out lower: the cached one then stays in use, and the result says why (``kept_over``)."""
+    old = _cached(path) if busy(result) else None
+    lower = _lower(result, old) if old else {}
+    if not lower:
+        return _store(path, result)
+    load = result["load_average"]["before"]
+    said = ", ".join(f"{name} {_rate(name, new)} < {_rate(name, was)}" for name, (new, was) in lower.items())
+    note = (f"measured again under load average {load:g} and got less ({said}): kept the cached probe of "
+            f"{old.get('measured_at', '?')}; measure again when the machine is quiet")
+    return old | {"kept_over": {"measured_at": result["measured_at"], "load_average": result["load_average"],
+                                "figures": headline_figures(result), "note": note}}
+
+
+def _rate(name: str, value: float) -> str:
+    from pdx.units import fmt_si
+
+    return fmt_si(value, "B/s" if name == "bandwidth" else "FLOP/s")
 
 
 def _store(path: Path, result: dict) -> dict:
@@ -168,24 +219,20 @@ def _cached(path: Path) -> dict | None:
 
 
 def measure(machine: str, threads: int, force: bool = False, device: str = "cpu", **sizes) -> dict:
-    """The probe result for this machine, device and thread count, from the cache unless ``force``."""
+    """The probe result for this machine, device and thread count, from the cache unless ``force``.
+    A forced probe that ran on a busy machine (:func:`busy`) and measured any figure lower than the
+    cached probe's does not replace it: the cached one is returned, the new one's figures beside it
+    (``kept_over``). A device probe needs its package here, cached or not."""
     device = device_name(device)
     if device != "cpu":
+        _require_package(device.partition(":")[0])
         chosen = device_sizes(device, **sizes)
         path = device_cache_path(machine, device, threads, chosen)
         hit = None if force else _cached(path)
-        return hit or _store(path, run_device(device, threads, **chosen) | {"machine": machine})
+        return hit or _keep_or_store(path, run_device(device, threads, **chosen) | {"machine": machine})
     path = cache_path(machine, threads)
-    if not force:
-        try:
-            return json.loads(path.read_text()) | {"cached": True, "cache_path": str(path)}
-        except (OSError, ValueError):
-            pass
-    result = run(threads, **sizes) | {"machine": machine}
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(result, indent=1))
-    os.replace(tmp, path)
-    return result | {"cached": False, "cache_path": str(path)}
+    hit = None if force else _cached(path)
+    return hit or _keep_or_store(path, run(threads, **sizes) | {"machine": machine})
 
 
 def cached(machine: str, threads: int) -> dict | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from pdx.prompt_stream import PromptStream
 from pdx.secrets import is_secret_name, scrub_text, secret_values
 from pdx.serving import prometheus
 from pdx.serving.managed import ManagedServer, free_port
-from pdx.serving.openai import CompletionsClient, OpenAICompletions, auth_headers
+from pdx.serving.openai import TIMEOUT_RULE, CompletionsClient, OpenAICompletions, auth_headers
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed, TokensInOneBurst
 from pdx.serving.runs import matrix_sample, scenario_sample
@@ -42,7 +43,7 @@ SERVER_OPTIONS = {
     "server_args": "extra flags for the server pdx starts, as one quoted string",
     "port": "port of the server pdx starts (default: a free one)",
     "startup_timeout": "seconds to wait for the started server's /health (default 900)",
-    "request_timeout": "seconds one request may take (default 600)",
+    "request_timeout": f"seconds one request may take (default: {TIMEOUT_RULE})",
     "model_name": "model name to send (default: the server's first /v1/models entry)",
     "in_process_options": "--scenario overhead: the in-process engine's -o options, as a JSON object",
 }
@@ -59,6 +60,26 @@ def _number(options: Mapping[str, str], key: str, default: float) -> float:
     return parse_float(options.get(key, default), f"-o {key}", 0.0, min_open=True)  # nan/inf: refused
 
 
+# What leads urllib3's messages: "HTTPConnection(host='h', port=9): " or "<... object at 0x...>: ".
+_OBJECT_PREFIX = re.compile(r"^(?:<[^>]*>|\w+\([^()]*\)):\s*")
+
+
+def network_reason(exc: BaseException) -> str:
+    """Why a request failed, in the operating system's words where it gave some ("Connection refused",
+    "Name or service not known"), not requests' nesting of urllib3's reprs (which ends in ``"))``)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while isinstance(current, BaseException) and all(current is not e for e in chain) and len(chain) < 16:
+        chain.append(current)
+        current = (getattr(current, "reason", None) or next((a for a in current.args if isinstance(a, BaseException)),
+                                                             None) or current.__cause__ or current.__context__)
+    for error in reversed(chain):
+        if isinstance(error, OSError) and isinstance(error.strerror, str) and error.strerror:
+            return error.strerror
+    text = " ".join(str(chain[-1]).split()) or type(chain[-1]).__name__
+    return _OBJECT_PREFIX.sub("", text)[:160]
+
+
 def served_models(url: str, api_key: str | None, seen: dict | None = None) -> list[dict]:
     """``GET /v1/models``; one-line errors for an unreachable server or a refused key. ``seen``, if
     given, receives the server's name for itself (its ``Server`` header) as ``server_header``."""
@@ -66,7 +87,7 @@ def served_models(url: str, api_key: str | None, seen: dict | None = None) -> li
     try:
         response = requests.get(f"{url.rstrip('/')}/v1/models", headers=auth_headers(api_key), timeout=30)
     except requests.RequestException as exc:
-        reason = str(exc).split(": ")[-1][:120]
+        reason = network_reason(exc)
         raise PdxError(f"cannot reach a server at {shown}: {reason}", "check --url, and that the server runs") from None
     if response.status_code in (401, 403):
         raise PdxError(f"the server at {shown} refused the request (HTTP {response.status_code})",
@@ -186,7 +207,8 @@ class ServerBackend(Backend):
         super().__init__(config)
         options = config.options
         self.startup_timeout = _number(options, "startup_timeout", 900)
-        self.request_timeout = _number(options, "request_timeout", 600)
+        # None: each request's limit follows its length (pdx.serving.openai.default_timeout_s)
+        self.request_timeout = _number(options, "request_timeout", 0) if "request_timeout" in options else None
         try:
             self.server_args = shlex.split(options.get("server_args", ""))
         except ValueError as exc:

@@ -163,10 +163,28 @@ class _Exchange:
         self.on_done(record)
 
 
-class CompletionsClient:
-    """Sends streamed completions of token-id prompts to one server."""
+# A request's time limit unless one is given (-o request_timeout): a start, then a floor on the server's
+# speed (prefill, decode) for the work ahead of the request, its own and that of every request in flight
+# when it is sent (a server may take them one at a time). A server that accepts a request and never
+# answers holds pdx that long, not ten minutes, and a long request on a slow server still has its time.
+TIMEOUT_BASE_S = 10.0
+TIMEOUT_PER_PROMPT_TOKEN_S = 0.1
+TIMEOUT_PER_OUTPUT_TOKEN_S = 1.0
+TIMEOUT_RULE = (f"{TIMEOUT_BASE_S:g} s + {TIMEOUT_PER_PROMPT_TOKEN_S:g} s per prompt token + "
+                f"{TIMEOUT_PER_OUTPUT_TOKEN_S:g} s per generated token, times the requests in flight when it is sent")
 
-    def __init__(self, url: str, model: str, api_key: str | None = None, timeout_s: float | None = 600.0,
+
+def default_timeout_s(n_prompt: int, max_tokens: int, in_flight: int = 1) -> float:
+    """How long one request may take when no limit is given (:data:`TIMEOUT_RULE`)."""
+    work = n_prompt * TIMEOUT_PER_PROMPT_TOKEN_S + max_tokens * TIMEOUT_PER_OUTPUT_TOKEN_S
+    return TIMEOUT_BASE_S + max(1, in_flight) * work
+
+
+class CompletionsClient:
+    """Sends streamed completions of token-id prompts to one server. ``timeout_s``: each request's
+    limit; None: :func:`default_timeout_s` of its length."""
+
+    def __init__(self, url: str, model: str, api_key: str | None = None, timeout_s: float | None = None,
                  extra_body: dict | None = None, dialect=None) -> None:
         self.target = Target.parse(url)
         self.dialect = dialect or OpenAICompletions()
@@ -187,4 +205,5 @@ class CompletionsClient:
                                self.headers)
         sent = time.perf_counter_ns()
         record.send_ns = sent - origin_ns
-        loop.open(self.target, request, _Exchange(record, sent, self.dialect, on_done), self.timeout_s)
+        timeout_s = self.timeout_s or default_timeout_s(record.n_prompt, record.max_tokens, len(loop.streams) + 1)
+        loop.open(self.target, request, _Exchange(record, sent, self.dialect, on_done), timeout_s)

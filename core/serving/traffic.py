@@ -31,12 +31,14 @@ import json
 import math
 import random
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterator
 
 from pdx.errors import PdxError
+from pdx.numbers import MAX_TOKENS
+from pdx.files import read_regular
 
 DISTRIBUTIONS = ("fixed", "uniform", "lognormal")
+MAX_SIGMA = 4.0  # a lognormal's log-space spread: at 4, one length in a thousand is already ~80x the mean
 CONVERSATION_GROUP = 8  # conversations interleaved turn by turn when the run is bounded by time
 
 
@@ -49,14 +51,18 @@ class Lengths:
     def parse(cls, text: str | None, flag: str) -> "Lengths":
         if not text or text == "fixed":
             return cls()
+        from pdx.numbers import parse_float
+
         kind, _, value = text.partition(":")
-        try:
-            spread = float(value)
-        except ValueError:
+        try:  # a finite decimal: float() would take "inf" and "nan", and a run would be stored before a draw failed
+            spread = parse_float(value, flag)
+        except PdxError:
             spread = math.nan
-        if kind not in DISTRIBUTIONS[1:] or not spread > 0 or (kind == "uniform" and spread > 1):
+        if kind not in DISTRIBUTIONS[1:] or not spread > 0 or (kind == "uniform" and spread > 1) or \
+                (kind == "lognormal" and spread > MAX_SIGMA):
             raise PdxError(f"{flag} {text}: cannot read it",
-                           "give fixed, uniform:S (0 < S <= 1, a fraction of the mean) or lognormal:SIGMA (> 0)")
+                           f"give fixed, uniform:S (0 < S <= 1, a fraction of the mean) or lognormal:SIGMA "
+                           f"(0 < SIGMA <= {MAX_SIGMA:g})")
         return cls(kind, spread)
 
     def __str__(self) -> str:
@@ -69,7 +75,7 @@ class Lengths:
             value = rng.lognormvariate(math.log(mean) - self.spread ** 2 / 2, self.spread)
         else:
             return mean
-        return max(1, round(value))
+        return min(max(1, round(value)), MAX_TOKENS)  # a lognormal's far tail is no prompt any server takes
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,7 @@ class TraceLine:
 def read_trace(path: str) -> tuple[list[TraceLine], str]:
     """The lines of a JSONL trace (offsets from its first timestamp) and the file's sha256."""
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(path)  # a named pipe or a device is refused, never waited on
     except OSError as exc:
         raise PdxError(f"--trace {path}: cannot read it ({exc.strerror or exc})") from None
     lines = []

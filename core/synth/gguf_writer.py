@@ -71,8 +71,9 @@ def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...]
     return _random_blocks(rng, ggml_type, count)
 
 
-def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
-    """A writer with every key and tensor declared, ready for its header."""
+def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path, named: str | None = None):
+    """A writer with every key and tensor declared, ready for its header; ``named``: the type its name
+    says, where a quantiser makes that type from this file (and keeps its name)."""
     import gguf
 
     try:
@@ -83,7 +84,7 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
         raise ModelError(f"pdx writes no GGUF type {dtype!r} itself", f"choose one of: {', '.join(GGUF_TYPES)}") from None
     family = shape.family
     writer = gguf.GGUFWriter(path, family.gguf_arch)
-    writer.add_name(f"pdx-synth-{shape.name}-{dtype.lower()}")
+    writer.add_name(f"pdx-synth-{shape.name}-{(named or dtype).lower()}")
     writer.add_file_type(gguf.LlamaFileType[file_type].value)
     writer.add_context_length(shape.n_ctx)
     writer.add_embedding_length(shape.n_embd)
@@ -127,20 +128,21 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path):
     return writer, plan
 
 
-def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0) -> Path:
+def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0, named: str | None = None) -> Path:
     """Write ``shape`` with random weights of ``dtype`` to ``path``: f32, f16, q8_0 and q4_0 by pdx, any
-    other type by a plugin's quantiser from pdx's f16 (:mod:`pdx.synth.quantizers`)."""
+    other type by a plugin's quantiser from pdx's f16 (:mod:`pdx.synth.quantizers`), that f16 named for
+    the type it becomes (a quantiser keeps ``general.name``). ``named``: the type the name says."""
     if dtype.lower() not in GGUF_TYPES:
         from pdx.plugin_manager import quantizers
         from pdx.synth.quantizers import write_quantized
 
-        return write_quantized(lambda f16: write_gguf(shape, "f16", f16, seed), dtype, path, tuple(GGUF_TYPES),
-                               quantizers())
+        return write_quantized(lambda f16: write_gguf(shape, "f16", f16, seed, named=dtype), dtype, path,
+                               tuple(GGUF_TYPES), quantizers())
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     rng = np.random.default_rng(seed)
-    writer, plan = _prepared_writer(shape, dtype, seed, tmp)
+    writer, plan = _prepared_writer(shape, dtype, seed, tmp, named)
     try:
         writer.write_header_to_file()
         writer.write_kv_data_to_file()

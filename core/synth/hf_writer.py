@@ -145,12 +145,25 @@ def write_tokenizer(directory: Path, n_vocab: int, n_ctx: int) -> None:
         json.dumps({"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}, indent=2) + "\n")
 
 
-def write_hf(shape: Shape, dtype: str, directory: Path, seed: int = 0) -> Path:
-    """Write ``shape`` with random ``dtype`` weights as an HF model directory (atomically)."""
+def is_synthetic(directory: Path) -> bool:
+    """Whether ``directory`` holds a synthetic model pdx wrote (its config says so)."""
+    try:
+        config = json.loads((Path(directory) / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and "pdx_synthetic_shape" in config
+
+
+def write_hf(shape: Shape, dtype: str, directory: Path, seed: int = 0, replace: bool = False) -> Path:
+    """Write ``shape`` with random ``dtype`` weights as an HF model directory (atomically). ``replace``:
+    a synthetic model pdx wrote there before is replaced, as a GGUF file is (any other folder that is
+    not empty is refused)."""
     directory = Path(directory)
     dtype = hf_dtype(dtype)
-    if directory.exists() and any(directory.iterdir()):
-        raise ModelError(f"{directory} exists and is not empty", "give a new directory")
+    replacing = directory.is_dir() and any(directory.iterdir())
+    if replacing and not (replace and is_synthetic(directory)):
+        raise ModelError(f"{directory} exists and is not empty" + (" and holds no synthetic model pdx wrote"
+                                                                    if replace else ""), "give a new directory")
     directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -162,9 +175,20 @@ def write_hf(shape: Shape, dtype: str, directory: Path, seed: int = 0) -> Path:
         (tmp / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n")
         write_tokenizer(tmp, shape.n_vocab, shape.n_ctx)
         write_safetensors(tmp / "model.safetensors", hf_tensor_plan(shape, dtype, seed), {"format": "pt"})
-        if directory.exists():
-            directory.rmdir()
-        os.replace(tmp, directory)
+        if replacing:  # the old model moves aside, the new one takes its name, the old one goes
+            old = directory.with_name(f".{directory.name}.{os.getpid()}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(directory, old)
+            try:
+                os.replace(tmp, directory)
+            except BaseException:
+                os.replace(old, directory)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            if directory.exists():
+                directory.rmdir()
+            os.replace(tmp, directory)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

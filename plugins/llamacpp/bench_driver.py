@@ -18,8 +18,11 @@ from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_bench
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
 from pdx.workload import TestSpec
 
-# Fields of llama-bench's record that are per-sample or repeated elsewhere.
-_DROP = {"samples_ns", "samples_ts"}
+# Fields of llama-bench's record not kept as the test's: its samples (each is a Sample, its samples_ts
+# the Sample's engine "ts") and its summary of one call's repetitions, extra warm-ups pdx drops
+# included. An adaptive test is several calls: its figures are derived from all its stored samples,
+# in one place (pdx.stats.results), so no stored mean can disagree with them.
+_DROP = {"samples_ns", "samples_ts", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
 
 
 def _explain(returncode: int, stderr: str) -> str:

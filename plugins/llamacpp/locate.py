@@ -22,7 +22,7 @@ def find_tool(name: str, given: list[tuple[str | None, str]]) -> Path | None:
             path = Path(value).expanduser()
             if not (path.is_file() and os.access(path, os.X_OK)):
                 raise PdxError(f"{origin} {value}: no executable {name} there", INSTALL_HINT)
-            return path
+            return path.absolute()  # "./llama-bench" as a bare "llama-bench" would be looked up on PATH
     on_path = shutil.which(name)
     if on_path:
         return Path(on_path)

@@ -1,18 +1,20 @@
 """Reading files into run records: pdx bundles and other tools' output.
 
 :func:`read_file` detects the format (or takes the one named), parses the
-whole file and returns validated records; nothing is stored until every
-record of the file is good, and the registry then stores them in one
-transaction. Other tools' formats are importers registered through the
-``pdx_register_importers`` hook (pdx's own in :mod:`.builtin`).
+whole file and returns validated records, with no secret left in them
+(:func:`pdx.secrets.redact_secrets`: a file is passed around, its runs are
+exported and published); nothing is stored until every record of the file is
+good, and the registry then stores them in one transaction. Other tools'
+formats are importers registered through the ``pdx_register_importers`` hook
+(pdx's own in :mod:`.builtin`).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pdx.errors import PdxError
+from pdx.secrets import redact_secrets
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
 from pdx.registry.importers import builtin
@@ -31,9 +33,9 @@ def formats() -> tuple[str, ...]:
 
 def _json_or_none(text: str):
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        return None  # JSON Lines, or a damaged file: the readers say which
+        return bundle.loads(text)
+    except (ValueError, RecursionError):  # JSONDecodeError and DuplicateKey are ValueErrors
+        return None  # JSON Lines, or a damaged file (a key named twice too): the readers say which
 
 
 def detect(text: str, source) -> tuple[str, object]:
@@ -81,10 +83,20 @@ def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) 
         if not bundle.is_bundle(document):
             raise fail(path, "not a pdx bundle (no \"format\": \"pdx-bundle\" object)",
                        "leave out --format to detect what it is")
-        return fmt, bundle.read_bundle(document, str(path))
+        # A bundle's run keeps its id (it travels with the run); the digests were checked on what the file holds.
+        return fmt, [redact_secrets(r) for r in bundle.read_bundle(document, str(path))]
     records = _read(known[fmt], path, text, document, hardware)
     bundle.validate_records(records, str(path))
-    return fmt, records
+    return fmt, [_without_secrets(r) for r in records]
+
+
+def _without_secrets(record: dict) -> dict:
+    """A tool's run with no secret in it; one named by its content's hash is named by what is left, so a
+    run without secrets keeps its id, and one with them gets the id of the run as stored."""
+    clean = redact_secrets(record)
+    if clean is not record and record.get("id") == bundle.content_id(record):  # the same object: nothing hidden
+        clean["id"] = bundle.content_id(clean)
+    return clean
 
 
 def _read(importer, path: Path, text: str, document: object, hardware: str | None) -> list[dict]:

@@ -36,6 +36,7 @@ ORIGIN = "aiperf"
 JSON_NAME = "profile_export_aiperf.json"
 JSONL_NAME = "profile_export.jsonl"
 JSONL_LIMIT = 256 * 2**20
+SCHEMA_MAJOR = 1  # AIPerf's export schema_version is MAJOR.MINOR; pdx reads 1.x (and an export without one)
 _TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "sec": 1e9, "s": 1e9}
 _STATS = {"avg": "mean", "std": "std", "min": "min", "max": "max", "p50": "median"}
 # AIPerf's metrics -> pdx's serving figures: its ITL is a request's mean gap, pdx's TPOT.
@@ -69,7 +70,7 @@ def read_records(path: Path, hardware: str | None = None) -> list[dict]:
 
             if candidate.stat().st_size > JSONL_LIMIT:  # the export beside it is a boundary input too
                 raise fail(candidate, f"over {JSONL_LIMIT // 2**20} MiB: too large to be an AIPerf export")
-            text_ = candidate.read_text(errors="replace")
+            text_ = bundle.read_text(candidate)
             return read(candidate, bundle.parse_json(text_, str(candidate)), text_, hardware)
     raise fail(path, f"AIPerf's per-request records without their export: import the {JSON_NAME} they came with "
                      "(the test's load and duration are there), with this file beside it")
@@ -170,21 +171,45 @@ def _jsonl(path: Path) -> tuple[Path, list] | None:
         if candidate.is_file():
             if candidate.stat().st_size > JSONL_LIMIT:
                 raise fail(candidate, f"over {JSONL_LIMIT // 2**20} MiB: too large to be an AIPerf record file")
+            from pdx.registry import bundle
+
             lines = []
-            for number_, raw in enumerate(candidate.read_text(errors="replace").splitlines(), 1):
+            text_ = candidate.read_text(errors="replace").removeprefix("\ufeff")  # a byte-order mark is no text
+            for number_, raw in enumerate(text_.splitlines(), 1):
                 if raw.strip():
                     try:
-                        lines.append(json.loads(raw))
+                        lines.append(bundle.loads(raw))
+                    except bundle.DuplicateKey as exc:
+                        raise fail(candidate, f"line {number_} names {exc.key[:40]!r} twice, and readers differ "
+                                              "on which value counts") from None
                     except (ValueError, RecursionError) as exc:
                         raise fail(candidate, f"line {number_} is not JSON ({exc})") from None
             return candidate, lines
     return None
 
 
+def _known_schema(version: object, source) -> None:
+    """Refuse an export of a schema pdx does not know: a later major version may mean its fields otherwise."""
+    if version is None:
+        return  # AIPerf before it wrote one
+    major = str(version).strip().split(".")[0] if isinstance(version, (str, int, float)) else ""
+    if not (major.isascii() and major.isdigit()):
+        raise fail(source, f"schema_version {_shown(version)} is no AIPerf schema version pdx knows "
+                           f"({SCHEMA_MAJOR}.x)")
+    if int(major) > SCHEMA_MAJOR:
+        raise fail(source, f"AIPerf export schema version {_shown(version)} is newer than pdx reads ({SCHEMA_MAJOR}.x)",
+                   "upgrade pdx, or export with an AIPerf that writes schema 1.x")
+
+
+def _shown(value: object) -> str:
+    return repr(value) if len(repr(value)) <= 24 else repr(value)[:21] + "..."
+
+
 def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict]:
     path = Path(path)
     if not looks_like(document):
         raise fail(path, "not an AIPerf profile export (a JSON object with aiperf_version and input_config)")
+    _known_schema(document.get("schema_version"), path)
     config = document["input_config"] if isinstance(document["input_config"], dict) else {}
     phase = next((p for p in config.get("phases") or [] if isinstance(p, dict) and p.get("kind") == "profiling"),
                  _get(config, "phases", 0) or {})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -38,6 +39,8 @@ def number(value: object, what: str, source, minimum: float = 0.0, positive: boo
     """A finite number at least ``minimum`` (above 0 if ``positive``); else a one-line ImportFileError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise fail(source, f"{what} is {_show(value)}, not a number")
+    if isinstance(value, int) and abs(value) > _LIMIT:  # math.isfinite of an int past a float's range overflows
+        raise fail(source, f"{what} is a {len(str(abs(value)))}-digit number, not a finite number of sensible size")
     if not math.isfinite(value) or abs(value) > _LIMIT:
         raise fail(source, f"{what} is {_show(value)}, not a finite number of sensible size")
     if value < minimum or (positive and value <= 0):
@@ -182,7 +185,8 @@ def sample(ns: float, n_prompt: int, n_gen: int, prompt_ns: float | None = None,
 
 
 def file_facts(path: Path, text: str, fmt: str) -> dict:
-    return {"file": str(path), "format": fmt, "file_sha256": hashlib.sha256(text.encode()).hexdigest(),
+    # A name the OS could not decode as UTF-8 (its bytes kept as lone surrogates) is shown, not refused.
+    return {"file": os.fsencode(path).decode("utf-8", "replace"), "format": fmt, "file_sha256": hashlib.sha256(text.encode()).hexdigest(),
             "imported_at": datetime.now(timezone.utc).isoformat()}
 
 

@@ -56,6 +56,10 @@ def _get(document: object, *keys: str):
     return document
 
 
+def _shown(value: object) -> str:
+    return repr(value) if len(repr(value)) <= 24 else repr(value)[:21] + "..."
+
+
 def _epoch(value: object, what: str, source) -> float:
     return number(value, what, source, positive=True)
 
@@ -136,6 +140,9 @@ def _test(ordinal: int, b: object, data: dict, source) -> dict:
     if not isinstance(b, dict):
         raise fail(source, f"benchmark {ordinal} is not an object")
     where = f"benchmark {ordinal}"
+    metrics = b.get("metrics")
+    if not isinstance(metrics, dict) or not metrics:  # GuideLLM writes them for every benchmark it finished
+        raise fail(source, f"{where} has no metrics ({_shown(metrics)}): not a benchmark GuideLLM finished")
     strategy = _get(b, "config", "strategy")
     if not isinstance(strategy, dict):
         raise fail(source, f"{where} names no strategy (config.strategy)")
@@ -156,14 +163,18 @@ def _test(ordinal: int, b: object, data: dict, source) -> dict:
     totals = _get(b, "metrics", "request_totals") or {}
     n_requests = integer(totals.get("total", len(requests)), f"{where} request_totals.total", source)
     spec = _strategy(strategy, n_in, n_out, n_requests, source)
-    metrics = b.get("metrics") or {}
     kept = {key: _summary(_get(metrics, key, "successful"), key, source) for key in _KEPT if key in metrics}
     engine = {"strategy": {k: v for k, v in strategy.items() if isinstance(v, (str, int, float, bool))},
               "reported_by_tool": kept,
               "tool_warnings": [text(w.get("message"), "warning", source, 1024) for w in b.get("warnings") or []
                                 if isinstance(w, dict)]}
     if not requests:
-        engine["reported"] = {"serving": _reported(metrics, totals, source)}
+        reported = _reported(metrics, totals, source)
+        if not any(reported[name] for name, _ in _MAPPED.values()) and not ({"request_throughput", "output_throughput"}
+                                                                          & reported.keys()):
+            raise fail(source, f"{where} has neither request records nor any of GuideLLM's summaries of them "
+                               "(latencies, throughputs) in its metrics")
+        engine["reported"] = {"serving": reported}
     duration = number(b.get("duration"), f"{where} duration", source, positive=True)
     when = datetime.fromtimestamp(_epoch(b.get("start_time", t0), f"{where} start_time", source), timezone.utc)
     return serve_test(ordinal, spec, requests, duration, sum(r["n_prompt"] for r in ok), sum(r["n_gen"] for r in ok),

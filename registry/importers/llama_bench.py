@@ -15,6 +15,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from pdx.registry import bundle
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run, integer,
                                            make_test, number, numbers, optional_integer, sample, text,
@@ -46,9 +47,16 @@ def parse_jsonl(text: str, source) -> list[dict]:
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            rows.append(bundle.loads(line))
+        except bundle.DuplicateKey as exc:
+            raise fail(source, f"line {line_no} names {exc.key[:40]!r} twice, and readers differ on which value "
+                               "counts") from None
         except json.JSONDecodeError as exc:
             raise fail(source, f"line {line_no} is not valid JSON (truncated?): {exc.msg}") from None
+        except ValueError as exc:  # a number past Python's 4,300 digits
+            raise fail(source, f"line {line_no} is not JSON pdx reads: {str(exc).split(':')[0].lower()}") from None
+        except RecursionError:
+            raise fail(source, f"line {line_no} is nested too deep to be llama-bench output") from None
     return rows
 
 

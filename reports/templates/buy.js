@@ -95,6 +95,13 @@
       tr.appendChild(cell(e.dominant, undefined, "dominant"));
       tr.appendChild(cell(kvCost(m.depth_fit)));
       tr.appendChild(cell(e.notes.join("; ")));
+      var run = document.createElement("a"), from = cell("", undefined, "chosen");
+      run.href = m.run_page;
+      run.textContent = m.run.slice(0, 8);
+      from.appendChild(run);
+      var of = m.chosen ? m.chosen.of : 1;
+      from.appendChild(document.createTextNode(" " + (m.chosen ? m.chosen.by : "best") + " of " + of + " run" + (of === 1 ? "" : "s")));
+      tr.appendChild(from);
       body.appendChild(tr);
     });
   }

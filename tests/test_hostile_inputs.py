@@ -1,0 +1,223 @@
+"""Hostile files and arguments (issue 27): forged or impossible figures are refused by the one record
+check (every writer) and by ``pdx hub verify``; bytes that used to crash pdx are one-line errors; a
+UTF-8 byte-order mark is no reason to refuse a file. Each case writes the hostile input itself, runs
+the real CLI, and checks that nothing was stored."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+import runfactory
+from conftest import assert_one_line_error, pdx_here, run_pdx_here
+from pdx.contrib.folder import file_name
+from pdx.registry import Registry, bundle
+from pdx.registry.plausibility import ABSOLUTE_RATE, HEADROOM, bounds, fastest
+
+DATA = Path(__file__).parent / "data"
+LLAMA_BENCH = json.loads((DATA / "llama_bench_tiny.json").read_text())[0]  # a pp16 record of the real tool
+
+
+def _write(tmp_path: Path, name: str, text: str, bom: bool = False) -> Path:
+    path = tmp_path / name
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8", "surrogatepass"))
+    return path
+
+
+def _runs(url: str) -> list:
+    return json.loads(pdx_here("runs", "--registry", url, "--json"))
+
+
+def _refused(url: str, path: Path, *needles: str, env_args=()) -> str:
+    line = assert_one_line_error(run_pdx_here("import", str(path), "--registry", url, *env_args), *needles)
+    assert _runs(url) == []
+    return line
+
+
+@pytest.fixture
+def url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'hostile.sqlite'}"
+
+
+# -- forged or impossible figures ------------------------------------------------------------------------------
+
+def test_samples_of_one_nanosecond_are_refused(url, tmp_path):
+    forged = [LLAMA_BENCH | {"samples_ns": [1, 1, 1], "avg_ns": 1, "samples_ts": [1.6e10] * 3, "avg_ts": 1.6e10}]
+    line = _refused(url, _write(tmp_path, "fast.json", json.dumps(forged)), "tests[0].samples[0]",
+                    "faster than any benchmark of any model")
+    assert f"{ABSOLUTE_RATE:.0e}" in line
+
+
+@pytest.mark.parametrize("when, needle", [("0001-01-01T00:00:00Z", "before 2023-01-01"),
+                                          ("2022-12-31T23:59:59Z", "before 2023-01-01"),
+                                          ("9999-12-31T23:59:59Z", "in the future")])
+def test_dates_no_measurement_has_are_refused(url, tmp_path, when, needle):
+    _refused(url, _write(tmp_path, "dated.json", json.dumps([LLAMA_BENCH | {"test_time": when}])), needle)
+
+
+def test_a_key_named_twice_is_refused_in_every_json_reader(url, tmp_path):
+    text = json.dumps([LLAMA_BENCH])
+    twice = text.replace('"n_prompt": 16', '"n_prompt": 16, "n_prompt": 4096')
+    assert twice != text
+    _refused(url, _write(tmp_path, "twice.json", twice), "names 'n_prompt' twice")
+    _refused(url, _write(tmp_path, "twice.jsonl", twice[1:-1]), "line 1 names 'n_prompt' twice")
+    # A bundle: the digest matches the reading that keeps the first value; another reader keeps the second.
+    document = bundle.make_bundle(_records(tmp_path))
+    sample = document["runs"][0]["record"]["tests"][0]["samples"][0]
+    text = json.dumps(document).replace(f'"ns": {sample["ns"]}', f'"ns": {sample["ns"]}, "ns": 1', 1)
+    forged = _write(tmp_path, "twice.pdx.json", text)
+    _refused(url, forged, "names 'ns' twice")
+    folder = tmp_path / "hub"
+    folder.mkdir()
+    shutil.copy(forged, folder / "twice.pdx.json")
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "names 'ns' twice" in result.stdout, result.stdout
+
+
+def _records(tmp_path: Path) -> list[dict]:
+    from pdx.registry.importers import read_file
+
+    return read_file(_write(tmp_path, "good.json", json.dumps([LLAMA_BENCH])))[1]
+
+
+@pytest.mark.parametrize("version", ["2.0", "10.1", 2, "v2"])
+def test_an_aiperf_export_of_an_unknown_schema_is_refused(url, tmp_path, version):
+    document = json.loads((DATA / "aiperf_profile_export.json").read_text()) | {"schema_version": version}
+    path = _write(tmp_path, "profile_export_aiperf.json", json.dumps(document))
+    _refused(url, path, "newer than pdx reads (1.x)" if version != "v2" else "no AIPerf schema version pdx knows")
+
+
+def test_an_aiperf_export_of_a_later_minor_schema_is_read(url, tmp_path):
+    document = json.loads((DATA / "aiperf_profile_export.json").read_text()) | {"schema_version": "1.9"}
+    assert pdx_here("import", str(_write(tmp_path, "export.json", json.dumps(document))), "--registry", url)
+    assert len(_runs(url)) == 1
+
+
+@pytest.mark.parametrize("version", [2, 2.0, "2", 99])
+def test_a_bundle_of_a_later_schema_is_refused_in_one_line(url, tmp_path, version):
+    document = bundle.make_bundle(_records(tmp_path)) | {"schema_version": version}
+    _refused(url, _write(tmp_path, "later.pdx.json", json.dumps(document)), "is newer than this pdx reads (1)",
+             "upgrade pdx")
+
+
+@pytest.mark.parametrize("metrics", [None, {}])
+def test_a_guidellm_benchmark_without_metrics_is_refused(url, tmp_path, metrics):
+    report = json.loads((DATA / "guidellm_concurrent.json").read_text())
+    report["benchmarks"][0]["metrics"] = metrics
+    _refused(url, _write(tmp_path, "report.json", json.dumps(report)), "benchmark 0 has no metrics")
+
+
+def test_a_guidellm_benchmark_with_neither_requests_nor_figures_is_refused(url, tmp_path):
+    report = json.loads((DATA / "guidellm_concurrent.json").read_text())
+    benchmark = report["benchmarks"][0]
+    benchmark["requests"] = {}
+    benchmark["metrics"] = {"request_totals": benchmark["metrics"]["request_totals"]}
+    _refused(url, _write(tmp_path, "report.json", json.dumps(report)), "neither request records nor")
+
+
+def _hub_run(tmp_path: Path) -> dict:
+    """An honest run of a 70B model on a CPU the catalog does not know, so no ceiling is stored."""
+    registry = Registry(f"sqlite:///{tmp_path / 'contributor.sqlite'}")
+    run_id = runfactory.add_run(registry, runfactory.hardware("AMD EPYC 9654", 0),
+                                runfactory.model("llama-70b", 0, n_params=70_000_000_000), "llamacpp-bench",
+                                runfactory.START, random.Random(0), tests=runfactory.TESTS[:2], repetitions=3)
+    (record,) = registry.records([run_id])
+    registry.close()
+    assert all(test["ceilings"] is None for test in record["tests"])
+    return record
+
+
+def test_a_run_made_100x_faster_and_resigned_fails_verify_and_import_without_a_ceiling(url, tmp_path):
+    record = _hub_run(tmp_path)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    honest = folder / file_name(record)
+    honest.write_text(json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    for test in record["tests"]:
+        for sample in test["samples"]:
+            sample["ns"] //= 100
+    honest.unlink()
+    forged = folder / file_name(record)  # re-signed and renamed: the digest and the name both agree
+    forged.write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = result.stdout.splitlines()[:1]
+    assert line.startswith(f"{forged.name}: run {record['id'][:12]}: tests[0].samples[0]: ") and \
+        "faster than the fastest chip pdx knows could compute this model" in line, line
+    _refused(url, forged, "faster than the fastest chip pdx knows")
+    # The decode test alone: 100x of its honest 60 t/s is past what the fastest memory could feed.
+    record["tests"] = record["tests"][1:]
+    _refused(url, _write(tmp_path, "decode.pdx.json", json.dumps(bundle.make_bundle([record]))),
+             "tests[0].samples[0]", "t/s of decode is faster than the fastest chip pdx knows could read this model")
+
+
+def test_the_bounds_are_the_catalog_s_fastest_chip_running_the_model():
+    bandwidth, flops = fastest()
+    dense = {"n_params": 70_000_000_000, "file_bytes": 42_500_000_000, "architecture": "llama", "name": "llama 70B",
+             "extra": {}}
+    limits = bounds(dense, {"gpus": []})
+    assert limits.decode == pytest.approx(HEADROOM * bandwidth / 42.5e9)
+    assert limits.compute == pytest.approx(HEADROOM * flops / (2 * 70e9))
+    assert bounds(dense, {"gpus": [{}] * 8}).decode == pytest.approx(8 * limits.decode)  # tensor parallel
+    # A mixture-of-experts reads the experts a token routes to: its stated share, else 1/64.
+    moe = dense | {"extra": {"experts": {"active_params": 5_000_000_000, "total_params": 70_000_000_000}}}
+    assert bounds(moe, {}).decode == pytest.approx(limits.decode * 14)
+    named = dense | {"name": "gpt-oss 120B MXFP4 MoE", "extra": {"model_type": "gpt-oss 120B MXFP4 MoE"}}
+    assert bounds(named, {}).decode == pytest.approx(limits.decode * 64)
+    assert bounds({"n_params": 0, "file_bytes": 0, "extra": {}}, {}).decode is None  # size unknown: the cap only
+
+
+# -- bytes that crash ----------------------------------------------------------------------------------------
+
+def test_a_lone_surrogate_in_a_file_is_one_line(url, tmp_path):
+    text = json.dumps([LLAMA_BENCH]).replace('"llama ?B F16"', '"llama \\ud800 F16"')
+    _refused(url, _write(tmp_path, "surrogate.json", text), "holds a lone UTF-16 surrogate")
+    document = json.dumps(bundle.make_bundle(_records(tmp_path)))
+    document = document.replace('"tags": []', '"tags": ["\\udcff"]', 1)
+    _refused(url, _write(tmp_path, "surrogate.pdx.json", document), "tags[0]: holds a lone UTF-16 surrogate")
+
+
+def test_a_lone_surrogate_in_a_tag_is_one_line(url):
+    # What Python makes of an argument the OS could not decode as UTF-8 (b"\xff"): a lone surrogate.
+    result = run_pdx_here("import", str(DATA / "llama_bench_tiny.json"), "--registry", url, "--tag", "a\udcff")
+    assert_one_line_error(result, "--tag", "is not UTF-8 text")
+    assert _runs(url) == []
+
+
+def test_an_import_limit_that_is_no_number_is_one_line(url, monkeypatch):
+    for value in ("nan", "inf", "-5", "1e9"):
+        monkeypatch.setenv("PDX_IMPORT_MAX_BYTES", value)
+        _refused(url, DATA / "llama_bench_tiny.json", "PDX_IMPORT_MAX_BYTES")
+
+
+@pytest.mark.parametrize("flag", ["--input-dist", "--output-dist"])
+@pytest.mark.parametrize("dist", ["lognormal:inf", "lognormal:nan", "lognormal:1e400", "uniform:inf", "lognormal:50"])
+def test_a_length_distribution_that_is_no_number_is_refused_before_any_run(url, flag, dist):
+    result = run_pdx_here("serve-bench", "--backend", "openai", "--url", "http://127.0.0.1:1", "-c", "1",
+                          "--num-requests", "2", flag, dist, "--registry", url)
+    assert_one_line_error(result, f"{flag} {dist}: cannot read it")
+    assert _runs(url) == []
+
+
+# -- a byte-order mark is valid input ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["llama_bench_tiny.json", "llama_bench_tiny.jsonl", "llama_bench_tiny.md",
+                                  "llama_bench_tiny.sql", "bundle"])
+def test_a_utf8_byte_order_mark_is_read_as_the_file_without_it(url, tmp_path, name):
+    if name == "bundle":
+        text = json.dumps(bundle.make_bundle(_records(tmp_path)))
+    else:
+        text = (DATA / name).read_text()
+    plain = _write(tmp_path, f"plain-{name}", text)
+    marked = _write(tmp_path, f"marked-{name}", text, bom=True)
+    assert marked.read_bytes()[:3] == b"\xef\xbb\xbf"
+    added = json.loads(pdx_here("import", str(marked), "--registry", url, "--json"))["added"]
+    assert added
+    again = json.loads(pdx_here("import", str(plain), "--registry", url, "--json"))
+    if name in ("bundle", "llama_bench_tiny.json", "llama_bench_tiny.jsonl", "llama_bench_tiny.sql"):
+        assert again["added"] == [] and set(again["skipped"]) == set(added)  # the same runs, byte for byte
