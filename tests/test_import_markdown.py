@@ -52,7 +52,8 @@ def test_m1_max_decode_at_its_memory_bound_as_pdx_ceiling_says(registry_url):
                                    "--shape", "llama-2-7b", "--type", "q4_0", "-n", "128", "--json"))["decode"]
     assert tg["ceilings"]["source"] == "catalog" and run["model"]["extra"]["catalog_shape"]["name"] == "llama-2-7b"
     assert tg["ceilings"]["ceiling"] == pytest.approx(expected["ceiling"], rel=1e-9)
-    assert 400e9 / (3.56 * 2**30) < tg["ceilings"]["ceiling"] < 1.02 * 400e9 / (3.56 * 2**30)  # 104.6 t/s and a row
+    every_weight = 400e9 / (3.56 * 2**30)  # 104.6 t/s: the bound if every byte of the file were read
+    assert tg["ceilings"]["ceiling"] == pytest.approx(every_weight, rel=0.02) and tg["ceilings"]["ceiling"] > every_weight
     assert tg["ceilings"]["fraction"] == pytest.approx(61.19 / expected["ceiling"], rel=1e-9)
     assert tg["ceilings"]["phases"]["decode"]["memory_bound"] == pytest.approx(expected["memory_bound"], rel=1e-9)
     basis = run["ceiling_basis"]
