@@ -118,12 +118,7 @@ def print_rates(run: dict, tests: list[dict], console: Console) -> None:
     caption = _caption(run, fitted)
     if caption:
         console.print(caption, highlight=False, markup=False)
-    console.print(fitted.table)
-    said = fitted.left_out_line()
-    if said:
-        console.print(said, style="dim", highlight=False, markup=False)
-    for line in fitted.under:
-        console.print(line, highlight=False)
+    fitted.print(console)
 
 
 def print_run(run: dict, registry_url: str, console: Console | None = None) -> None:

@@ -48,12 +48,7 @@ def _print_table(table: figures.Table | None, console: Console, title: str = "")
     done = fitted(table, console.width)
     if title:
         console.print(title, style="bold", highlight=False, markup=False)
-    console.print(done.table)
-    said = done.left_out_line()
-    if said:
-        console.print(said, style="dim", highlight=False, markup=False)
-    for line in done.under:
-        console.print(line, highlight=False)
+    done.print(console)
 
 
 def print_note(note: figures.Note, console: Console) -> None:

@@ -33,6 +33,15 @@ class Fitted:
     under: list[str] = field(default_factory=list)  # the left-out figures, a line a row (markup)
     above: tuple[str, ...] = ()  # keys of left-out columns the caller says above the table
 
+    def print(self, console) -> None:
+        """The table, the line saying what was left out, and the left-out figures under it."""
+        console.print(self.table)
+        said = self.left_out_line()
+        if said:
+            console.print(said, style="dim", highlight=False, markup=False)
+        for line in self.under:
+            console.print(line, highlight=False)
+
     def left_out_line(self) -> str:
         """One line, no wider than the table's width, naming the columns left out and where their
         figures are ("" when none)."""
