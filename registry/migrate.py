@@ -18,7 +18,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _PG_LOCK_KEY = 0x706478  # "pdx"
@@ -75,18 +75,22 @@ def _known(revision: str) -> bool:
         return False
 
 
-def _refuse_unknown(engine: Engine, current: str | None) -> None:
+def _refuse_newer(current: str | None) -> None:
     """A revision this pdx has no migration for is a newer pdx's schema: refused before anything is
-    touched. So is a database with pdx's tables and no revision (its alembic_version table gone)."""
-    if current is None:
-        if "runs" in inspect(engine).get_table_names():
-            raise SchemaProblem("it holds pdx's tables but no schema revision (its alembic_version table is gone)",
-                                RESTORE)
-        return
-    if not _known(current):
+    touched (no lock taken, no lock file made)."""
+    if current is not None and not _known(current):
         raise SchemaProblem(f"its schema revision {current[:40]!r} is none this pdx knows (its newest is "
                             f"{head_revision()}): a newer pdx made or upgraded it",
                             "use that newer pdx (upgrade this one), or give another registry with --registry")
+
+
+def _refuse_unversioned(conn: Connection, current: str | None) -> None:
+    """A database with pdx's tables and no revision (its alembic_version table gone) is refused. Asked
+    under the migration lock only: unlocked, "no revision" may be one that another process is
+    committing at that moment, its tables visible a statement later."""
+    if current is None and "runs" in inspect(conn).get_table_names():
+        raise SchemaProblem("it holds pdx's tables but no schema revision (its alembic_version table is gone)",
+                            RESTORE)
 
 
 def check_tables(engine: Engine) -> None:
@@ -104,7 +108,7 @@ def upgrade(engine: Engine) -> None:
     current = current_revision(engine)
     if current == head:
         return
-    _refuse_unknown(engine, current)
+    _refuse_newer(current)
     sqlite_path = Path(engine.url.database) if engine.dialect.name == "sqlite" and engine.url.database else None
     lock = _sqlite_lock(sqlite_path) if sqlite_path else contextlib.nullcontext()
     with lock, engine.begin() as conn:
@@ -113,6 +117,8 @@ def upgrade(engine: Engine) -> None:
         current = MigrationContext.configure(conn).get_current_revision()
         if current == head:
             return  # another process upgraded while we waited
+        _refuse_newer(current)
+        _refuse_unversioned(conn, current)
         if current is not None and sqlite_path is not None:
             _backup_sqlite(sqlite_path, current)
         config = _config()

@@ -67,7 +67,7 @@ def test_pp_and_tg_at_two_depths_and_batches_with_mlx_lm_figures_beside(registry
     assert set(run["ceiling_basis"]["probe"]["matmul"]) == {"f16", "bf16", "f32", "q8", "q4"}
     # Wide enough that a rate's notes (on a busy machine: noise and other processes) never wrap mid-phrase.
     shown = run_pdx("show", run["id"], "--registry", registry_url, env={"COLUMNS": "400"}).stdout
-    assert "(mlx-lm's own: pp " in shown and "(mlx-lm's own: tg " in shown
+    assert "mlx-lm's own: pp " in shown and "mlx-lm's own: tg " in shown  # in the notes column
 
 
 def test_the_same_shape_on_mlx_and_llama_cpp_compares_row_by_row(registry_url):

@@ -147,15 +147,21 @@ def test_a_test_is_saved_whole_or_not_at_all(registry_url, tiny_gguf):
 
 
 def _writer(url, model_path, n_runs, queue):
-    model = identify(model_path)
-    registry = Registry(url)
-    ids = []
-    for _ in range(n_runs):
-        run_id = registry.start_run(make_start(model))
-        for i in range(3):
-            registry.save_test(run_id, outcome(i, TestSpec(64 + i, 0)))
-        registry.finish_run(run_id, "complete")
-        ids.append(run_id)
+    try:
+        model = identify(model_path)
+        registry = Registry(url)
+        ids = []
+        for _ in range(n_runs):
+            run_id = registry.start_run(make_start(model))
+            for i in range(3):
+                registry.save_test(run_id, outcome(i, TestSpec(64 + i, 0)))
+            registry.finish_run(run_id, "complete")
+            ids.append(run_id)
+    except BaseException:  # named in the test's failure, not lost in a child's stderr
+        import traceback
+
+        queue.put(traceback.format_exc())
+        raise
     queue.put(ids)
 
 
@@ -167,7 +173,9 @@ def test_eight_concurrent_writers_lose_nothing(registry_url, tiny_gguf):
     procs = [ctx.Process(target=_writer, args=(registry_url, str(tiny_gguf), 8, queue)) for _ in range(8)]
     for p in procs:
         p.start()
-    ids = [i for _ in procs for i in queue.get(timeout=240)]
+    got = [queue.get(timeout=240) for _ in procs]
+    assert not [g for g in got if isinstance(g, str)], "a writer failed:\n" + "\n".join(g for g in got if isinstance(g, str))
+    ids = [i for g in got for i in g]
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0

@@ -58,6 +58,7 @@ def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
         if os.path.isdir(path):
             raise ModelError(f"-o {output}: it is a folder; a GGUF model is one file",
                              "give a file path such as model.gguf (--format hf writes a folder)")
+        output_folder(path.parent, "cannot write a model into", make=True)  # as the default path's folders are made
         output_path(path)  # a new name or a regular file: never a device, a named pipe, a name too long
         write_gguf(chosen, dtype, path, seed)
     info = identify(path)
