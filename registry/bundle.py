@@ -169,7 +169,9 @@ def _newer(version: object) -> bool:
             version = float(version.strip())
         except ValueError:
             return False  # no version at all: the schema check says so
-    return version.__class__ in (int, float) and math.isfinite(version) and version > SCHEMA_VERSION
+    if version.__class__ is int:  # any size: 10**400 is a later version too (and no float)
+        return version > SCHEMA_VERSION
+    return version.__class__ is float and math.isfinite(version) and version > SCHEMA_VERSION
 
 
 def read_bundle(document: dict, source: str) -> list[dict]:

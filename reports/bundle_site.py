@@ -147,13 +147,15 @@ class BundleSiteBuilder(SiteBuilder):
 
 
 def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
-                workers: int | None = None, cache: BundleCache | None = None) -> BundleSiteBuilder:
+                workers: int | None = None, cache: BundleCache | None = None,
+                leave_out: frozenset[str] = frozenset()) -> BundleSiteBuilder:
     """The builder of ``folder``'s site: every run as :func:`aggregate_record` makes it, each id
     once (the first file in name order wins), its page staged in ``writer``. All or nothing: the
     first bad file stops it, naming itself. With ``cache``, a file the last build read (the same
-    bytes, its pages in place) is taken from there, not read again."""
+    bytes, its pages in place) is taken from there, not read again. ``leave_out``: names of files
+    (relative to ``folder``) not read at all."""
     root = Path(folder)
-    found = results_folder.bundle_files(root)
+    found = [p for p in results_folder.bundle_files(root) if p.relative_to(root).as_posix() not in leave_out]
     if not found:
         raise PdxError(f"no bundles (*{results_folder.SUFFIX}) in {folder}", "add runs with `pdx submit -o FOLDER`")
     # Texts, not Paths: a Path holds several times its text, and a folder's are many.
@@ -223,13 +225,32 @@ def _read_kept(source: tuple[str, str, str], run_id: str) -> dict:
     return aggregate_record(_read_run(source, run_id))
 
 
+def rejected_files(folder: str | os.PathLike, skip: bool, workers: int | None = None) -> list:
+    """What ``pdx hub verify`` finds wrong in ``folder`` (:class:`pdx.contrib.verify.Problem`), for a
+    build that leaves those files out (``skip``); refused in one line otherwise. A site is built only
+    from what verify passes: a run id in two files, two runs in a file, a forged rate or a secret
+    never reach a page by a build that did not look."""
+    from pdx.contrib.verify import verify_folder
+
+    problems = verify_folder(folder, workers=workers).problems
+    if problems and not skip:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise PdxError(f"cannot publish {folder}: `pdx hub verify` rejects it: {problems[0]}{more}",
+                       "fix the files (`pdx hub verify FOLDER` lists every problem), or leave them out: --skip-rejected")
+    return problems
+
+
 def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str | None = None,
                     templates: str | os.PathLike | None = None, workers: int | None = None,
-                    cache: str | os.PathLike | bool = True) -> PublishResult:
-    """The site of a results folder; the folder is read whole (and checked) before the site changes.
-    ``cache``: where to keep what each file gave this build, for the next (True: one file per site
-    folder in pdx's cache directory; False: none, every file read). It is opened once the site's
-    writer holds the folder, and kept only if the build succeeds."""
+                    cache: str | os.PathLike | bool = True, skip_rejected: bool = False) -> PublishResult:
+    """The site of a results folder; the folder is checked as `pdx hub verify` checks it, then read
+    whole, before the site changes: what verify rejects refuses the build, or with ``skip_rejected``
+    is left out (the result's ``rejected`` lists it). ``cache``: where to keep what each file gave
+    this build, for the next (True: one file per site folder in pdx's cache directory; False: none,
+    every file read). It is opened once the site's writer holds the folder, and kept only if the
+    build succeeds."""
+    problems = rejected_files(folder, skip_rejected, workers)
+    leave_out = frozenset(problem.file for problem in problems)
     opened: list[BundleCache] = []
 
     def builder(writer) -> BundleSiteBuilder:
@@ -240,7 +261,7 @@ def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: s
             store = BundleCache.open(path, bundle_cache.context(named, templating.template_dirs(templates)),
                                      ours=cache is True)
             opened.extend([store] if store else [])
-        return read_folder(folder, writer, named, templates, workers, store)
+        return read_folder(folder, writer, named, templates, workers, store, leave_out)
 
     try:
         result = build_site(root, builder)
@@ -250,4 +271,5 @@ def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: s
         raise
     for store in opened:
         store.commit()
+    result.rejected = [str(problem) for problem in problems]
     return result

@@ -85,6 +85,7 @@ class PublishResult:
     charts: dict = field(default_factory=dict)
     runs: int = 0
     files_read: int | None = None  # of a results folder: the files read (the others as the last build had them)
+    rejected: list[str] = field(default_factory=list)  # of a results folder: what verify rejected, left out
 
 
 class PageRenderer:

@@ -21,6 +21,7 @@ from markupsafe import Markup
 from pdx.errors import PdxError
 from pdx.reports import hubdata, labels, leaderboard, views
 from pdx.reports.charts import chart_text
+from pdx.reports.urls import web_url
 
 TEMPLATES = Path(__file__).with_name("templates")
 DEFAULT_PREFIX = "default"  # "default:NAME" is pdx's own template NAME, for an override that extends it
@@ -63,6 +64,7 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         bytes=labels.human_bytes,
         count=labels.human_count,
         when=labels.short_time,
+        web_url=web_url,  # every link from stored data goes through it
     )
     env.globals.update(
         test_table=views.test_table,

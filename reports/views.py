@@ -10,6 +10,7 @@ from pdx import figures
 from pdx.ceilings import described
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
+from pdx.reports.urls import web_url
 from pdx.stats.compare import sample_rates
 
 
@@ -149,12 +150,7 @@ def hardware_figures(run: dict) -> list[dict]:
         rows.append({"name": "how they were found", "value": "", "source": basis["method"]})
     rows += [{"name": name, "value": "", "source": text} for name, text in described.terms(basis)]
     rows += [{"name": f"no ceiling: {names}", "value": "", "source": why} for names, why in described.uncovered(run)]
-    return [{"unit": None, "url": None} | row | {"url": _web_url(row.get("url"))} for row in rows]
-
-
-def _web_url(url: str | None) -> str | None:
-    """Only plain web links from stored data become hrefs."""
-    return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
+    return [{"unit": None, "url": None} | row | {"url": web_url(row.get("url"))} for row in rows]
 
 
 def matrix(runs: list[dict]) -> dict:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import runfactory
+from conftest import run_pdx
 from pdx.contrib import folder as results_folder
 from pdx.errors import PdxError
 from pdx.registry import Registry, bundle
@@ -121,10 +122,38 @@ def test_a_bad_file_read_by_a_worker_is_named_and_nothing_is_written(results, tm
         (work / path.name).write_bytes(path.read_bytes())
     bad = work / "more" / f"{'0' * 32}{results_folder.SUFFIX}"
     bad.write_text('{"format": "pdx-bundle", "runs": [')
-    with pytest.raises(PdxError, match=r"cannot import more/0{32}\.pdx\.json: not valid JSON") as caught:
+    with pytest.raises(PdxError, match=r"`pdx hub verify` rejects it: more/0{32}\.pdx\.json: not valid JSON") as caught:
         bundle_site.publish_bundles(work, tmp_path / "site", workers=2)
-    assert caught.value.hint == "run `pdx hub verify` on the folder to see every problem"
+    assert "--skip-rejected" in caught.value.hint
     assert not (tmp_path / "site").exists()
+    # Left out on request, and named: the site is the rest of the folder.
+    result = bundle_site.publish_bundles(work, tmp_path / "site", workers=2, skip_rejected=True)
+    assert [line.split(": ")[0] for line in result.rejected] == [f"more/{'0' * 32}{results_folder.SUFFIX}"]
+    assert result.runs == len(list(results.iterdir())) and (tmp_path / "site" / "index.html").exists()
+
+
+def test_publish_refuses_a_folder_verify_rejects_or_leaves_those_files_out(results, tmp_path):
+    """A run id in two files and two runs in one file: `pdx hub verify` rejects both, so does a build;
+    with --skip-rejected the build leaves them out and lists them on stderr."""
+    work = tmp_path / "runs"
+    work.mkdir()
+    originals = sorted(results.iterdir())
+    for path in originals:
+        (work / path.name).write_bytes(path.read_bytes())
+    (work / "again.pdx.json").write_bytes(originals[0].read_bytes())  # the same run, a second file
+    two = json.loads(originals[1].read_text())
+    two["runs"] = two["runs"] + json.loads(originals[2].read_text())["runs"]
+    (work / "two.pdx.json").write_text(json.dumps(two))
+    verified = run_pdx("hub", "verify", str(work))
+    assert verified.returncode == 1
+    refused = run_pdx("publish", "--bundles", str(work), str(tmp_path / "site"))
+    assert refused.returncode == 2 and "`pdx hub verify` rejects it: again.pdx.json" in refused.stderr
+    assert not (tmp_path / "site").exists()
+    skipped = run_pdx("publish", "--bundles", str(work), str(tmp_path / "site"), "--skip-rejected")
+    assert skipped.returncode == 0, skipped.stderr
+    left_out = {line.split(": ")[2] for line in skipped.stderr.splitlines() if line.startswith("pdx: left out: ")}
+    assert left_out == {"again.pdx.json", "two.pdx.json"}
+    assert f"published {len(originals)} runs" in skipped.stdout
 
 
 def test_a_bad_file_added_to_a_published_folder_leaves_the_site_as_it_was(results, tmp_path):
@@ -141,13 +170,13 @@ def test_a_bad_file_added_to_a_published_folder_leaves_the_site_as_it_was(result
     document = json.loads(victim.read_text())
     document["runs"][0]["record"]["threads"] = 99  # its digest no longer matches
     victim.write_text(json.dumps(document))
-    with pytest.raises(PdxError, match=f"cannot import {victim.name}: .*sha256"):
+    with pytest.raises(PdxError, match=f"rejects it: {victim.name}: .*sha256"):
         bundle_site.publish_bundles(work, site, workers=2)
     assert _files(site) == before
     assert not [p for p in site.iterdir() if p.name.startswith(".pdx-")]  # the stage is gone too
 
 
-def test_a_run_in_two_files_is_published_from_the_first_in_name_order(results, tmp_path, monkeypatch):
+def test_a_run_in_two_files_is_refused_or_published_from_the_first_in_name_order(results, tmp_path, monkeypatch):
     monkeypatch.setattr(bundle_site, "FILES_PER_TASK", 1)  # each copy rendered by its own worker
     work = tmp_path / "runs"
     work.mkdir()
@@ -159,10 +188,13 @@ def test_a_run_in_two_files_is_published_from_the_first_in_name_order(results, t
     document["runs"][0]["sha256"] = bundle.digest(record)
     (work / f"{'f' * 32}{results_folder.SUFFIX}").write_text(json.dumps(document))
     site = tmp_path / "site"
-    result = bundle_site.publish_bundles(work, site, workers=2)
-    assert result.runs == 1
+    with pytest.raises(PdxError, match=f"rejects it: {'f' * 32}{results_folder.SUFFIX}: "):
+        bundle_site.publish_bundles(work, site, workers=2)  # as verify: one run, one file
+    result = bundle_site.publish_bundles(work, site, workers=2, skip_rejected=True)
+    assert result.runs == 1 and {line.split(": ")[0] for line in result.rejected} == {f"{'f' * 32}{results_folder.SUFFIX}"}
     page = json.loads((site / "runs" / f"{record['id']}.json").read_text())
     assert page["run"]["tags"] != ["a later copy"]
+
 
 
 def test_workers_keep_the_order_of_the_tasks_and_raise_what_a_task_raises():

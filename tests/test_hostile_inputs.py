@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import runfactory
-from conftest import assert_one_line_error, pdx_here, run_pdx_here
+from conftest import assert_one_line_error, pdx_here, run_pdx, run_pdx_here
 from pdx.contrib.folder import file_name
 from pdx.registry import Registry, bundle
 from pdx.registry.plausibility import ABSOLUTE_RATE, HEADROOM, bounds, fastest
@@ -97,7 +97,7 @@ def test_an_aiperf_export_of_a_later_minor_schema_is_read(url, tmp_path):
     assert len(_runs(url)) == 1
 
 
-@pytest.mark.parametrize("version", [2, 2.0, "2", 99])
+@pytest.mark.parametrize("version", [2, 2.0, "2", 99, 10**400])
 def test_a_bundle_of_a_later_schema_is_refused_in_one_line(url, tmp_path, version):
     document = bundle.make_bundle(_records(tmp_path)) | {"schema_version": version}
     _refused(url, _write(tmp_path, "later.pdx.json", json.dumps(document)), "is newer than this pdx reads (1)",
@@ -221,3 +221,30 @@ def test_a_utf8_byte_order_mark_is_read_as_the_file_without_it(url, tmp_path, na
     again = json.loads(pdx_here("import", str(plain), "--registry", url, "--json"))
     if name in ("bundle", "llama_bench_tiny.json", "llama_bench_tiny.jsonl", "llama_bench_tiny.sql"):
         assert again["added"] == [] and set(again["skipped"]) == set(added)  # the same runs, byte for byte
+
+
+# -- terminal escapes ------------------------------------------------------------------------------------------
+
+ESCAPES = "\x1b]0;pwned\x07 \x1b[2J \u202eevil \x9b31m"
+
+
+def test_control_sequences_in_a_bundle_print_as_escapes_never_raw(url, tmp_path):
+    """A tag, a model name and a path that carry terminal control sequences: `pdx runs`, `pdx show` and
+    `pdx compare` print each control character as its escape (one sanitiser, the display's console)."""
+    record = _hub_run(tmp_path)
+    record["model"]["name"] = f"model {ESCAPES}"
+    record["model"]["path"] = f"/models/[bold]{ESCAPES}.gguf"  # rich markup in a path is text too
+    record["tags"] = [f"tag {ESCAPES}"]
+    path = _write(tmp_path, "escapes.pdx.json", json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("import", str(path), "--registry", url).returncode == 0
+    run_id = record["id"]
+    outputs = [run_pdx(*args, "--registry", url, env={"COLUMNS": "300"})
+               for args in (("runs",), ("show", run_id), ("compare", run_id, run_id))]
+    for result in outputs:
+        assert result.returncode == 0, result.stderr
+        text = result.stdout + result.stderr
+        assert not any(c in text for c in "\x1b\x07\x9b\u202e"), (result.args, text)
+    shown = outputs[1].stdout
+    assert "model \\x1b]0;pwned\\x07 \\x1b[2J \\u202eevil \\x9b31m" in shown  # visible, and inert
+    assert "/models/[bold]\\x1b]0;pwned" in shown
+    assert "tag \\x1b]0;pwned\\x07" in outputs[0].stdout

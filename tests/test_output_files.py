@@ -6,6 +6,7 @@ nothing blocks; `export -o -` onto a full device is one line."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -144,10 +145,24 @@ def test_a_site_file_swapped_for_a_pipe_stops_publish_in_one_line(registry, tmp_
     _still(page, stat.S_ISFIFO)
 
 
+def _to_full_output(*args: str) -> subprocess.CompletedProcess:
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "pdx", *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                                timeout=120)
+    result.stdout = ""
+    return result
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
 def test_export_to_a_full_standard_output_is_one_line(registry):
-    with open("/dev/full", "w") as full:
-        result = subprocess.run([sys.executable, "-m", "pdx", "export", "-o", "-", "--registry", registry],
-                                stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
-    result.stdout = ""
-    assert_one_line_error(result, "cannot write to standard output", "No space left")
+    assert_one_line_error(_to_full_output("export", "-o", "-", "--registry", registry),
+                          "cannot write to standard output", "No space left")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [("runs",), ("runs", "--json"), ("show", "latest")])
+def test_tables_and_json_onto_a_full_standard_output_are_one_line(registry, args):
+    if args[0] == "show":
+        (run,) = json.loads(run_pdx("runs", "--json", "--registry", registry).stdout)[:1]
+        args = ("show", run["id"])
+    assert_one_line_error(_to_full_output(*args, "--registry", registry), "cannot write the output", "No space left")

@@ -251,6 +251,11 @@ def _hostile_runs(registry) -> list[dict]:
         run["error"] = f"tg128: {XSS}"
         run["status"] = "partial"
         run["tests"][0]["error"] = XSS
+        # A chip figure's source link, as a bundle may carry it: its hub chip page links web URLs only.
+        run["ceiling_basis"] = {"source": "catalog", "bandwidth": 4e11, "chip": {
+            "bandwidth": {"value": 400, "url": "javascript:alert(5)"},
+            "memory": {"value": 64, "url": " JaVaScRiPt:alert(6)"},
+            "tflops": {"value": 27, "url": "https://vendor.example/spec"}}}
     return runs
 
 
@@ -265,6 +270,9 @@ def test_payloads_in_every_free_text_field_render_inert(registry, tmp_path):
     publish(runs, root)
     pages = [report, *sorted(root.rglob("*.html"))]
     assert len(pages) >= 6
+    (chip,) = [p for p in pages if p.parent.name == "chips"]
+    assert '<dt>bandwidth</dt><dd>400</dd>' in chip.read_text()  # the figure stays, its script link does not
+    assert '<dd>27 (<a href="https://vendor.example/spec">source</a>)</dd>' in chip.read_text()
     for page in pages:
         assert_inert(page.read_text(), page)
     # The filter's data runs as a script: it must be one JSON literal, the payloads strings inside it.

@@ -6,6 +6,8 @@ plugin manager has loaded, so plugins can add commands and bench options.
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import sys
 import threading
@@ -37,9 +39,10 @@ def build_cli() -> click.Group:
 
 
 def fail(message: str, code: int = 2) -> None:
+    from pdx.display.text import printable
     from pdx.secrets import scrub_text  # a message that quotes a URL or a flag shows no secret
 
-    click.echo(f"pdx: error: {scrub_text(message)}", err=True)
+    click.echo(f"pdx: error: {printable(scrub_text(message))}", err=True)
     sys.exit(code)
 
 
@@ -72,6 +75,23 @@ def _warn_left_out() -> None:
     api.LEFT_OUT.clear()
 
 
+# What writing to a full disk, a closed pipe or a lost terminal raises: a write no pdx code caught
+# (its own files are written through pdx.files, whose errors are one line already) is the output's.
+_OUTPUT_ERRORS = {errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT, errno.EFBIG}
+
+
+def _output_failed(exc: OSError) -> bool:
+    """Whether ``exc`` is the command's output failing; then standard output is pointed at
+    /dev/null, so that Python's last flush on the way out raises nothing more."""
+    if exc.errno not in _OUTPUT_ERRORS or exc.filename is not None:
+        return False
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's captured stdout)
+        pass
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
     _stop_on_signals()
     if "pdx.api" in sys.modules:  # main called again in one process (tests): only this command's
@@ -95,5 +115,9 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(128 + cause.signum)
         click.echo("pdx: interrupted; completed tests are saved", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    except OSError as exc:
+        if not _output_failed(exc):
+            raise
+        fail(f"cannot write the output: {exc.strerror or exc}", 1)
     if isinstance(code, int):  # ctx.exit(n) in a command, under standalone_mode=False
         sys.exit(code)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
 
+from pdx.display.text import SafeConsole
 from pdx.runner import Progress
 
 
 @contextlib.contextmanager
 def bench_progress(n_tests: int, repetitions: int, enabled: bool = True) -> Iterator[Progress]:
-    console = Console(stderr=True)
+    console = SafeConsole(stderr=True)
 
     def warning(text: str) -> None:  # said even when the bar is off: it may explain every figure that follows
         console.print(f"[bold yellow]warning:[/bold yellow] {text}", highlight=False)

@@ -48,14 +48,18 @@ def report(runs, where, output, title, templates, registry) -> None:
               help="With --bundles: keep what each file gave this build in FILE, so the next reads only new and "
                    "changed files [default: one per site folder in pdx's cache directory].")
 @click.option("--no-cache", is_flag=True, help="With --bundles: read every file, and keep nothing for the next build.")
+@click.option("--skip-rejected", is_flag=True,
+              help="With --bundles: leave out (and list) the files `pdx hub verify` rejects, where by default "
+                   "any one refuses the build.")
 @templates_option
 @registry_option
-def publish(directory, runs, where, title, bundles, cache, no_cache, templates, registry) -> None:
+def publish(directory, runs, where, title, bundles, cache, no_cache, skip_rejected, templates, registry) -> None:
     """Build (or update) a static site of runs in DIRECTORY: leaderboard, run, model,
     hardware and comparison pages, each with the JSON it was made from."""
     from pdx import api
     from pdx.registry.where import parse_where
     from pdx.reports import selection
+    from pdx.display.text import printable
     from pdx.reports.site import publish as build_site
 
     if bundles:
@@ -66,10 +70,13 @@ def publish(directory, runs, where, title, bundles, cache, no_cache, templates, 
         if cache and no_cache:
             raise click.UsageError("give --cache FILE or --no-cache, not both")
         result = publish_bundles(bundles, directory, title=title, templates=templates,
-                                 cache=False if no_cache else cache or True)
+                                 cache=False if no_cache else cache or True, skip_rejected=skip_rejected)
+        for problem in result.rejected:
+            click.echo(f"pdx: left out: {printable(problem)}", err=True)
     else:
-        if cache or no_cache:
-            raise click.UsageError("--cache and --no-cache are for --bundles (a registry's site reads the registry)")
+        if cache or no_cache or skip_rejected:
+            raise click.UsageError("--cache, --no-cache and --skip-rejected are for --bundles (a registry's site "
+                                   "reads the registry)")
         from pdx.secrets import redact_secrets
 
         chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))

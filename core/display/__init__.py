@@ -12,6 +12,7 @@ from pdx import figures
 from pdx.ceilings import described
 from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_warnings
 from pdx.display.tables import Fitted, fit
+from pdx.display.text import SafeConsole
 from pdx.figures import Column
 from pdx.units import human_bytes, human_count
 
@@ -19,11 +20,11 @@ from pdx.units import human_bytes, human_count
 def make_console(stderr: bool = False) -> Console:
     """A console that does not wrap tables at 80 columns when output is piped or logged (200, or
     ``COLUMNS`` where set)."""
-    console = Console(stderr=stderr)
+    console = SafeConsole(stderr=stderr)
     if console.is_terminal:
         return console
     columns = os.environ.get("COLUMNS", "")
-    return Console(stderr=stderr, width=int(columns) if columns.isdigit() and int(columns) >= 40 else 200)
+    return SafeConsole(stderr=stderr, width=int(columns) if columns.isdigit() and int(columns) >= 40 else 200)
 
 
 NOISY_CV = figures.NOISY_CV  # a rate whose coefficient of variation is above this is flagged as noisy
@@ -217,7 +218,7 @@ def print_manifest(run: dict, console: Console | None = None) -> None:
         ("tags", ", ".join(run["tags"]) or "-"),
     ]
     for key, value in rows:
-        console.print(f"[bold]{key:>13}[/bold]: {value}", highlight=False)
+        console.print(f"[bold]{key:>13}[/bold]: {escape(str(value))}", highlight=False)
 
 
 def print_check(result, console: Console | None = None) -> None:
