@@ -31,6 +31,7 @@ from pdx.stats.results import derive_stats, read_run, read_runs
 from pdx.workload import TestSpec
 
 from conftest import pdx_here
+from test_browser import browser, open_page  # noqa: F401  (the Chromium fixture, and the page opener)
 from runfactory import ENVIRONMENT, START, _figures, hardware, model
 
 MS = 1_000_000
@@ -454,3 +455,43 @@ def test_a_busy_machine_is_named_beside_the_row_on_the_page(made):
     row = next(r for t in page.tables for r in t if r and r[0] == test["name"])
     assert "other processes used 1.3 cores" in row[-1], row
     assert f"{test['name']} other processes 1.27 of 8 cores (pdx 0.98)" in page.text
+
+
+class _Rendered:
+    """What a browser shows of a page (``innerText``: no hidden element, no script, no SVG's own text
+    counted twice), read as :class:`_Page` reads the HTML: its text, its tables' rows of cell texts,
+    and the number of rows in each table's body. Folded parts (the conditions each test ran under) are
+    unfolded first, as one click does: what must show without a click (a busy machine beside its row)
+    has tests of its own."""
+
+    _READ = """() => {
+        document.querySelectorAll("details").forEach(d => { d.open = true; });
+        const cells = row => [...row.cells].map(c => c.innerText.split(/\\s+/).filter(Boolean).join(" "));
+        const tables = [...document.querySelectorAll("table")];
+        return {text: document.body.innerText,
+                tables: tables.map(t => [...t.rows].map(cells)),
+                bodies: tables.map(t => [...t.tBodies].reduce((n, b) => n + b.rows.length, 0))};
+    }"""
+
+    def __init__(self, browser, path) -> None:
+        page, problems = open_page(browser, path)
+        try:
+            read = page.evaluate(self._READ)
+        finally:
+            page.close()
+        assert not problems, (path, problems)
+        self.text = " ".join(read["text"].split())
+        self.tables, self.bodies = read["tables"], read["bodies"]
+
+
+@pytest.mark.browser
+def test_every_figure_is_shown_by_a_browser_on_the_run_page_and_in_the_report(made, browser, tmp_path):
+    """Issue 26's acceptance in Chromium: the run page and the report of each kind, rendered, show every
+    stored headline figure as text, and no table is empty."""
+    _, runs, root = made
+    for run in runs:
+        name = run["tests"][0]["name"]
+        _check_page(_Rendered(browser, root / "runs" / f"{run['id']}.html"), run, f"run page of {name} in Chromium")
+        report = tmp_path / f"{run['id']}.html"
+        report.write_text(render_report([run]))
+        _check_page(_Rendered(browser, report), run, f"report of {name} in Chromium")
