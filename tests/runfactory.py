@@ -110,3 +110,17 @@ def fill(registry: Registry, n_runs: int, n_hardware: int = 10, n_models: int = 
         ids.append(add_run(registry, h, m, b, START + timedelta(minutes=i), rng, tests, repetitions,
                            speed=speed))
     return ids
+
+
+def filled_registry(folder, n_runs: int) -> str:
+    """The URL of a new SQLite registry in ``folder`` holding ``n_runs`` runs of :func:`fill` (one
+    machine, one model)."""
+    from pdx.registry import Registry
+
+    url = f"sqlite:///{folder / 'registry.sqlite'}"
+    store = Registry(url)
+    try:
+        fill(store, n_runs, n_hardware=1, n_models=1)
+    finally:
+        store.close()
+    return url

@@ -19,18 +19,12 @@ from pathlib import Path
 import pytest
 
 from conftest import run_pdx, run_pdx_here
-from runfactory import fill
+from runfactory import filled_registry
 
 
 @pytest.fixture
 def registry(tmp_path) -> str:
-    from pdx.registry import Registry
-
-    url = f"sqlite:///{tmp_path / 'registry.sqlite'}"
-    store = Registry(url)
-    fill(store, 1, n_hardware=1, n_models=1)
-    store.close()
-    return url
+    return filled_registry(tmp_path, 1)
 
 
 @pytest.fixture

@@ -17,20 +17,14 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_one_line_error, run_pdx, run_pdx_here
-from runfactory import fill
+from runfactory import filled_registry
 
 LONG = "a" * 300  # over every file system's 255-byte limit on one name
 
 
 @pytest.fixture
 def registry(tmp_path) -> str:
-    from pdx.registry import Registry
-
-    url = f"sqlite:///{tmp_path / 'registry.sqlite'}"
-    store = Registry(url)
-    fill(store, 2, n_hardware=1, n_models=1)
-    store.close()
-    return url
+    return filled_registry(tmp_path, 2)
 
 
 @pytest.fixture
