@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pdx.backend import Backend
     from pdx.importer import Importer
     from pdx.reports.chartset import ChartMaker
+    from pdx.reports.pageset import SitePage
     from pdx.synth.quantizers import Quantizer
 
 hookspec = pluggy.HookspecMarker("pdx")
@@ -170,6 +171,39 @@ def pdx_register_charts(register: Callable[["ChartMaker"], None]) -> None:
             from pdx_example.charts import decode_samples
 
             register(decode_samples)
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def pdx_register_pages(register: Callable[["SitePage"], None]) -> None:
+    """Register pages for the sites ``pdx publish`` builds.
+
+    A page is a :class:`pdx.reports.pageset.SitePage` (``name``: a slug;
+    ``title``: the text of its link in every page's navigation; ``build``: a
+    function of one argument, a :class:`pdx.reports.pageset.PluginSite`).
+    ``build(site)`` is called once per build, after pdx's own pages; it reads
+    ``site.runs`` (the runs the site keeps whole) and ``site.listed`` (every
+    run's listing) and writes with ``site.page(path, template, title, data,
+    **context)``: ``NAME.html`` and ``NAME/*.html`` only, each rendered from a
+    template of your ``pdx_report_templates`` folder (``{% extends
+    "base.html" %}``, its ``main`` block) with ``data`` written beside it as
+    JSON. pdx's own hub pages register through this hook too. A page whose
+    build raises is left out with a warning naming your plugin; so is one whose
+    name another page holds.
+
+    :param register: call ``register(SitePage(...))`` once per page.
+    :return: nothing; only the ``register`` calls count.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_pages(register):
+            from pdx.reports.pageset import SitePage
+            from pdx_example.pages import backends_page
+
+            register(SitePage("backends", "backends", backends_page))
 
     .. versionadded:: 0.1
     """

@@ -44,7 +44,9 @@ def context(title: str, template_dirs: list[Path]) -> str:
     for folder in template_dirs:
         for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
             digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return json.dumps([FORMAT, pdx.__version__, title, digest.hexdigest()])
+    from pdx.reports.pageset import navigation  # a plugin's page is linked from every run page
+
+    return json.dumps([FORMAT, pdx.__version__, title, digest.hexdigest(), navigation()])
 
 
 def file_digest(path: str) -> str:

@@ -78,5 +78,8 @@ def data_time(runs: list[dict]) -> str | None:
 
 
 def site_info(title: str, runs: list[dict], inline: bool) -> dict:
+    """What every page of a site (or a report: ``inline``) shows of it; ``nav``: plugins' pages."""
+    from pdx.reports.pageset import navigation
+
     return {"title": title, "version": pdx.__version__, "data_time": data_time(runs), "n_runs": len(runs),
-            "inline": inline}
+            "inline": inline, "nav": [] if inline else navigation()}

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.reports import comparison, groups, hubpages, labels, pages, runcharts, templating
+from pdx.reports import comparison, groups, labels, pages, pageset, runcharts, templating
 from pdx.reports.chartset import charts_for
 from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
 from pdx.reports.pages import RUNS_SHOWN
@@ -202,7 +202,7 @@ class SiteBuilder:
         self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
         self.writer.write("assets/runs.js", self.env.get_template("runs.js").render())
         self.writer.write("DATA.md", data_doc())
-        hubpages.build(self)
+        pageset.build_pages(self)  # pdx's hub pages, then any plugin's (pdx_register_pages)
         self.write_run_pages()
         self.runs_index()
         for key in self.compared:

@@ -97,6 +97,56 @@ def test_hook_pdx_register_charts_adds_a_chart_to_reports_and_sites(tmp_path):
     assert "Every decode sample" in page and "<svg" in page
 
 
+def test_hook_pdx_register_pages_adds_a_page_to_sites(tmp_path):
+    """The example's page: built from the site's runs, linked from every page, beside pdx's own hub
+    pages (registered through the same hook)."""
+    from pdx.registry import Registry
+    from pdx.reports.site import publish
+
+    from runfactory import fill
+
+    registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
+    fill(registry, 6, n_hardware=2, n_models=1)
+    runs = read_runs(registry, samples=True)
+    publish(runs, tmp_path / "site")
+    page = (tmp_path / "site" / "backends.html").read_text()
+    assert "Runs by backend" in page and "<td>llamacpp-bench</td><td class=\"num\">3</td>" in page
+    assert json.loads((tmp_path / "site" / "backends.json").read_text())["backends"] == [
+        {"backend": "llamacpp-bench", "runs": 3}, {"backend": "llamacpp-python", "runs": 3}]
+    for other in ("index.html", f"runs/{runs[0]['id']}.html", "chips.html"):
+        assert '<a href="' in (text := (tmp_path / "site" / other).read_text()) and "backends.html\">backends</a>" in text
+    assert (tmp_path / "site" / "buy.html").exists()  # pdx's own page maker still ran
+
+
+def test_a_broken_page_maker_costs_its_page_not_the_site(tmp_path, capsys):
+    from pdx import hookimpl
+    from pdx.registry import Registry
+    from pdx.reports.pageset import SitePage
+    from pdx.reports.site import publish
+
+    from runfactory import fill
+
+    def escape(site):
+        site.page("../index.html", "base.html", "x", {})
+
+    class Broken:
+        @hookimpl
+        def pdx_register_pages(self, register):
+            register(SitePage("fails", "fails", lambda site: 1 / 0))
+            register(SitePage("escapes", "escapes", escape))
+            register(SitePage("chips", "chips again", lambda site: None))
+
+    plugin_manager.get_plugin_manager().register(Broken(), name="broken-pages")
+    registry = Registry(f"sqlite:///{tmp_path / 'r.db'}")
+    fill(registry, 2, n_hardware=1, n_models=1)
+    publish(read_runs(registry, samples=True), tmp_path / "site")
+    err = capsys.readouterr().err
+    assert "plugin broken-pages: page fails failed (ZeroDivisionError" in err
+    assert "page escapes may write escapes.html and escapes/*.html, not '../index.html'" in err
+    assert "plugin broken-pages: a page named chips is already on the site" in err
+    assert (tmp_path / "site" / "index.html").exists() and (tmp_path / "site" / "backends.html").exists()
+
+
 def test_a_broken_chart_maker_costs_its_chart_not_the_page(capsys):
     import random
 

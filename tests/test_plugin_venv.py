@@ -85,8 +85,8 @@ def test_pdx_plugins_shows_distributions_versions_hooks_and_backends(fresh):
         "name": "example", "value": None, "distribution": "pdx-example", "version": "0.1.0", "status": "loaded",
         "error": None, "disabled_by": None, "hooks": ["pdx_bench_options", "pdx_register_backends",
                                                       "pdx_register_charts", "pdx_register_commands",
-                                                      "pdx_register_importers", "pdx_register_quantizers",
-                                                      "pdx_report_templates"],
+                                                      "pdx_register_importers", "pdx_register_pages",
+                                                      "pdx_register_quantizers", "pdx_report_templates"],
         "backends": ["example-llama-server"], "warnings": []}
     assert rows["importers"]["status"] == "loaded" and rows["importers"]["hooks"] == ["pdx_register_importers"]
     assert rows["broken-import"]["status"] == "failed" and rows["broken-import"]["distribution"] == "pdx-broken-import"
@@ -112,6 +112,10 @@ def test_the_plugins_chart_is_on_the_published_site(guide, fresh):
     pages = [p.read_text() for p in (checkout / "site" / "hardware").glob("*.html")]
     assert any("Every decode sample" in page and "<svg" in page for page in pages)
     assert all("Rate vs context depth" not in page for page in pages)  # one depth: pdx draws no depth chart
+    # The plugin's page (pdx_register_pages), linked from pdx's own pages.
+    page = (checkout / "site" / "backends.html").read_text()
+    assert "Runs by backend" in page and "<td>example-llama-server</td>" in page
+    assert 'backends.html">backends</a>' in (checkout / "site" / "index.html").read_text()
 
 
 def test_allow_and_block_lists(guide):

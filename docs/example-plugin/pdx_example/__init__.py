@@ -1,7 +1,8 @@
 """pdx-example: a pdx plugin that adds the ``example-llama-server`` backend, the
 ``pdx example-server`` command, the ``--example-server`` bench option, a
-footer for pdx's reports, a chart of every decode sample, an importer of
-llama-server's timings and a quantiser for a llama.cpp fork's GGUF types.
+footer for pdx's reports, a chart of every decode sample, a site page of runs
+by backend, an importer of llama-server's timings and a quantiser for a
+llama.cpp fork's GGUF types.
 
 Every hook imports what it registers inside itself: this module is imported by
 every ``pdx`` command, so it must stay cheap.
@@ -44,6 +45,14 @@ def pdx_register_charts(register):
     from pdx_example.charts import decode_samples
 
     register(decode_samples)
+
+
+@hookimpl
+def pdx_register_pages(register):
+    from pdx.reports.pageset import SitePage
+    from pdx_example.pages import backends_page
+
+    register(SitePage("backends", "backends", backends_page))
 
 
 @hookimpl

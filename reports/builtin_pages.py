@@ -1,0 +1,14 @@
+"""pdx's own pages beyond the lists, registered through the hook a plugin uses (entry point ``pages``).
+
+Imported by every ``pdx`` command, so it imports the page code only when the hook is called.
+"""
+
+from pdx import hookimpl
+
+
+@hookimpl
+def pdx_register_pages(register):
+    from pdx.reports import hubpages
+    from pdx.reports.pageset import SitePage
+
+    register(SitePage("hub", "chips and what to buy", hubpages.build))
