@@ -104,7 +104,8 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         if figures:  # where the weights live is a GPU machine's question; a CPU build ignores -ngl
             place = placement.from_settings(engine.settings, model.n_layers) if machine.get("gpus") else None
             basis |= ceilings.facts(figures[0], model_figures, place)
-        judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures)
+        draft = (engine.settings.get("speculation") or {}).get("draft_model") or {}
+        judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures, draft.get("file_bytes"))
         resident = _residency_check(model_figures, workload, progress)
         rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
         run_id = registry.start_run(
@@ -169,14 +170,15 @@ def _hardware_figures(config: BenchConfig, model: ModelInfo, machine: dict, thre
                                     engine.details.get("device"), engine.details.get("probe_device"))
 
 
-def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: list[HardwareFigures]):
+def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: list[HardwareFigures],
+                   draft_bytes: int | None = None):
     """A function that sets an outcome's ceilings against every set of figures (none when no
-    hardware figures are known)."""
+    hardware figures are known); ``draft_bytes``: a speculating engine's draft model's size."""
 
     def judge(outcome: TestOutcome) -> TestOutcome:
         if figures:
             test = outcome.test.to_dict() | {"samples": [s.to_dict() for s in outcome.samples]}
-            outcome.ceilings = ceilings.judged(test, derive_stats(test), model, figures, ubatch)
+            outcome.ceilings = ceilings.judged(test, derive_stats(test), model, figures, ubatch, draft_bytes)
         return outcome
 
     return judge

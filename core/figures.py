@@ -261,6 +261,30 @@ def _http_notes(test: dict) -> list[Note]:
                                         "their latencies are in the distributions")]
 
 
+def _speculation_notes(test: dict) -> list[Note]:
+    """A speculating test: what the engine drafted and accepted (its own counters), and what its
+    decode ceiling counts per output token instead of one pass of the target."""
+    spec = (test.get("stats") or {}).get("speculation")
+    if not spec:
+        return []
+    accepted = (f"{spec['accepted']:,} of {spec['drafted']:,} drafted tokens accepted ({spec['acceptance']:.0%})"
+                if spec.get("acceptance") is not None else "nothing drafted")
+    text = (f"{test['name']}: speculative decoding, {accepted}, {spec['tokens_per_pass']:.2f} tokens per pass of "
+            f"the target model")
+    decode = ((test.get("ceilings") or {}).get("phases") or {}).get("decode") or {}
+    counted = decode.get("speculative")
+    if counted:
+        draft = (f" and {counted['drafted_per_token']:.2f} drafted tokens" if counted.get("draft_counted")
+                 else " (the draft's own reads not counted)")
+        text += (f"; its ceiling counts {counted['target_passes_per_token']:.2f} target passes{draft} per output "
+                 f"token, where one token a pass allows {counted['single_token_ceiling']:,.1f} t/s")
+    return [Note("speculation", test["name"], text)]
+
+
+def _rate_notes(test: dict) -> list[Note]:
+    return _http_notes(test) + _speculation_notes(test)
+
+
 RATE_COLUMNS = (
     Figure("rate", "t/s", None, keep=0, about="mean tokens/s over the repetitions ± their standard deviation",
            read=lambda s: _dig(s, "rate.mean"), show=_rate_text),
@@ -270,15 +294,16 @@ RATE_COLUMNS = (
 )
 # Statistics of a pp/tg test and where they show: rate (n, mean, ± stddev and 95% CI, median, min, max)
 # and per-sequence rate in the table; cv, outliers and "reported" in its notes; tokens and ns with the
-# raw samples; serving: the latency distributions of the requests over HTTP.
-RATE_STATS = frozenset({"tokens", "rate", "ns", "per_sequence_rate", "cv", "outliers", "reported", "serving"})
+# raw samples; serving: the latency distributions of the requests over HTTP; speculation: a note.
+RATE_STATS = frozenset({"tokens", "rate", "ns", "per_sequence_rate", "cv", "outliers", "reported", "serving",
+                        "speculation"})
 
-PREFILL = Kind("pp", "prefill", RATE_COLUMNS[:2], RATE_STATS, _http_notes,
+PREFILL = Kind("pp", "prefill", RATE_COLUMNS[:2], RATE_STATS, _rate_notes,
                "prompt tokens/s (pp) against the compute bound, at depth and in batches")
-DECODE = Kind("tg", "decode", RATE_COLUMNS[:2], RATE_STATS, _http_notes,
+DECODE = Kind("tg", "decode", RATE_COLUMNS[:2], RATE_STATS, _rate_notes,
               "generated tokens/s (tg) against the memory bound, at depth and in batches")
 BLENDED = Kind("pg", "prefill and decode in one request", RATE_COLUMNS, RATE_STATS | {"prompt_rate", "gen_rate"},
-               _http_notes, "one blended rate, and each phase's where the backend timed them apart")
+               _rate_notes, "one blended rate, and each phase's where the backend timed them apart")
 
 
 # --- serving: latencies, throughput, goodput and each scenario's own figures ----------------------------

@@ -210,29 +210,53 @@ def _rate(stats: dict | None, key: str) -> float | None:
     return ((stats or {}).get(key) or {}).get("mean")
 
 
+def speculative(decode: dict, spec: dict, bandwidth: float | None, draft_bytes: int | None) -> dict:
+    """The decode phase of a speculating test (``spec``: :func:`pdx.stats.speculation.speculation_stats`):
+    per output token, ``target_passes_per_token`` passes of the target model, each costing what one
+    token costs at the single-token ceiling, and ``drafted_per_token`` passes of the draft model,
+    each reading its weights once (``draft_bytes``; n-gram lookup drafts without a model, and a
+    draft whose size is unknown is left out, and said)."""
+    single = decode["ceiling"]
+    seconds = spec["target_passes_per_token"] / single
+    draft_read = draft_bytes / bandwidth if draft_bytes and bandwidth else None
+    if draft_read:
+        seconds += spec["drafted_per_token"] * draft_read
+    return decode | {"ceiling": 1 / seconds, "speculative": {
+        "single_token_ceiling": single, "target_passes_per_token": spec["target_passes_per_token"],
+        "drafted_per_token": spec["drafted_per_token"], "draft_bytes": draft_bytes,
+        "draft_counted": draft_read is not None}}
+
+
 def judge(entry: dict, measured: float | None, ceiling: float | None, what: str | None) -> None:
     entry["measured"] = measured
     entry["fraction"] = measured / ceiling if measured and ceiling else None
     entry["above_ceiling"] = bool(entry["fraction"] and entry["fraction"] > 1.0)
     if entry["above_ceiling"]:
-        kind = f"{what}-bound " if what else ""
+        kind = ("speculative " if entry.get("speculative") else "") + (f"{what}-bound " if what else "")
         entry["warning"] = (f"measured {measured:.4g} t/s is above the {ceiling:.4g} t/s {kind}ceiling: "
                             "a measurement error or wrong hardware figures, not a result")
 
 
 def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: HardwareFigures,
-                  ubatch: int | None = None) -> dict:
-    """One test's ceilings: each phase's bounds, the test's ceiling, and the fractions reached."""
+                  ubatch: int | None = None, draft_bytes: int | None = None) -> dict:
+    """One test's ceilings: each phase's bounds, the test's ceiling, and the fractions reached. A
+    speculating test's decode ceiling counts its target passes and drafts (:func:`speculative`;
+    ``draft_bytes``: the draft model's size, where it has one)."""
     n_p, n_g, depth, batch = test["n_prompt"], test["n_gen"], test["depth"], test["batch"]
     phases = {}
     if n_p:
         phases["prefill"] = phase(model, hw, "prefill", n_p, depth, batch, ubatch).to_dict()
     if n_g:
         phases["decode"] = phase(model, hw, "decode", n_g, depth + n_p, batch).to_dict()
+        spec = (stats or {}).get("speculation")
+        if spec and phases["decode"]["ceiling"]:
+            phases["decode"] = speculative(phases["decode"], spec, hw.bandwidth, draft_bytes)
     record = {"version": CEILINGS_VERSION, "source": hw.source, "ref": hw.ref, "bandwidth": hw.bandwidth,
               "flops": hw.flops, "flops_dtype": hw.flops_dtype, "phases": phases}
     if model.is_moe:
         record["routing"] = model.routing
+    if "speculative" in phases.get("decode", {}):
+        record["speculative"] = True
     if len(phases) == 1:
         (only,) = phases.values()
         record["ceiling"], record["bound"] = only["ceiling"], only["bound"]
@@ -252,11 +276,11 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
 
 
 def judged(test: dict, stats: dict | None, model: ModelFigures, sources: list[HardwareFigures],
-           ubatch: int | None = None) -> dict:
+           ubatch: int | None = None, draft_bytes: int | None = None) -> dict:
     """One test judged against every set of figures: the lowest ceiling is the record's own
     (its ``source`` says whose), and ``sources`` keeps each judgement, so a rate above the
     probed ceiling is flagged even where the vendor's peak is higher."""
-    records = [test_ceilings(test, stats, model, hw, ubatch) for hw in sources]
+    records = [test_ceilings(test, stats, model, hw, ubatch, draft_bytes) for hw in sources]
     if len(records) == 1:
         return records[0]
     binding = min((r for r in records if r["ceiling"]), key=lambda r: r["ceiling"], default=records[0])

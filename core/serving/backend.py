@@ -243,6 +243,9 @@ class ServerBackend(Backend):
             added = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v and not is_secret_name(k)}
             settings |= {"managed": True, "server_args": shlex.join(self.server_args), "env": added}
             details |= {"server_log": str(log), "server_command": shlex.join(command)}
+            spec = self.speculation(command)
+            if spec:
+                settings["speculation"] = spec
         seen: dict = {}
         models = served_models(self.url, self.config.api_key, seen)
         name = self.config.options.get("model_name") or (models[0]["id"] if models else model.name)
@@ -256,6 +259,24 @@ class ServerBackend(Backend):
             version = identity.pop("version", None)
             details |= identity
         return EngineInfo(engine=self.engine, version=version, settings=settings, details=details)
+
+    def speculation(self, command: list[str]) -> dict | None:
+        """What the started server's command sets of speculative decoding (method, draft model's
+        identity, draft length), recorded with the run; None where it does not speculate. A server
+        that speculates says, per request, what it drafted and accepted in its engine figures
+        (:mod:`pdx.stats.speculation` reads them)."""
+        return None
+
+    @staticmethod
+    def draft_identity(path: str) -> dict:
+        """A draft model as a run records it: its identity, not its path alone."""
+        try:
+            draft = identify(path)
+        except (ModelError, OSError) as exc:
+            raise PdxError(f"cannot read the draft model {path}: {getattr(exc, 'message', exc)}",
+                           "give a GGUF file with -o draft_model=FILE") from None
+        return {"path": path, "name": draft.name, "sha256": draft.sha256, "n_params": draft.n_params,
+                "dtype": draft.dtype, "file_bytes": draft.file_bytes}
 
     def scrape(self) -> prometheus.Series | None:
         if not self.metric_histograms and not self.metric_counters:

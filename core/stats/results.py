@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from pdx.stats import outliers, rates, repetition_tokens, summarize
+from pdx.stats.speculation import speculation_stats
 
 if TYPE_CHECKING:
     from pdx.registry.store import Registry
@@ -94,6 +95,8 @@ def derive_stats(test: dict) -> dict | None:
 
         latency = serving_stats(_records(test), sum(s["ns"] for s in samples))
         stats["serving"] = {k: latency[k] for k in ("requests", "failed", "ttft_ms", "itl_ms", "tpot_ms", "e2el_ms")}
+    if test["kind"] != "pp" and (speculation := speculation_stats(test)):
+        stats["speculation"] = speculation
     return stats
 
 

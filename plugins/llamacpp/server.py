@@ -16,8 +16,9 @@ from pdx.backend import Availability
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.llamacpp.build import version_label
+from pdx.plugins.llamacpp import speculation
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_server
-from pdx.serving.backend import ServerBackend
+from pdx.serving.backend import SERVER_OPTIONS, ServerBackend
 from pdx.serving.managed import HOST
 from pdx.serving.openai import LlamaServerCompletion
 
@@ -29,6 +30,7 @@ class LlamaServer(ServerBackend):
     model_formats = ("gguf",)
     server_name = "llama-server"
     dialect = LlamaServerCompletion()
+    options = SERVER_OPTIONS | speculation.OPTIONS
     binary: Path | None = None  # the llama-server pdx started (server_command)
     api_key_variable = "LLAMA_API_KEY"
     metric_counters = {
@@ -61,7 +63,13 @@ class LlamaServer(ServerBackend):
             raise PdxError("no llama-server binary found", INSTALL_HINT)
         self.binary = binary
         return [str(binary), "-m", model.path, "--host", HOST, "--port", str(port), "--metrics",
-                "-t", str(self.engine_threads())]
+                "-t", str(self.engine_threads()), *speculation.flags(self.config.options)]
+
+    def speculation(self, command: list[str]) -> dict | None:
+        found = speculation.read(command)
+        if found and found.get("draft_model"):
+            found["draft_model"] = self.draft_identity(found["draft_model"])
+        return found
 
     def engine_threads(self) -> int:
         return self.config.threads or 1

@@ -1,0 +1,92 @@
+"""Speculative decoding's arithmetic and llama-server's flags, without an engine (issue 29; the real
+server: tests/test_llamacpp_speculation.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pdx import ceilings, figures
+from pdx.ceilings.roofline import HardwareFigures
+from pdx.errors import PdxError
+from pdx.plugins.llamacpp import speculation
+from pdx.stats.speculation import speculation_stats
+
+
+def _request(drafted, accepted, predicted, role="tg", status="ok"):
+    return {"role": role, "status": status, "n_gen": predicted,
+            "engine": {"timings": {"predicted_n": predicted, "draft_n": drafted, "draft_n_accepted": accepted}}}
+
+
+def test_the_counters_of_every_measured_request_are_summed_and_warm_ups_left_out():
+    test = {"kind": "tg", "requests": [_request(40, 30, 50), _request(20, 10, 50), _request(99, 99, 100, "warmup"),
+                                       _request(9, 9, 9, status="error")]}
+    found = speculation_stats(test)
+    # 60 drafted, 40 accepted, 100 output tokens: 60 target passes, each yielding its accepted drafts and one own
+    assert found == {"drafted": 60, "accepted": 40, "tokens": 100, "acceptance": 40 / 60, "target_passes": 60,
+                     "tokens_per_pass": 100 / 60, "target_passes_per_token": 0.6, "drafted_per_token": 0.6}
+
+
+def test_a_test_before_it_is_stored_reads_its_samples_requests_and_no_counter_means_none():
+    test = {"kind": "tg", "samples": [{"requests": [_request(8, 8, 10)]}, {"requests": [_request(8, 4, 10)]}]}
+    assert speculation_stats(test)["accepted"] == 12
+    plain = {"kind": "tg", "requests": [{"role": "tg", "engine": {"timings": {"predicted_n": 10}}}]}
+    assert speculation_stats(plain) is None
+    assert speculation_stats({"kind": "tg", "requests": [_request(-1, 0, 10)]}) is None  # not a count
+
+
+def test_the_speculative_ceiling_counts_target_passes_and_the_draft_s_reads():
+    # 100 GB/s; the single-token ceiling 50 t/s (a 2 GB target). Per output token: 0.4 target passes
+    # (0.4 / 50 = 8 ms) and 1.2 drafted tokens of a 100 MB draft (1.2 * 1 ms = 1.2 ms): 9.2 ms, 108.7 t/s.
+    decode = {"ceiling": 50.0, "bound": "memory"}
+    spec = {"target_passes_per_token": 0.4, "drafted_per_token": 1.2}
+    found = ceilings.speculative(decode, spec, 100e9, 100_000_000)
+    assert found["ceiling"] == pytest.approx(1 / 0.0092)
+    assert found["speculative"]["single_token_ceiling"] == 50.0 and found["speculative"]["draft_counted"]
+    assert ceilings.speculative(decode, spec, 100e9, None)["ceiling"] == pytest.approx(125.0)  # n-gram: no draft
+
+
+def test_a_rate_above_the_speculative_ceiling_is_still_flagged_and_says_so():
+    hw = HardwareFigures(bandwidth=1e9, flops=1e12, flops_dtype="fp16", source="given", ref="test", label="given")
+    model = ceilings.model_figures({"n_params": 1_000_000, "file_bytes": 2_000_000, "dtype": "F16"})
+    test = {"n_prompt": 0, "n_gen": 100, "depth": 0, "batch": 1}
+    spec = {"speculation": {"target_passes_per_token": 0.5, "drafted_per_token": 0.0}}
+    single = ceilings.test_ceilings(test, {"rate": {"mean": 1.0}}, model, hw)["ceiling"]
+    within = ceilings.test_ceilings(test, spec | {"rate": {"mean": 1.5 * single}}, model, hw)
+    assert within["ceiling"] == pytest.approx(2 * single) and not within["above_ceiling"] and within["speculative"]
+    beyond = ceilings.test_ceilings(test, spec | {"rate": {"mean": 3 * single}}, model, hw)
+    assert beyond["above_ceiling"] and "speculative memory-bound ceiling" in beyond["warning"]
+
+
+def test_the_note_says_what_was_drafted_accepted_and_counted():
+    test = {"name": "tg64", "kind": "tg", "stats": {"speculation": speculation_stats(
+        {"kind": "tg", "requests": [_request(100, 75, 100)]})},
+        "ceilings": {"phases": {"decode": ceilings.speculative({"ceiling": 40.0}, {
+            "target_passes_per_token": 0.25, "drafted_per_token": 1.0}, None, None)}}}
+    (note,) = [n for n in figures.DECODE.notes(test) if n.topic == "speculation"]
+    assert note.text == ("tg64: speculative decoding, 75 of 100 drafted tokens accepted (75%), 4.00 tokens per "
+                         "pass of the target model; its ceiling counts 0.25 target passes (the draft's own reads "
+                         "not counted) per output token, where one token a pass allows 40.0 t/s")
+    assert figures.unshown(test) == []
+
+
+@pytest.mark.parametrize("options, flags", [
+    ({"draft_model": "d.gguf"}, ["--spec-draft-model", "d.gguf", "--spec-type", "draft-simple"]),
+    ({"draft_model": "d.gguf", "spec_type": "draft-eagle3", "draft_max": "8"},
+     ["--spec-draft-model", "d.gguf", "--spec-type", "draft-eagle3", "--spec-draft-n-max", "8"]),
+    ({"spec_type": "ngram-mod"}, ["--spec-type", "ngram-mod"]),
+    ({}, []),
+])
+def test_options_become_llama_server_flags(options, flags):
+    assert speculation.flags(options) == flags
+
+
+def test_the_command_line_says_what_the_run_records():
+    assert speculation.read(["llama-server", "-m", "t.gguf", "-t", "2"]) is None
+    assert speculation.read(["llama-server", "--spec-type", "none", "-md", "d.gguf"]) is None
+    assert speculation.read(["x", "-md", "d.gguf", "--spec-type=draft-simple", "--spec-draft-n-max", "6"]) == {
+        "draft_model": "d.gguf", "method": "draft-simple", "draft_max": 6}
+    unset = speculation.read(["x", "--model-draft", "d.gguf"])  # loaded, and no method: the server's default
+    assert unset["method"] is None and "no --spec-type" in unset["note"]
+    assert speculation.read(["x", "--spec-type", "ngram-simple"]) == {"method": "ngram-simple"}
+    with pytest.raises(PdxError, match="--spec-draft-n-max 'many' is not a whole number"):
+        speculation.read(["x", "--spec-type", "draft-simple", "--spec-draft-n-max", "many"])
