@@ -90,3 +90,12 @@ def test_the_command_line_says_what_the_run_records():
     assert speculation.read(["x", "--spec-type", "ngram-simple"]) == {"method": "ngram-simple"}
     with pytest.raises(PdxError, match="--spec-draft-n-max 'many' is not a whole number"):
         speculation.read(["x", "--spec-type", "draft-simple", "--spec-draft-n-max", "many"])
+
+
+def test_a_sample_s_own_counts_stand_for_its_requests():
+    """In process, a backend counts per sample (Sample.engine["speculation"]); those are read first."""
+    test = {"kind": "tg", "samples": [{"engine": {"speculation": {"drafted": 12, "accepted": 9, "tokens": 16}},
+                                       "requests": [_request(99, 99, 99)]},
+                                      {"engine": {"speculation": {"drafted": 12, "accepted": 3, "tokens": 16}}}]}
+    found = speculation_stats(test)
+    assert (found["drafted"], found["accepted"], found["tokens"], found["target_passes"]) == (24, 12, 32, 20)

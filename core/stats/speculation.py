@@ -1,10 +1,16 @@
 """What speculative decoding did in a test, from the engine's own per-request counters.
 
-A speculating server drafts tokens (a small draft model, n-gram lookup, EAGLE, MTP) and lets one
+A speculating engine drafts tokens (a small draft model, n-gram lookup, EAGLE, MTP) and lets one
 forward pass of the target model verify several: each pass yields the drafts it accepts plus one
-token of its own. llama-server reports each request's ``draft_n`` (tokens drafted) and
-``draft_n_accepted`` in its timings; nothing here is guessed from the rate. From their sums over
-the test's requests (every sample, warm-ups excluded):
+token of its own. Where the counts come from, nothing here guessed from the rate:
+
+- over HTTP, each request's engine figures: llama-server's ``timings`` (``draft_n``,
+  ``draft_n_accepted``, ``predicted_n``);
+- in process (and for servers that count per test, not per request), each sample's engine figures
+  under ``speculation``: ``{"drafted": int, "accepted": int, "tokens": int}`` (tokens: the output
+  tokens those counts cover), as a backend's ``Sample.engine`` carries them.
+
+From their sums over the test (every sample, warm-ups excluded):
 
 - ``acceptance``: accepted / drafted;
 - ``target_passes``: output tokens - accepted (each pass's own token);
@@ -41,12 +47,29 @@ def _counted(request: dict) -> tuple[int, int, int] | None:
     return None
 
 
+# A sample's own counts: the keys a backend sets under Sample.engine["speculation"].
+SAMPLE_KEY, SAMPLE_FIELDS = "speculation", ("drafted", "accepted", "tokens")
+
+
+def _sample_counts(test: dict) -> Iterable[tuple[int, int, int]]:
+    for sample in test.get("samples") or []:
+        counts = (sample.get("engine") or {}).get(SAMPLE_KEY)
+        if isinstance(counts, dict):
+            values = tuple(counts.get(k) for k in SAMPLE_FIELDS)
+            if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+                yield values
+
+
 def speculation_stats(test: dict) -> dict | None:
-    """The test's speculation figures, or None where no request carries speculation counters (an
-    engine that does not speculate, or one that does not say)."""
+    """The test's speculation figures, or None where neither its samples nor its requests carry
+    speculation counters (an engine that does not speculate, or one that does not say). A sample's
+    own counts, where any sample has them, stand for its requests'."""
     drafted = accepted = tokens = 0
     seen = False
-    for request in _requests(test):
+    for counted in _sample_counts(test):
+        seen = True
+        drafted, accepted, tokens = drafted + counted[0], accepted + counted[1], tokens + counted[2]
+    for request in () if seen else _requests(test):
         if request.get("role") == "warmup" or request.get("status", "ok") != "ok":
             continue
         counted = _counted(request)
