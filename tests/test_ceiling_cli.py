@@ -103,3 +103,29 @@ def test_bad_input_is_one_line(args, needles):
 def test_a_model_file_missing_its_head_counts_is_one_line(tmp_path):
     path = _gguf_without_heads(tmp_path / "headless.gguf")
     assert_one_line_error(run_pdx("kv", "-m", str(path)), "KV heads, head dim are missing")
+
+
+def test_the_napkin_form_of_speculative_decoding(tiny_gguf):
+    """`pdx ceiling --accept-length L --draft-tokens K --draft-model SIZE|FILE`: per output token 1/L passes
+    of the target and K/L drafted tokens, each reading the draft's weights once (issue 29)."""
+    common = ("ceiling", "--hardware", "rtx 4090", "--shape", "llama-3.1-8b", "--type", "q4_0", "--json")
+    plain = json.loads(run_pdx(*common).stdout)["decode"]
+    found = json.loads(run_pdx(*common, "--accept-length", "3", "--draft-tokens", "4", "--draft-model", "0.5GB",
+                               "--measured", "300").stdout)
+    decode, bandwidth = found["decode"], found["hardware"]["bandwidth"]
+    assert decode["speculative"]["single_token_ceiling"] == pytest.approx(plain["ceiling"])
+    assert decode["ceiling"] == pytest.approx(1 / ((1 / 3) / plain["ceiling"] + (4 / 3) * 0.5e9 / bandwidth))
+    assert decode["fraction"] == pytest.approx(300 / decode["ceiling"]) and not decode["above_ceiling"]
+    by_file = json.loads(run_pdx(*common, "--accept-length", "2", "--draft-model", str(tiny_gguf)).stdout)["decode"]
+    assert by_file["speculative"]["draft_bytes"] == tiny_gguf.stat().st_size
+    text = run_pdx(*common[:-1], "--accept-length", "2").stdout
+    assert "speculative: 0.50 target passes, the draft's reads not counted per token" in text
+
+
+@pytest.mark.parametrize("args, needles", [
+    (("--draft-model", "1GB"), ("need --accept-length",)),
+    (("--accept-length", "3", "--draft-tokens", "1"), ("fewer than the 2 accepted drafts",)),
+    (("--accept-length", "0.5"), ("--accept-length",)),
+])
+def test_speculation_napkin_bad_input_is_one_line(args, needles):
+    assert_one_line_error(run_pdx("ceiling", "--hardware", "rtx 4090", "--shape", "llama-3.1-8b", *args), *needles)

@@ -7,6 +7,7 @@ benchmark run.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, replace
 
 from pdx import ceilings
@@ -221,14 +222,38 @@ def _this_machine_probe(threads: int | None) -> dict:
     return probe.measure(machine["id"], threads or hardware.default_threads())
 
 
+def speculation(accept_length: float | None, draft_tokens: float | None, draft: str | None) -> dict | None:
+    """The napkin form of speculative decoding: ``accept_length`` tokens per pass of the target (its
+    own token included), ``draft_tokens`` drafted per pass (default: every accepted one, the least
+    drafting that length needs), ``draft``: the draft model, a file or a size (its weights read once
+    per drafted token). None without an accept length."""
+    if accept_length is None:
+        if draft_tokens is not None or draft is not None:
+            raise PdxError("--draft-tokens and --draft-model need --accept-length",
+                           "give the mean tokens each pass of the target yields, e.g. --accept-length 2.5")
+        return None
+    if draft_tokens is not None and draft_tokens < accept_length - 1:
+        raise PdxError(f"--draft-tokens {draft_tokens:g} is fewer than the {accept_length - 1:g} accepted drafts "
+                       f"--accept-length {accept_length:g} needs", "draft at least accept length - 1 tokens a pass")
+    drafted = accept_length - 1 if draft_tokens is None else draft_tokens
+    draft_bytes = None
+    if draft is not None:
+        from pdx.models import identify  # a model file: its size as it lies on disk
+
+        draft_bytes = identify(draft).file_bytes if os.path.exists(draft) else parse_bytes(draft, "--draft-model")
+    return {"accept_length": accept_length, "target_passes_per_token": 1 / accept_length,
+            "drafted_per_token": drafted / accept_length, "draft_bytes": draft_bytes}
+
+
 def ceiling_report(hw: HardwareFigures | list[HardwareFigures], model: ModelFigures, n_prompt: int = 512,
                    depth: int = 0, batch: int = 1, ubatch: int = 512, measured: float | None = None,
-                   measured_pp: float | None = None, n_gen: int = 1) -> dict:
+                   measured_pp: float | None = None, n_gen: int = 1, spec: dict | None = None) -> dict:
     """Decode and prefill ceilings, ridge point, knee batch and measured fractions; with several sets
     of figures, each phase's lowest ceiling is the one reported (its source named) and
     ``sources`` keeps every set's own report."""
     sources = hw if isinstance(hw, list) else [hw]
-    reports = [_one_report(h, model, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen) for h in sources]
+    reports = [_one_report(h, model, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen, spec)
+               for h in sources]
     if len(reports) == 1:
         return reports[0]
     report = dict(reports[0])
@@ -240,11 +265,13 @@ def ceiling_report(hw: HardwareFigures | list[HardwareFigures], model: ModelFigu
 
 
 def _one_report(hw: HardwareFigures, model: ModelFigures, n_prompt: int, depth: int, batch: int, ubatch: int,
-                measured: float | None, measured_pp: float | None, n_gen: int = 1) -> dict:
+                measured: float | None, measured_pp: float | None, n_gen: int = 1, spec: dict | None = None) -> dict:
     if depth and model.kv is None:
         raise PdxError("a depth needs the model's KV dimensions",
                        "give --n-layers, --n-kv-heads and --head-dim, or a model file or shape")
     decode = phase(model, hw, "decode", n_gen, depth, batch).to_dict()
+    if spec and decode["ceiling"]:
+        decode = ceilings.speculative(decode, spec, hw.bandwidth, spec["draft_bytes"])
     prefill = phase(model, hw, "prefill", n_prompt, depth, batch, ubatch).to_dict()
     for entry, value in ((decode, measured), (prefill, measured_pp)):
         ceilings.judge(entry, value, entry["ceiling"], entry["bound"])

@@ -49,11 +49,19 @@ def model_options(func):
 @click.option("-d", "--depth", default=0, show_default=True, type=Integer(min=0, max=MAX_TOKENS), help="Tokens already in the KV cache.")
 @click.option("-b", "--batch", default=1, show_default=True, type=_POSITIVE, help="Sequences at once.")
 @click.option("--ubatch", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens per forward step.")
+@click.option("--accept-length", type=Number(min=1), metavar="L",
+              help="Speculative decoding: mean tokens each pass of the target yields (its own included).")
+@click.option("--draft-tokens", type=Number(min=0), metavar="K",
+              help="Speculative decoding: tokens drafted per pass. [default: L - 1, every draft accepted]")
+@click.option("--draft-model", metavar="FILE|SIZE",
+              help="Speculative decoding: the draft model (a file, or its size, e.g. 0.5GB), read once per drafted "
+                   "token. [default: none counted, as n-gram lookup]")
 @click.option("--measured", type=Number(min=0, min_open=True), help="A measured decode rate (t/s): its fraction.")
 @click.option("--measured-pp", type=Number(min=0, min_open=True), help="A measured prefill rate (t/s).")
 @json_option
 def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_params, experts, experts_used, kv_type,
-            n_prompt, n_gen, depth, batch, ubatch, measured, measured_pp, as_json, **model) -> None:
+            n_prompt, n_gen, depth, batch, ubatch, accept_length, draft_tokens, draft_model, measured, measured_pp,
+            as_json, **model) -> None:
     """Decode and prefill ceilings, ridge point and knee batch for a model on hardware.
 
     --hardware probe judges by this machine's probe; a catalog chip that is this machine is
@@ -66,7 +74,8 @@ def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_param
                             experts_used=experts_used, **model)
     figures, weight_dtype = napkin.model_figures(spec, kv_type)
     hw = napkin.hardware_sources(hardware, bandwidth, flops, dtype or ceilings.compute_dtype(weight_dtype))
-    report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen)
+    spec = napkin.speculation(accept_length, draft_tokens, draft_model)
+    report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen, spec)
     echo_json(report) if as_json else print_ceiling_report(report)
 
 

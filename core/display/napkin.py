@@ -66,6 +66,12 @@ def print_ceiling_report(report: dict) -> None:
         for source, other in sources.items():  # each set of figures' own ceiling, the binding one above
             if other[name].get("ceiling") and source != entry.get("source"):
                 click.echo(f"{'':>9}  {source}: {rate(other[name]['ceiling'])} t/s")
+    counted = dec.get("speculative")
+    if counted:
+        draft = (f", {counted['drafted_per_token']:.2f} drafted tokens of a {_bytes(counted['draft_bytes'])} draft"
+                 if counted["draft_counted"] else ", the draft's reads not counted")
+        click.echo(f"{'spec':>9}  speculative: {counted['target_passes_per_token']:.2f} target passes{draft} per "
+                   f"token; one token a pass allows {rate(counted['single_token_ceiling'])} t/s")
     if report.get("ridge_point"):
         knee = report.get("knee_batch")
         knee_text = f"; decode turns compute-bound at batch ~{knee:.3g}" if knee else "; decode stays memory-bound"
