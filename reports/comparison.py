@@ -76,7 +76,40 @@ def differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
                 "pdx": run["pdx_version"]}
 
     a, b = facts(base), facts(new)
-    return [(key, a[key], b[key]) for key in a if a[key] != b[key]]
+    return [(key, a[key], b[key]) for key in a if a[key] != b[key]] + _speculation_differences(base, new)
+
+
+def _speculation_differences(base: dict, new: dict) -> list[tuple[str, str, str]]:
+    """Where either run speculates: its method, and what each test's drafts did, side by side."""
+    methods = [(run["engine"].get("settings") or {}).get("speculation") for run in (base, new)]
+    if not any(methods):
+        return []
+    said = [speculation_text(m) for m in methods]
+    out = [("speculative decoding", *said)] if said[0] != said[1] else []
+    tests = [{t["name"]: t for t in run["tests"]} for run in (base, new)]
+    for name in dict.fromkeys([*tests[0], *tests[1]]):
+        counts = [((run.get(name) or {}).get("stats") or {}).get("speculation") for run in tests]
+        if any(counts):
+            out.append((f"{name}: drafts accepted", *[accepted_text(c) for c in counts]))
+    return out
+
+
+def speculation_text(method: dict | None) -> str:
+    if not method:
+        return "none"
+    draft = (method.get("draft_model") or {}).get("name")
+    length = method.get("draft_max") or method.get("num_draft_tokens") or method.get("num_speculative_tokens")
+    parts = [method.get("method") or "default method", f"draft {draft}" if draft else "",
+             f"up to {length} drafted" if length else "", "synthetic acceptance" if method.get(
+                 "synthetic_accept_length") else ""]
+    return ", ".join(p for p in parts if p)
+
+
+def accepted_text(counts: dict | None) -> str:
+    if not counts:
+        return "—"
+    share = f" ({counts['acceptance']:.0%})" if counts.get("acceptance") is not None else ""
+    return f"{counts['accepted']:,} of {counts['drafted']:,}{share}, {counts['tokens_per_pass']:.2f} tokens a pass"
 
 
 def change_chart_data(lines: list[Line]) -> list[dict]:

@@ -99,3 +99,22 @@ def test_a_sample_s_own_counts_stand_for_its_requests():
                                       {"engine": {"speculation": {"drafted": 12, "accepted": 3, "tokens": 16}}}]}
     found = speculation_stats(test)
     assert (found["drafted"], found["accepted"], found["tokens"], found["target_passes"]) == (24, 12, 32, 20)
+
+
+def test_a_comparison_sets_speculation_side_by_side():
+    from pdx.reports.comparison import differences
+
+    def run(speculation, counts):
+        stats = {"rate": {"mean": 1.0}} | ({"speculation": counts} if counts else {})
+        return {"hardware": {"name": "h"}, "model": {"name": "m", "sha256": "0" * 64}, "backend": "llamacpp-server",
+                "engine": {"name": "llama.cpp", "settings": {"speculation": speculation} if speculation else {}},
+                "threads": 2, "options": {}, "pdx_version": "0.1.0",
+                "tests": [{"name": "pp16", "stats": {}}, {"name": "tg64", "stats": stats}]}
+
+    counts = speculation_stats({"kind": "tg", "requests": [_request(100, 75, 100)]})
+    plain = run(None, None)
+    drafted = run({"method": "draft-simple", "draft_model": {"name": "tiny"}, "draft_max": 4}, counts)
+    assert differences(plain, drafted) == [
+        ("speculative decoding", "none", "draft-simple, draft tiny, up to 4 drafted"),
+        ("tg64: drafts accepted", "—", "75 of 100 (75%), 4.00 tokens a pass")]
+    assert differences(plain, plain) == []
