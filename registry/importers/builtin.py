@@ -11,8 +11,8 @@ PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep
 @hookimpl
 def pdx_register_importers(register) -> None:
     from pdx.importer import Importer
-    from pdx.registry.importers import (aiperf, guidellm, llama_bench, llama_bench_md, mlx_benchmark, vllm_bench,
-                                       vllm_bench_text)
+    from pdx.registry.importers import (aiperf, guidellm, llama_bench, llama_bench_md, llama_server_log,
+                                       mlx_benchmark, vllm_bench, vllm_bench_text)
 
     def llama_bench_reader(fmt: str):
         return lambda path, text, document, hardware: llama_bench.read(path, text, fmt, document, hardware)
@@ -22,6 +22,10 @@ def pdx_register_importers(register) -> None:
     register(Importer("mlx-lm-benchmark", "mlx_lm.benchmark text output",
                       lambda path, text, document, hardware: mlx_benchmark.read(path, text, hardware),
                       lambda text, document: mlx_benchmark.looks_like(text), priority=20))
+    register(Importer("llama-server-log", "llama-server's log: each request's print_timing lines (prompt eval, "
+                                          "eval, draft acceptance)",
+                      lambda path, text, document, hardware: llama_server_log.read(path, text, hardware),
+                      lambda text, document: document is None and llama_server_log.looks_like(text), priority=25))
     register(Importer("vllm-bench-serve", "vllm bench serve --save-result JSON (--save-detailed: per request)",
                       lambda path, text, document, hardware: vllm_bench.read(path, document, text, hardware),
                       lambda text, document: vllm_bench.looks_like(document), priority=30, json=True))
