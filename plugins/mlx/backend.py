@@ -11,6 +11,7 @@ from pdx.environment import installed_version
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.mlx import settings as mlx_settings
+from pdx.plugins.mlx import speculation
 from pdx.workload import TestSpec
 
 
@@ -33,6 +34,19 @@ def refused_layout(model: ModelInfo) -> ModelError | None:
                           "give an MXFP4 or MLX-converted gpt-oss; a synthetic one: "
                           "`pdx model synth --format hf --type mlx-q8` (or mlx-q4, mlx-lm's own layout)")
     return None
+
+
+def _load(model: ModelInfo):
+    """The model and tokenizer mlx-lm loads from ``model``'s directory, or a one-line error."""
+    from mlx_lm import load as mlx_lm_load
+
+    if refused := refused_layout(model):
+        raise refused
+    try:  # a local directory: mlx-lm looks nothing up on the network for it
+        return mlx_lm_load(model.path)
+    except Exception as exc:  # mlx-lm and transformers fail in many ways on a model they cannot read
+        raise ModelError(f"mlx-lm cannot load {model.path}: {_first_line(exc)}",
+                         "give an MLX or Hugging Face model directory of an architecture mlx-lm supports") from None
 
 
 def mac_chip() -> dict | None:
@@ -68,29 +82,28 @@ class Mlx(Backend):
 
     def load(self, model: ModelInfo) -> EngineInfo:
         mx = self.mx
-        from mlx_lm import load as mlx_lm_load
         from mlx_lm.generate import wired_limit
 
-        from pdx.plugins.mlx.measure import Measure
+        from pdx.plugins.mlx.measure import Draft, Measure
 
         mx.set_default_device(mx.gpu if self.settings.device == "gpu" else mx.cpu)
-        if refused := refused_layout(model):
-            raise refused
-        try:  # a local directory: mlx-lm looks nothing up on the network for it
-            self.model, self.tokenizer = mlx_lm_load(model.path)
-        except Exception as exc:  # mlx-lm and transformers fail in many ways on a model they cannot read
-            raise ModelError(f"mlx-lm cannot load {model.path}: {_first_line(exc)}",
-                             "give an MLX or Hugging Face model directory of an architecture mlx-lm supports") from None
+        spec = self.settings.speculation
+        draft = speculation.draft_info(spec, model) if spec else None  # a bad draft fails before the big load
+        self.model, self.tokenizer = _load(model)
         self.tokenizer.eos_token_ids = set()  # every repetition generates exactly the tokens its test names
         self.wired_limit = wired_limit
         vocab = model.n_vocab or int(getattr(getattr(self.model, "args", None), "vocab_size", 0))
-        self.measure = Measure(mx, self.model, vocab, self.settings.prefill_step_size, self.config.seed)
+        drafting = Draft(_load(draft)[0], spec.num_draft_tokens) if spec else None
+        self.measure = Measure(mx, self.model, vocab, self.settings.prefill_step_size, self.config.seed, drafting)
         versions = {p: installed_version(p) for p in ("mlx", "mlx-lm", "mlx-metal", "mlx-cpu")}
+        decode = "speculative (mlx_lm speculative_generate_step)" if spec else "pipelined (mx.async_eval)"
+        settings = self.settings.to_dict() | {"mlx_lm": versions["mlx-lm"], "decode": decode, "sampler": "argmax"}
+        if spec:
+            settings["speculation"] = speculation.record(spec, draft)
         return EngineInfo(
             engine=self.engine,
             version=versions["mlx"],
-            settings=self.settings.to_dict() | {"mlx_lm": versions["mlx-lm"], "decode": "pipelined (mx.async_eval)",
-                                                "sampler": "argmax"},
+            settings=settings,
             details={
                 "device": self.settings.device,  # where the ceilings look: the chip's GPU, or this CPU's probes
                 "probe_device": f"mlx:{self.settings.device}",  # measured through MLX itself (pdx hw probe --device)
@@ -99,6 +112,14 @@ class Mlx(Backend):
                 "chip": mac_chip(),
             },
         )
+
+    def unsupported(self, test: TestSpec) -> str | None:
+        # Raised, not a reason to skip: a run asked to speculate must not be stored as if its batched
+        # tests were merely left out. The runner asks before the test runs; a run of -b 1,2 still
+        # measures its batch-1 tests first (the backend sees no workload before then).
+        if self.settings.speculation and (refused := speculation.refused_batch(test.batch)):
+            raise refused
+        return super().unsupported(test)
 
     def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
         if self.measure is None:

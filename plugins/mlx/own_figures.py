@@ -8,7 +8,9 @@ first generated token is in hand, so it also holds sampling and the launch of
 the first decode step; its ``generation_tps`` divides the N tokens by the
 time of the N-1 steps after the first (one token too many). Several
 sequences: ``batch_generate``, whose stats count the last prompt token of each
-sequence as generation work.
+sequence as generation work. With a draft model, ``stream_generate`` drafts
+with it too (``draft_model``, ``num_draft_tokens``), so its figures are of the
+same speculative decoding as pdx's.
 """
 
 from __future__ import annotations
@@ -32,12 +34,15 @@ def _stream(measure, tokenizer, test: TestSpec) -> dict:
     from mlx_lm import stream_generate
 
     depth, prompt = _inputs(measure, test)
-    cache = measure.make_cache()
-    if depth is not None:
-        measure.fill(cache, measure.mx.array(depth))
+    cache, draft_cache = measure.caches(None if depth is None else measure.mx.array(depth))
+    drafting = {}
+    if measure.draft:  # mlx-lm splits its prompt cache into the target's layers and then the draft's
+        cache += draft_cache
+        drafting = {"draft_model": measure.draft.model, "num_draft_tokens": measure.draft.num_draft_tokens}
     prompt = measure.mx.array(prompt[0])
     last = None
-    for last in stream_generate(measure.model, tokenizer, prompt, max_tokens=test.n_gen or 1, prompt_cache=cache):
+    for last in stream_generate(measure.model, tokenizer, prompt, max_tokens=test.n_gen or 1, prompt_cache=cache,
+                                **drafting):
         pass
     return {key: float(getattr(last, key)) for key in _KEYS}
 
@@ -65,7 +70,8 @@ def mlx_lm_figures(measure, tokenizer, test: TestSpec, runs: int) -> dict:
     means = {key: statistics.fmean(r[key] for r in done) for key in ("prompt_tps", "generation_tps")}
     meaning = {"pp": "prompt_tps", "tg": "generation_tps", "pg": "prompt_tps and generation_tps"}[test.kind]
     function = "stream_generate" if test.batch == 1 else "batch_generate"
-    return {"function": function, "compare": meaning, "runs": done, **means}
+    drafting = {"num_draft_tokens": measure.draft.num_draft_tokens} if measure.draft else {}
+    return {"function": function, "compare": meaning, "runs": done, **means, **drafting}
 
 
 def own_rates(test: TestSpec, figures: dict) -> dict:

@@ -14,12 +14,13 @@ from dataclasses import asdict, dataclass
 from pdx.backend import Availability, BackendConfig, int_option
 from pdx.environment import installed_version
 from pdx.errors import PdxError
+from pdx.plugins.mlx.speculation import OPTIONS as SPECULATION_OPTIONS, Speculation, from_options
 
 OPTIONS = {
     "device": "gpu (Metal on an Apple Silicon Mac) or cpu (default: gpu where MLX has one, else cpu)",
     "prefill_step_size": "prompt tokens per forward pass in prefill (default 2048, as mlx-lm)",
     "mlx_lm_runs": "runs of mlx-lm's own generate per test, for its prompt_tps/generation_tps (default 1; 0: none)",
-}
+} | SPECULATION_OPTIONS
 ON_MAC = sys.platform == "darwin" and platform.machine() == "arm64"
 INSTALL_HINT = 'pip install "mlx-lm"' if ON_MAC else 'pip install "mlx-lm[cpu]" (MLX\'s CPU backend on Linux)'
 
@@ -29,9 +30,11 @@ class MlxSettings:
     device: str  # "gpu" or "cpu"
     prefill_step_size: int = 2048
     mlx_lm_runs: int = 1
+    # kept out of to_dict: the run records it apart, with the draft's identity (see speculation.record)
+    speculation: Speculation | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "speculation"}
 
 
 def import_mlx():
@@ -77,4 +80,5 @@ def parse_settings(config: BackendConfig, mx) -> MlxSettings:
         device=chosen_device(options, mx),
         prefill_step_size=int_option(options, "prefill_step_size", 2048, 1),
         mlx_lm_runs=int_option(options, "mlx_lm_runs", 1, 0),
+        speculation=from_options(options),
     )
