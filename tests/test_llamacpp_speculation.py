@@ -2,7 +2,8 @@
 the server's own per-request counters, and a decode ceiling that counts it. The same synthetic target
 with (a) a draft of its own weights (greedy: every draft accepted), (b) a draft of other random
 weights (almost none accepted), (c) llama-server's synthetic acceptance (--spec-synth-len: a set mean
-length, between the two), and (d) no speculation. Assertions are on counters and arithmetic, never
+length, between the two) and n-gram lookup (ngram-simple over the generated text, which a random-weight
+model's greedy decode fills with short cycles), and (d) no speculation. Assertions are on counters and arithmetic, never
 on timings: how much faster (a) decodes than (d) is printed by tests/benchmarks/speculation.py."""
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ def models(tmp_path_factory):
     return str(target), str(other)
 
 
-def bench(registry_url, target, *options):
+def bench(registry_url, target, *options, n_gen=48):
     args = [part for option in options for part in ("-o", option)]
-    result = run_pdx("bench", "--backend", "llamacpp-server", "-m", target, "-p", "16", "-n", "48", "-r", "2",
+    result = run_pdx("bench", "--backend", "llamacpp-server", "-m", target, "-p", "16", "-n", str(n_gen), "-r", "2",
                      "--registry", registry_url, "--json", *args)
     assert result.returncode == 0, result.stderr
     (run,) = json.loads(result.stdout)
@@ -43,8 +44,8 @@ def _server_counters(test: dict) -> tuple[int, int, int]:
             sum(t["predicted_n"] for t in timings))
 
 
-def _decode(run: dict) -> dict:
-    return next(t for t in run["tests"] if t["name"] == "tg48")
+def _decode(run: dict, name: str = "tg48") -> dict:
+    return next(t for t in run["tests"] if t["name"] == name)
 
 
 def test_a_draft_of_the_target_s_own_weights_is_accepted_and_judged_by_a_speculative_ceiling(registry_url, models):
@@ -84,6 +85,23 @@ def test_a_draft_of_other_weights_is_rejected_and_synthetic_acceptance_lies_betw
     between = _decode(run)["stats"]["speculation"]
     assert rejected["acceptance"] < between["acceptance"] < 0.95
     assert between["accepted"] == _server_counters(_decode(run))[1]
+
+
+def test_ngram_lookup_drafts_from_the_repetitive_text_it_generates(registry_url, models):
+    target, _ = models
+    # 128 tokens: in 48 the cycles are too few for a 3-gram to find them again
+    run = bench(registry_url, target, "spec_type=ngram-simple", "server_args=--spec-ngram-simple-size-n 3", n_gen=128)
+    spec = run["engine"]["settings"]["speculation"]
+    assert spec["method"] == "ngram-simple" and spec["ngram_size_n"] == 3 and "draft_model" not in spec
+    assert "random token ids" in spec["note"]  # the run says where the repetition it found came from
+    test = _decode(run, "tg128")
+    assert test["status"] == "ok", test["error"]
+    found = test["stats"]["speculation"]
+    assert (found["drafted"], found["accepted"], found["tokens"]) == _server_counters(test)
+    assert found["accepted"] > 0 and found["tokens_per_pass"] > 1
+    counted = test["ceilings"]["phases"]["decode"]["speculative"]
+    assert not counted["draft_counted"]  # no draft model: drafting reads no weights
+    assert not test["ceilings"]["above_ceiling"] and "warning" not in test["ceilings"]
 
 
 def test_without_speculation_nothing_is_recorded_of_it(registry_url, models):

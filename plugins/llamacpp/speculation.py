@@ -30,7 +30,14 @@ _FLAGS = {
     "--spec-draft-n-min": ("draft_min", int),
     "--spec-draft-p-min": ("draft_p_min", float), "--draft-p-min": ("draft_p_min", float),
     "--spec-synth-len": ("synthetic_accept_length", float),
+    "--spec-ngram-simple-size-n": ("ngram_size_n", int), "--spec-ngram-simple-size-m": ("ngram_size_m", int),
+    "--spec-ngram-mod-n-match": ("ngram_match", int),
 }
+# n-gram lookups draft from the text so far; pdx's prompts are random ids (pdx.prompt_stream), so what
+# they find is repetition in what the model itself generates (greedy decoding of a random-weight model
+# falls into short cycles), and a run says so
+NGRAM_NOTE = ("n-gram lookup drafts from the text so far: pdx's prompts are random token ids, so only "
+              "repetition in the generated text is found")
 _OPTION_FLAGS = {"draft_model": "--spec-draft-model", "spec_type": "--spec-type", "draft_max": "--spec-draft-n-max",
                  "spec_synth_len": "--spec-synth-len"}
 
@@ -66,6 +73,8 @@ def read(command: list[str]) -> dict | None:
             return None
         found["method"] = None  # a draft model loaded, and no --spec-type: this llama-server's default decides
         found["note"] = "no --spec-type: the server's default method (none in recent llama-server builds)"
+    if str(found["method"] or "").startswith("ngram"):
+        found["note"] = NGRAM_NOTE
     if "synthetic_accept_length" in found:
         found["note"] = "acceptance set by llama-server's --spec-synth-len, not by the draft"
     return found
