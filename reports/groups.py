@@ -12,6 +12,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pdx.headline import candidate
 from pdx.reports.labels import hardware_label, slug
 from pdx.reports.rows import DECODE, PHASE_OF_KIND, PREFILL, Row, run_rows
 
@@ -47,10 +48,10 @@ def config_slug(run: dict) -> str:
 
 
 def headline_candidates(run: dict) -> list[list]:
-    """[phase, test name, its place in the run] of each depth-0, batch-1 pp and tg test measured."""
+    """[phase, test name, its place in the run] of each test that can be a headline
+    (:func:`pdx.headline.candidate`: a pp or tg test measured at depth 0, batch 1)."""
     return [[phase, test["name"], index] for index, test in enumerate(run["tests"])
-            if (phase := PHASE_OF_KIND.get(test["kind"])) in (PREFILL, DECODE)
-            and test["depth"] == 0 and test["batch"] == 1 and test["status"] == "ok"]
+            if (phase := PHASE_OF_KIND.get(test["kind"])) in (PREFILL, DECODE) and candidate(test)]
 
 
 class HeadlineCounter:

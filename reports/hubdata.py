@@ -9,26 +9,15 @@ token of an empty cache, the slope the KV cache's cost per token of context.
 
 from __future__ import annotations
 
+from pdx import headline
+from pdx.headline import CLASSIC_DECODE, headline_test
 from pdx.reports import groups, labels
 from pdx.stats import linear_fit
-
-CLASSIC_DECODE = "tg128"
-
-
-def _rate(test: dict) -> float | None:
-    stats = test.get("stats") or {}
-    return (stats.get("rate") or {}).get("mean")
-
-
-def _ok(run: dict, kind: str, batch: int | None = None, depth: int | None = None) -> list[dict]:
-    """The measured tests of ``kind`` (at ``batch`` and ``depth`` where given)."""
-    return [t for t in run["tests"] if t["kind"] == kind and t["status"] == "ok" and _rate(t)
-            and (batch is None or t.get("batch", 1) == batch) and (depth is None or t.get("depth", 0) == depth)]
 
 
 def depth_fit(run: dict) -> dict | None:
     xs, ys = [], []
-    for test in _ok(run, "tg", batch=1):
+    for test in headline.measured(run, "tg", batch=1):
         for sample in test.get("samples") or []:
             xs.append(test["depth"] + test["n_gen"] / 2)
             ys.append(sample["ns"] / 1e9 / test["n_gen"])
@@ -36,21 +25,20 @@ def depth_fit(run: dict) -> dict | None:
 
 
 def _decode(run: dict) -> dict | None:
-    tests = _ok(run, "tg", batch=1, depth=0)
-    if not tests:
+    test = headline_test(run, "tg")
+    if test is None:
         return None
-    test = next((t for t in tests if t["name"] == CLASSIC_DECODE), tests[0])
     samples = test.get("samples") or []
-    per_token = (sum(s["ns"] for s in samples) / len(samples) / 1e9 / test["n_gen"]) if samples else 1 / _rate(test)
-    return {"test": test["name"], "n_gen": test["n_gen"], "rate": _rate(test), "per_token_s": per_token}
+    rate = headline.rate(test)
+    per_token = (sum(s["ns"] for s in samples) / len(samples) / 1e9 / test["n_gen"]) if samples else 1 / rate
+    return {"test": test["name"], "n_gen": test["n_gen"], "rate": rate, "per_token_s": per_token}
 
 
 def _prefill(run: dict) -> dict | None:
-    tests = _ok(run, "pp", batch=1, depth=0)
-    if not tests:
+    test = headline_test(run, "pp")
+    if test is None:
         return None
-    test = max(tests, key=lambda t: t["n_prompt"])
-    return {"test": test["name"], "n_prompt": test["n_prompt"], "rate": _rate(test)}
+    return {"test": test["name"], "n_prompt": test["n_prompt"], "rate": headline.rate(test)}
 
 
 def headline_figures(run: dict) -> tuple[dict | None, dict | None]:
@@ -78,13 +66,13 @@ def estimable(run: dict) -> bool:
 
 def classic_test(run: dict) -> dict | None:
     """The run's test of the classic table (tg128 at depth 0, batch 1), measured."""
-    return next((t for t in _ok(run, "tg", batch=1, depth=0) if t["name"] == CLASSIC_DECODE), None)
+    return next((t for t in headline.measured(run, "tg", batch=1, depth=0) if t["name"] == CLASSIC_DECODE), None)
 
 
 def _batches(run: dict, decode: dict) -> list[dict]:
     """Per-sequence decode rate by batch: batch 1 and every batched test of the same length."""
     found = {1: decode["rate"]}
-    for test in _ok(run, "tg", depth=0):
+    for test in headline.measured(run, "tg", depth=0):
         if test["batch"] > 1 and test["n_gen"] == decode["n_gen"]:
             found[test["batch"]] = test["stats"]["per_sequence_rate"]
     return [{"batch": b, "per_sequence_rate": r} for b, r in sorted(found.items())]
@@ -158,7 +146,7 @@ def decode_vs_ceiling(runs: list[dict], links) -> list[dict]:
             continue
         ceilings = test.get("ceilings") or {}
         ceiling = ceilings.get("ceiling")
-        measured = _rate(test)
+        measured = headline.rate(test)
         rows[key] = {"chip": chip_name(run), "chip_page": chip_page(run, links.root), "model": run["model"]["name"],
                      "model_page": links.model(run), "backend": run["backend"],
                      "bandwidth": (run.get("ceiling_basis") or {}).get("bandwidth"), "ceiling": ceiling,

@@ -14,6 +14,7 @@ from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_
 from pdx.display.tables import Fitted, fit
 from pdx.display.text import SafeConsole
 from pdx.figures import Column
+from pdx.headline import headline_test, rate
 from pdx.units import human_bytes, human_count
 
 
@@ -159,11 +160,9 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
 
 
 def _headline(run: dict, kind: str) -> str:
-    """The first successful test of a kind, as 'tg128 95.5'."""
-    for test in run["tests"]:
-        if test["kind"] == kind and test["status"] == "ok" and test.get("stats"):
-            return f"{test['name']} {test['stats']['rate']['mean']:.1f}"
-    return ""
+    """The run's headline test of a kind (:mod:`pdx.headline`), as 'tg128 95.5'."""
+    test = headline_test(run, kind)
+    return f"{test['name']} {rate(test):.1f}" if test else ""
 
 
 def runs_table(runs: list[dict]) -> Table:
