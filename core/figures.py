@@ -278,6 +278,9 @@ def _speculation_notes(test: dict) -> list[Note]:
                  else " (the draft's own reads not counted)")
         text += (f"; its ceiling counts {counted['target_passes_per_token']:.2f} target passes{draft} per output "
                  f"token, where one token a pass allows {counted['single_token_ceiling']:,.1f} t/s")
+    itl = ((test.get("stats") or {}).get("serving") or {}).get("itl_ms")
+    if itl and itl.get("p99") is not None:  # a pass's accepted drafts arrive together: gaps near 0, then one long
+        text += f"; tokens arrive in bursts: ITL p50 {itl['p50']:.2f} ms, p99 {itl['p99']:.2f} ms"
     return [Note("speculation", test["name"], text)]
 
 

@@ -70,8 +70,11 @@ def test_a_draft_of_the_target_s_own_weights_is_accepted_and_judged_by_a_specula
     assert not ceilings["above_ceiling"] and "warning" not in ceilings
     pp = next(t for t in run["tests"] if t["name"] == "pp16")
     assert "speculation" not in pp["stats"]  # prefill drafts nothing
-    shown = run_pdx("show", run["id"], "--registry", registry_url, env={"COLUMNS": "300"}).stdout
+    shown = run_pdx("show", run["id"], "--registry", registry_url, env={"COLUMNS": "1000"}).stdout
     assert f"tg48: speculative decoding, {accepted:,} of {drafted:,} drafted tokens accepted" in shown
+    itl = test["stats"]["serving"]["itl_ms"]  # several tokens a pass: most gaps short, each pass's one long
+    assert f"tokens arrive in bursts: ITL p50 {itl['p50']:.2f} ms, p99 {itl['p99']:.2f} ms" in shown
+    assert itl["p50"] < itl["p99"]
 
 
 def test_a_draft_of_other_weights_is_rejected_and_synthetic_acceptance_lies_between(registry_url, models):
