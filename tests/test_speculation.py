@@ -87,7 +87,8 @@ def test_the_command_line_says_what_the_run_records():
         "draft_model": "d.gguf", "method": "draft-simple", "draft_max": 6}
     unset = speculation.read(["x", "--model-draft", "d.gguf"])  # loaded, and no method: the server's default
     assert unset["method"] is None and "no --spec-type" in unset["note"]
-    assert speculation.read(["x", "--spec-type", "ngram-simple"]) == {"method": "ngram-simple"}
+    assert speculation.read(["x", "--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3"]) == {
+        "method": "ngram-simple", "ngram_size_n": 3, "note": speculation.NGRAM_NOTE}
     with pytest.raises(PdxError, match="--spec-draft-n-max 'many' is not a whole number"):
         speculation.read(["x", "--spec-type", "draft-simple", "--spec-draft-n-max", "many"])
 
