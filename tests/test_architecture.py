@@ -34,8 +34,9 @@ def _owner(name: str) -> str | None:
     return name or None
 
 
-def imports_of(module: str) -> set[str]:
-    """Our modules that ``module`` imports anywhere in its body, except under ``if TYPE_CHECKING``."""
+def imports_of(module: str, source: str | None = None) -> set[str]:
+    """Our modules that ``module`` imports anywhere in its body (its file's, or ``source`` read as
+    if it were its file), except under ``if TYPE_CHECKING``."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
@@ -56,7 +57,7 @@ def imports_of(module: str) -> set[str]:
                 found.update(filter(None, (_owner(f"{base}.{a.name}") or _owner(base) for a in child.names)))
             visit(child)
 
-    visit(ast.parse(path.read_text()))
+    visit(ast.parse(path.read_text() if source is None else source))
     return found - {module}
 
 

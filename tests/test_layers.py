@@ -1,0 +1,94 @@
+"""shared/DESIGN.md's layers, bottom up: each module imports only from its own layer and those below
+(contract < domain < registry < measure < reports and display < api < cli), counting lazy imports
+inside functions too. The imports that still point up are listed below, each with what removing it
+takes; a new one fails, and so does a listed one that is gone (the list only shrinks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_architecture import MODULES, imports_of
+
+LAYERS = ("contract", "domain", "registry", "measure", "reports", "api", "cli")
+# A module's layer is that of its longest prefix here. "pdx" itself is its __init__ (the version
+# and the hookimpl marker) only: a new top-level module needs its own line.
+LAYER_OF = {
+    "pdx": "contract", "pdx.errors": "contract", "pdx.backend": "contract", "pdx.hookspecs": "contract",
+    "pdx.plugin_manager": "contract", "pdx.importer": "contract", "pdx.units": "contract", "pdx.numbers": "contract",
+    "pdx.paths": "contract", "pdx.files": "contract", "pdx.secrets": "contract", "pdx.workers": "contract",
+    "pdx.stats": "domain", "pdx.ceilings": "domain", "pdx.models": "domain", "pdx.hardware": "domain",
+    "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",
+    "pdx.prompt_stream": "domain", "pdx.adaptive": "domain",
+    "pdx.registry": "registry",
+    "pdx.runner": "measure", "pdx.conditions": "measure", "pdx.environment": "measure", "pdx.plugins": "measure",
+    "pdx.hardware.probe": "measure", "pdx.hardware.probe_child": "measure", "pdx.hardware.detect": "measure",
+    "pdx.serving.backend": "measure", "pdx.serving.generic": "measure", "pdx.serving.http_stream": "measure",
+    "pdx.serving.load": "measure", "pdx.serving.managed": "measure", "pdx.serving.openai": "measure",
+    "pdx.serving.runs": "measure",
+    "pdx.stats.results": "reports", "pdx.stats.gate": "reports", "pdx.stats.compare": "reports",
+    "pdx.reports": "reports", "pdx.display": "reports", "pdx.figures": "reports",
+    "pdx.api": "api", "pdx.rerun": "api", "pdx.contrib": "api", "pdx.testing": "api",
+    "pdx.cli": "cli", "pdx.__main__": "cli",
+}
+# Upward imports there still are: (importer, imported): what removing it takes.
+KNOWN_UPWARD = {
+    ("pdx.ceilings", "pdx.hardware.probe"): "ceilings.resolve runs or reads the probes; the api should hand it "
+                                            "their figures",
+    ("pdx.ceilings.napkin", "pdx.hardware.probe"): "pdx ceiling on this machine probes it; the same",
+    ("pdx.ceilings.imported", "pdx.stats.results"): "an imported run's ceilings judge its derived stats; "
+                                                    "derive_stats belongs in the domain, its readers above",
+    ("pdx.importer", "pdx.registry.bundle"): "the importer facade plugin authors use re-exports registry helpers; "
+                                             "their types belong in the contract, the helpers stay",
+    ("pdx.importer", "pdx.registry.importers.common"): "the same",
+    ("pdx.plugin_manager", "pdx.synth.quantizers"): "the quantizer extension kind's type lives with the synth "
+                                                    "package; it belongs in the contract",
+    ("pdx.registry.store", "pdx.environment"): "the store ids an environment with environment_id, which lives "
+                                               "with the code that reads the machine",
+    ("pdx.reports.bundle_site", "pdx.contrib.folder"): "a site from a hub folder reads and checks its files "
+                                                       "with the hub's own reader; the reader belongs below",
+    ("pdx.reports.bundle_site", "pdx.contrib.verify"): "publish --bundles verifies first; the publish use case "
+                                                       "(api) should call verify, then build",
+}
+
+
+def layer_of(module: str) -> str:
+    name = module
+    while name not in LAYER_OF:
+        name = name.rpartition(".")[0]
+        if name == "pdx" and module != "pdx":
+            raise KeyError(f"{module}: no layer (add it to LAYER_OF)")
+    return LAYER_OF[name]
+
+
+def upward(module: str, imported: set[str]) -> set[tuple[str, str]]:
+    """The imports of ``module`` that point to a higher layer."""
+    mine = LAYERS.index(layer_of(module))
+    return {(module, target) for target in imported
+            if not target.startswith(module + ".") and LAYERS.index(layer_of(target)) > mine}
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        assert layer_of(module) in LAYERS
+
+
+def test_no_new_upward_import_and_the_known_ones_are_still_there():
+    found = set().union(*(upward(m, imports_of(m)) for m in MODULES))
+    new = sorted(f"{a} ({layer_of(a)}) imports {b} ({layer_of(b)})" for a, b in found - set(KNOWN_UPWARD))
+    assert not new, f"imports that point up a layer: {new}"
+    gone = sorted(set(KNOWN_UPWARD) - found)
+    assert not gone, f"no longer imported, take them off KNOWN_UPWARD: {gone}"
+
+
+@pytest.mark.parametrize("planted, target", [
+    ("from pdx.cli import main", "pdx.cli"),
+    ("def later():\n    from pdx.stats.results import derive_stats", "pdx.stats.results"),  # lazy counts too
+])
+def test_a_planted_upward_import_is_found(planted, target):
+    source = MODULES["pdx.registry.store"].read_text() + "\n\n" + planted + "\n"
+    assert ("pdx.registry.store", target) in upward("pdx.registry.store", imports_of("pdx.registry.store", source))
+
+
+def test_an_import_under_type_checking_is_no_import():
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pdx.api import run_bench\n"
+    assert not upward("pdx.registry.store", imports_of("pdx.registry.store", source))
