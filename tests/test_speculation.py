@@ -9,7 +9,7 @@ from pdx import ceilings, figures
 from pdx.ceilings.roofline import HardwareFigures
 from pdx.errors import PdxError
 from pdx.plugins.llamacpp import speculation
-from pdx.stats.speculation import speculation_stats
+from pdx.stats.speculation import NGRAM_NOTE, speculation_stats
 
 
 def _request(drafted, accepted, predicted, role="tg", status="ok"):
@@ -119,3 +119,31 @@ def test_a_comparison_sets_speculation_side_by_side():
         ("speculative decoding", "none", "draft-simple, draft tiny, up to 4 drafted"),
         ("tg64: drafts accepted", "—", "75 of 100 (75%), 4.00 tokens a pass")]
     assert differences(plain, plain) == []
+
+
+def test_a_vllm_serve_command_line_says_what_the_run_records():
+    from pdx.plugins.vllm import speculation as vllm_speculation
+
+    assert vllm_speculation.read(["vllm", "serve", "m", "--port", "8000"]) is None
+    ngram = '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 5}'
+    assert vllm_speculation.read(["vllm", "serve", "m", "--speculative-config", ngram]) == {
+        "method": "ngram", "draft_max": 4, "ngram_max": 5, "note": NGRAM_NOTE}
+    inline = '--speculative_config={"model": "d", "num_speculative_tokens": 2}'
+    drafted = vllm_speculation.read(["vllm", "serve", "m", inline])
+    assert drafted == {"method": "draft_model", "draft_model": "d", "draft_max": 2}
+    assert vllm_speculation.flags({"speculative_config": ngram}) == ["--speculative-config", ngram]
+    with pytest.raises(PdxError, match="-o speculative_config: not JSON"):
+        vllm_speculation.flags({"speculative_config": "{method: ngram"})
+    with pytest.raises(PdxError, match="give a JSON object, not list"):
+        vllm_speculation.read(["vllm", "serve", "m", "--speculative-config", "[1]"])
+
+
+def test_vllm_s_counters_become_a_sample_s_counts_only_where_it_speculates():
+    from pdx.plugins.vllm.speculation import counts
+
+    figures = {"spec_decode_draft_tokens": 110.0, "spec_decode_accepted_tokens": 60.0, "generation_tokens": 129.0}
+    assert counts(figures, True) == {"drafted": 110, "accepted": 60, "tokens": 129}
+    assert counts(figures, False) == {"drafted": 110, "accepted": 60, "tokens": 129}  # a --url server that drafts
+    idle = {"spec_decode_draft_tokens": 0.0, "generation_tokens": 129.0}
+    assert counts(idle, False) is None and counts({"generation_tokens": 129.0}, True) is None
+    assert counts(idle, True) == {"drafted": 0, "accepted": 0, "tokens": 129}  # speculating, nothing drafted

@@ -31,6 +31,7 @@ from pdx.serving.openai import TIMEOUT_RULE, CompletionsClient, OpenAICompletion
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed, TokensInOneBurst
 from pdx.serving.runs import matrix_sample, scenario_sample
+from pdx.stats.speculation import draft_identity
 from pdx.workload import TestSpec
 
 # A pp/tg sample whose tokens all arrived in one read is sent again this many times, on fresh prompts,
@@ -267,16 +268,16 @@ class ServerBackend(Backend):
         (:mod:`pdx.stats.speculation` reads them)."""
         return None
 
+    def speculation_counts(self, figures: dict) -> dict | None:
+        """What the server drafted and accepted over one sample (``{"drafted", "accepted", "tokens"}``),
+        from its scraped figures, for a server that counts speculation in /metrics rather than per
+        request; None where it says nothing of it."""
+        return None
+
     @staticmethod
     def draft_identity(path: str) -> dict:
-        """A draft model as a run records it: its identity, not its path alone."""
-        try:
-            draft = identify(path)
-        except (ModelError, OSError) as exc:
-            raise PdxError(f"cannot read the draft model {path}: {getattr(exc, 'message', exc)}",
-                           "give a GGUF file with -o draft_model=FILE") from None
-        return {"path": path, "name": draft.name, "sha256": draft.sha256, "n_params": draft.n_params,
-                "dtype": draft.dtype, "file_bytes": draft.file_bytes}
+        """A draft model as a run records it (:func:`pdx.stats.speculation.draft_identity`)."""
+        return draft_identity(path)
 
     def scrape(self) -> prometheus.Series | None:
         if not self.metric_histograms and not self.metric_counters:
@@ -298,6 +299,9 @@ class ServerBackend(Backend):
         before = self.scrape()
         sample, failed = make()
         sample.engine |= self.server_figures(before, self.scrape())
+        counts = self.speculation_counts(sample.engine)
+        if counts:
+            sample.engine["speculation"] = counts
         return sample, failed
 
     def unsupported(self, test) -> str | None:

@@ -23,6 +23,27 @@ from __future__ import annotations
 
 from typing import Iterable
 
+# n-gram lookups draft from the text so far; pdx's prompts are random ids (pdx.prompt_stream), so what
+# they find is repetition in what the model itself generates (greedy decoding of a random-weight model
+# falls into short cycles): a run that speculates so says it with this note
+NGRAM_NOTE = ("n-gram lookup drafts from the text so far: pdx's prompts are random token ids, so only "
+              "repetition in the generated text is found")
+
+def draft_identity(path: str) -> dict:
+    """A draft model as a run records it (``settings["speculation"]["draft_model"]``): its identity,
+    not its path alone; the decode ceiling reads its ``file_bytes``."""
+    from pdx.errors import ModelError, PdxError
+    from pdx.models import identify  # models reads files: only a speculating run with a draft needs it
+
+    try:
+        draft = identify(path)
+    except (ModelError, OSError) as exc:
+        raise PdxError(f"cannot read the draft model {path}: {getattr(exc, 'message', exc)}",
+                       "give the draft model's file or directory as the engine takes it") from None
+    return {"path": path, "name": draft.name, "sha256": draft.sha256, "n_params": draft.n_params,
+            "dtype": draft.dtype, "file_bytes": draft.file_bytes}
+
+
 # A request's counters under its engine figures: (where, drafted, accepted, output tokens).
 COUNTERS = (("timings", "draft_n", "draft_n_accepted", "predicted_n"),)
 

@@ -12,6 +12,7 @@ and recorded as such.
 from __future__ import annotations
 
 from pdx.errors import PdxError
+from pdx.stats.speculation import NGRAM_NOTE
 
 OPTIONS = {
     "draft_model": "speculative decoding: the draft model (GGUF) llama-server drafts with (--spec-draft-model)",
@@ -33,11 +34,7 @@ _FLAGS = {
     "--spec-ngram-simple-size-n": ("ngram_size_n", int), "--spec-ngram-simple-size-m": ("ngram_size_m", int),
     "--spec-ngram-mod-n-match": ("ngram_match", int),
 }
-# n-gram lookups draft from the text so far; pdx's prompts are random ids (pdx.prompt_stream), so what
-# they find is repetition in what the model itself generates (greedy decoding of a random-weight model
-# falls into short cycles), and a run says so
-NGRAM_NOTE = ("n-gram lookup drafts from the text so far: pdx's prompts are random token ids, so only "
-              "repetition in the generated text is found")
+
 _OPTION_FLAGS = {"draft_model": "--spec-draft-model", "spec_type": "--spec-type", "draft_max": "--spec-draft-n-max",
                  "spec_synth_len": "--spec-synth-len"}
 

@@ -15,19 +15,26 @@ import itertools
 import json
 import os
 import time
+from pathlib import Path
 from typing import Iterator, Mapping
 
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
+from pdx.plugins.vllm import speculation
 from pdx.plugins.vllm.locate import availability, engine_env, vllm_version
 from pdx.prompt_stream import PromptStream
 from pdx.serving.load import Planned
 from pdx.serving.records import RequestRecord
 from pdx.serving.runs import check_records, depth_request, matrix_requests, sample_from_records
+from pdx.stats.speculation import draft_identity
 from pdx.workload import TestSpec
 
 _ENGINE_TIMES = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts", "first_token_latency")
+# pdx name -> the engine's counter (LLM.get_metrics), read before and after each sample
+_COUNTERS = {"prefix_cache_queries": "vllm:prefix_cache_queries", "prefix_cache_hits": "vllm:prefix_cache_hits",
+             "spec_decode_draft_tokens": "vllm:spec_decode_num_draft_tokens",
+             "spec_decode_accepted_tokens": "vllm:spec_decode_num_accepted_tokens"}
 
 
 def _reason(exc: BaseException) -> str:
@@ -62,6 +69,7 @@ class VllmOffline(Backend):
             raise PdxError("-o engine_args: give a JSON object of vllm.LLM keyword arguments")
         self.llm = None
         self._env_set: dict[str, str] = {}
+        self.speculating = False  # load() was given a speculative_config
         self.prompts = PromptStream(config.seed)
         self._ids = itertools.count()
 
@@ -74,6 +82,7 @@ class VllmOffline(Backend):
         os.environ.update(self._env_set)
         from vllm import LLM
 
+        spec = speculation.offline_config(self.engine_args)
         kwargs = {"enable_prefix_caching": True, "seed": self.config.seed} | self.engine_args
         kwargs |= {"model": model.path, "disable_log_stats": False}
         try:
@@ -83,17 +92,23 @@ class VllmOffline(Backend):
         self.prompts = PromptStream(self.config.seed, model.n_vocab or None)
         settings = {k: v for k, v in kwargs.items() if k != "model"} | {"mode": "offline"}
         env = {k: os.environ[k] for k in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_ENABLE_V1_MULTIPROCESSING") if k in os.environ}
+        self.speculating = spec is not None
+        if spec:
+            settings["speculation"] = speculation.recorded(spec)
+            draft = settings["speculation"].get("draft_model")
+            if draft and Path(draft).exists():
+                settings["speculation"]["draft_model"] = draft_identity(draft)
         return EngineInfo(engine=self.engine, version=vllm_version(), settings=settings | {"env": env},
                           details=_device())
 
-    def _prefix_counters(self) -> tuple[float, float] | None:
+    def _counters(self) -> dict[str, float]:
+        """The engine's counters of :data:`_COUNTERS` that it has, by pdx's names."""
         try:
             metrics = self.llm.get_metrics()
         except Exception:
-            return None
+            return {}
         found = {m.name: getattr(m, "value", None) for m in metrics}
-        queries, hits = found.get("vllm:prefix_cache_queries"), found.get("vllm:prefix_cache_hits")
-        return (queries, hits) if queries is not None and hits is not None else None
+        return {label: found[name] for label, name in _COUNTERS.items() if isinstance(found.get(name), (int, float))}
 
     def generate(self, planned: list[Planned]) -> list[RequestRecord]:
         """Add the requests together, step the engine, and record every token's arrival."""
@@ -147,17 +162,20 @@ class VllmOffline(Backend):
             try:
                 if (fill := depth_request(prompts)) is not None:  # decoded untimed, kept by the prefix cache
                     check_records(self.generate([fill]), test.name)
-                before = self._prefix_counters()
+                before = self._counters()
                 records = self.generate(matrix_requests(test, prompts))
-                after = self._prefix_counters()
+                after = self._counters()
             except PdxError:  # a failed request: its own message, its records stored
                 raise
             except Exception as exc:
                 raise PdxError(f"{test.name}: vLLM failed: {_reason(exc)}") from None
             check_records(records, test.name)
             sample = sample_from_records(test, records)
-            if before and after:
-                sample.engine = {"prefix_cache_queries": after[0] - before[0], "prefix_cache_hits": after[1] - before[1]}
+            sample.engine = {label: after[label] - before[label] for label in after if label in before}
+            generated = {"generation_tokens": sum(r.n_gen for r in records)}  # the first token's too, as vLLM counts
+            drafted = speculation.counts(sample.engine | generated, self.speculating)
+            if drafted:
+                sample.engine["speculation"] = drafted
             if i >= warmup:
                 yield sample
 

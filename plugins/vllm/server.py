@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pdx.backend import Availability
 from pdx.models import ModelInfo
+from pdx.plugins.vllm import speculation
 from pdx.plugins.vllm.locate import availability, engine_env, vllm_command, vllm_version
-from pdx.serving.backend import ServerBackend
+from pdx.serving.backend import SERVER_OPTIONS, ServerBackend
 from pdx.serving.managed import HOST
 
 
@@ -19,6 +22,8 @@ class VllmServer(ServerBackend):
     extra_body = {"return_token_ids": True}
     api_key_variable = "VLLM_API_KEY"
     in_process = "vllm"
+    options = SERVER_OPTIONS | speculation.OPTIONS
+    speculating = False  # the started server's command speculates (speculation)
     metric_histograms = {
         "ttft": "vllm:time_to_first_token_seconds",
         "itl": "vllm:inter_token_latency_seconds",
@@ -33,7 +38,7 @@ class VllmServer(ServerBackend):
         "generation_tokens": "vllm:generation_tokens_total",
         "prefix_cache_queries": "vllm:prefix_cache_queries_total",
         "prefix_cache_hits": "vllm:prefix_cache_hits_total",
-    }
+    } | speculation.COUNTERS
 
     def reported_prefill_s(self, figures: dict) -> float | None:
         return (figures.get("prefill") or {}).get("sum_s")
@@ -43,7 +48,18 @@ class VllmServer(ServerBackend):
         return availability()
 
     def server_command(self, model: ModelInfo, port: int) -> list[str]:
-        return [*vllm_command(), "serve", model.path, "--host", HOST, "--port", str(port)]
+        return [*vllm_command(), "serve", model.path, "--host", HOST, "--port", str(port),
+                *speculation.flags(self.config.options)]
+
+    def speculation(self, command: list[str]) -> dict | None:
+        found = speculation.read(command)
+        if found and found.get("draft_model") and Path(found["draft_model"]).exists():
+            found["draft_model"] = self.draft_identity(found["draft_model"])
+        self.speculating = found is not None
+        return found
+
+    def speculation_counts(self, figures: dict) -> dict | None:
+        return speculation.counts(figures, self.speculating)
 
     def server_env(self) -> dict:
         return engine_env(super().server_env())
