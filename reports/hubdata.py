@@ -10,7 +10,7 @@ token of an empty cache, the slope the KV cache's cost per token of context.
 from __future__ import annotations
 
 from pdx import headline
-from pdx.headline import CLASSIC_DECODE, headline_test
+from pdx.headline import CLASSIC_DECODE
 from pdx.reports import groups, labels
 from pdx.stats import linear_fit
 
@@ -25,7 +25,7 @@ def depth_fit(run: dict) -> dict | None:
 
 
 def _decode(run: dict) -> dict | None:
-    test = headline_test(run, "tg")
+    test = headline.headline_test(run, "tg")
     if test is None:
         return None
     samples = test.get("samples") or []
@@ -35,7 +35,7 @@ def _decode(run: dict) -> dict | None:
 
 
 def _prefill(run: dict) -> dict | None:
-    test = headline_test(run, "pp")
+    test = headline.headline_test(run, "pp")
     if test is None:
         return None
     return {"test": test["name"], "n_prompt": test["n_prompt"], "rate": headline.rate(test)}

@@ -40,7 +40,12 @@ def draft_identity(path: str) -> dict:
     except (ModelError, OSError) as exc:
         raise PdxError(f"cannot read the draft model {path}: {getattr(exc, 'message', exc)}",
                        "give the draft model's file or directory as the engine takes it") from None
-    return {"path": path, "name": draft.name, "sha256": draft.sha256, "n_params": draft.n_params,
+    return draft_record(draft)
+
+
+def draft_record(draft) -> dict:
+    """What a run records of a draft model already identified (a :class:`pdx.models.ModelInfo`)."""
+    return {"path": draft.path, "name": draft.name, "sha256": draft.sha256, "n_params": draft.n_params,
             "dtype": draft.dtype, "file_bytes": draft.file_bytes}
 
 

@@ -14,6 +14,7 @@ from typing import Iterable
 from pdx.backend import int_option
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
+from pdx.stats.speculation import draft_record
 
 # mlx_lm.generate's and mlx_lm.server's own default (speculative_generate_step's bare default, 2, is
 # what neither of mlx-lm's commands uses)
@@ -64,9 +65,7 @@ def draft_info(spec: Speculation, target: ModelInfo) -> ModelInfo:
 def record(spec: Speculation, draft: ModelInfo) -> dict:
     """What a run records of speculation (``engine.settings["speculation"]``): the draft by its
     identity, not its path alone (the shape llama-server's runs record)."""
-    identity = {"path": draft.path, "name": draft.name, "sha256": draft.sha256, "n_params": draft.n_params,
-                "dtype": draft.dtype, "file_bytes": draft.file_bytes}
-    return {"method": METHOD, "draft_model": identity, "num_draft_tokens": spec.num_draft_tokens}
+    return {"method": METHOD, "draft_model": draft_record(draft), "num_draft_tokens": spec.num_draft_tokens}
 
 
 def refused_batch(batch: int) -> PdxError | None:

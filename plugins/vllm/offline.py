@@ -15,7 +15,6 @@ import itertools
 import json
 import os
 import time
-from pathlib import Path
 from typing import Iterator, Mapping
 
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
@@ -27,7 +26,6 @@ from pdx.prompt_stream import PromptStream
 from pdx.serving.load import Planned
 from pdx.serving.records import RequestRecord
 from pdx.serving.runs import check_records, depth_request, matrix_requests, sample_from_records
-from pdx.stats.speculation import draft_identity
 from pdx.workload import TestSpec
 
 _ENGINE_TIMES = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts", "first_token_latency")
@@ -95,9 +93,6 @@ class VllmOffline(Backend):
         self.speculating = spec is not None
         if spec:
             settings["speculation"] = speculation.recorded(spec)
-            draft = settings["speculation"].get("draft_model")
-            if draft and Path(draft).exists():
-                settings["speculation"]["draft_model"] = draft_identity(draft)
         return EngineInfo(engine=self.engine, version=vllm_version(), settings=settings | {"env": env},
                           details=_device())
 

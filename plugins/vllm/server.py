@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pdx.backend import Availability
 from pdx.models import ModelInfo
 from pdx.plugins.vllm import speculation
@@ -53,8 +51,6 @@ class VllmServer(ServerBackend):
 
     def speculation(self, command: list[str]) -> dict | None:
         found = speculation.read(command)
-        if found and found.get("draft_model") and Path(found["draft_model"]).exists():
-            found["draft_model"] = self.draft_identity(found["draft_model"])
         self.speculating = found is not None
         return found
 

@@ -14,9 +14,10 @@ change over that sample (one request at a time in pdx's pp/tg tests).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from pdx.errors import PdxError
-from pdx.stats.speculation import NGRAM_NOTE
+from pdx.stats.speculation import NGRAM_NOTE, draft_identity
 
 OPTIONS = {
     "speculative_config": "speculative decoding: vLLM's --speculative-config JSON, e.g. "
@@ -56,8 +57,7 @@ def _config(text: str, where: str) -> dict:
 
 
 def read(command: list[str]) -> dict | None:
-    """What a ``vllm serve`` command line sets of speculation (None: it does not speculate). The draft
-    model stays the name or path vLLM was given; the backend replaces a local one with its identity."""
+    """What a ``vllm serve`` command line sets of speculation (None: it does not speculate)."""
     given = None
     for i, arg in enumerate(command):
         flag, sep, inline = arg.partition("=")
@@ -69,11 +69,14 @@ def read(command: list[str]) -> dict | None:
 
 
 def recorded(config: dict | None) -> dict | None:
-    """What a run records of a speculative config (None: an empty one, no speculation)."""
+    """What a run records of a speculative config (None: an empty one, no speculation); a draft model
+    on this machine by its identity, one vLLM fetches by name as that name."""
     if not config:
         return None
     found = {"method": config.get("method") or ("draft_model" if config.get("model") else None)}
     found |= {_RECORDED[key]: value for key, value in config.items() if key in _RECORDED}
+    if found.get("draft_model") and Path(found["draft_model"]).exists():
+        found["draft_model"] = draft_identity(found["draft_model"])
     if str(found["method"] or "").startswith("ngram"):
         found["note"] = NGRAM_NOTE
     return found
