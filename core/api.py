@@ -26,6 +26,9 @@ from pdx.stats.results import derive_stats, read_run
 from pdx.ceilings import placement
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures
 from pdx.runner import Progress, TestOutcome, run_tests
+from pdx.energy import session as energy_session
+from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH
+from pdx.energy.session import Metering
 from pdx.workload import Workload, build_workload
 
 # Tried in this order when no backend is named: the first available one runs.
@@ -49,6 +52,8 @@ class BenchConfig:
     # run's provenance or raises PdxError to refuse (pdx rerun's drift check).
     verify: Callable[[ModelInfo, EngineInfo], dict] | None = None
     api_key: str | None = field(default=None, repr=False)  # for servers; never stored
+    energy: bool = True  # read this machine's energy meters, where it has any (pdx.energy)
+    price: tuple[float, str] | None = None  # per kWh and currency; None: pdx.energy.figures' default, said so
 
 
 def default_backend(options: dict[str, str] | None = None) -> str:
@@ -133,7 +138,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
                 backend, workload.tests, workload.repetitions, workload.warmup,
                 save=lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome)))),
                 progress=progress,
-                rule=rule, delay=config.delay,
+                rule=rule, delay=config.delay, metering=_metering(config),
             )
         except KeyboardInterrupt as exc:
             registry.finish_run(run_id, "interrupted", interruption(exc))
@@ -147,6 +152,18 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
         registry.finish_run(run_id, status, scrub_text(errors) or None)
     return read_run(registry, run_id)
+
+
+def _metering(config: BenchConfig) -> Metering | None:
+    """The run's energy measurement: None when energy is off, this machine has no meter, or the server
+    measured runs on another machine (this one's meters would not see its work)."""
+    if not config.energy or config.options.get("url"):
+        return None
+    found = energy_session.find(plugin_manager.meter_sources())
+    if not found.meters:
+        return None
+    price, currency = config.price or (DEFAULT_PRICE_KWH, DEFAULT_CURRENCY)
+    return Metering(found.meters, price, currency, "given" if config.price else "default")
 
 
 def _scrubbed(outcome: TestOutcome) -> TestOutcome:
@@ -220,7 +237,8 @@ def hardware_report(threads: int | None = None, run_probe: bool = True, force: b
     machine = hardware.detect()
     threads = threads or hardware.default_threads()
     chip = hardware.catalog.get(machine["catalog"]) if machine.get("catalog") else None
-    report = {"machine": machine, "catalog": chip.figures() if chip else None, "threads": threads}
+    report = {"machine": machine, "catalog": chip.figures() if chip else None, "threads": threads,
+              "meters": energy_session.find(plugin_manager.meter_sources()).to_dict()}
     if run_probe:
         report["probe"] = probe.measure(machine["id"], threads, force=force, device=device, **(sizes or {}))
     return report

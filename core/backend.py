@@ -56,6 +56,10 @@ class Sample:
     gen_ns: int | None = None  # the decode part of a pp+tg test
     engine: dict[str, float] = field(default_factory=dict)  # the engine's own figures
     requests: list["RequestRecord"] = field(default_factory=list)  # serving backends: every request sent
+    # When the timed part ended, on time.monotonic_ns()'s clock: energy meters read the window
+    # [ended_ns - ns, ended_ns]. A backend that yields a sample as soon as it is timed leaves it None
+    # (the runner stamps it); one that hands over a batch at once (a subprocess) sets it. Not stored.
+    ended_ns: int | None = field(default=None, compare=False)
 
     @classmethod
     def timed(cls, test: "TestSpec", t0: int, t1: int, t2: int, engine: dict | None = None) -> "Sample":

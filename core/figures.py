@@ -284,8 +284,49 @@ def _speculation_notes(test: dict) -> list[Note]:
     return [Note("speculation", test["name"], text)]
 
 
+# --- energy: every kind, where a meter read the test ---------------------------------------------------
+
+def _money(value: float, currency: str) -> str:
+    return f"{currency} {value:.3g}"
+
+
+def energy_text(test: dict) -> str:
+    """One line: J/token of the phase, watts, idle and net, tokens per joule, the cost and its price, what
+    the meters cover, and whether the test was lengthened or is still too short for them."""
+    e = (test.get("stats") or {}).get("energy")
+    if not e:
+        return ""
+    per = "output token, its prompts' energy included" if e["phase"] == "serving" else f"{e['phase']} token"
+    text = f"{test['name']}: {number(e['j_per_token'], '.4g')} J per {per}; {e['watts']:.1f} W over {e['seconds']:.2f} s"
+    if e.get("idle_watts") is not None:
+        text += (f" (idle {e['idle_watts']:.1f} W: net {number(e.get('net_j_per_token'), '.4g')} J/token, "
+                 f"{e['net_watts']:.1f} W)")
+    if e.get("tokens_per_joule") is not None:
+        text += f"; {e['tokens_per_joule']:.3g} tokens/J"
+    if e.get("cost_per_mtok") is not None:
+        said = " (the default; set --price-kwh)" if e.get("price_said") == "default" else ""
+        text += (f"; {_money(e['cost_per_mtok'], e['currency'])} per million tokens at "
+                 f"{_money(e['price_kwh'], e['currency'])}/kWh{said}")
+    text += f"; meters: {', '.join(e['covers'])}"
+    if e.get("lengthened"):
+        text += f"; {e['lengthened']} repetitions added so the meters could read it"
+    if e.get("coarse"):
+        text += "; still short for the meters' step: a rough figure"
+    return text
+
+
+def _energy_notes(test: dict) -> list[Note]:
+    text = energy_text(test)
+    return [Note("energy", test["name"], text, warn=bool((test.get("stats") or {}).get("energy", {}).get("coarse")))] \
+        if text else []
+
+
+ENERGY = Figure("energy.j_per_token", "J/token", None, ".3g", keep=3, better="lower",
+                about="joules per token of the test's phase, all meters together (net of idle: its note)")
+
+
 def _rate_notes(test: dict) -> list[Note]:
-    return _http_notes(test) + _speculation_notes(test)
+    return _http_notes(test) + _speculation_notes(test) + _energy_notes(test)
 
 
 RATE_COLUMNS = (
@@ -299,13 +340,14 @@ RATE_COLUMNS = (
 # and per-sequence rate in the table; cv, outliers and "reported" in its notes; tokens and ns with the
 # raw samples; serving: the latency distributions of the requests over HTTP; speculation: a note.
 RATE_STATS = frozenset({"tokens", "rate", "ns", "per_sequence_rate", "cv", "outliers", "reported", "serving",
-                        "speculation"})
+                        "speculation", "energy"})
 
-PREFILL = Kind("pp", "prefill", RATE_COLUMNS[:2], RATE_STATS, _rate_notes,
+PREFILL = Kind("pp", "prefill", (*RATE_COLUMNS[:2], ENERGY), RATE_STATS, _rate_notes,
                "prompt tokens/s (pp) against the compute bound, at depth and in batches")
-DECODE = Kind("tg", "decode", RATE_COLUMNS[:2], RATE_STATS, _rate_notes,
+DECODE = Kind("tg", "decode", (*RATE_COLUMNS[:2], ENERGY), RATE_STATS, _rate_notes,
               "generated tokens/s (tg) against the memory bound, at depth and in batches")
-BLENDED = Kind("pg", "prefill and decode in one request", RATE_COLUMNS, RATE_STATS | {"prompt_rate", "gen_rate"},
+BLENDED = Kind("pg", "prefill and decode in one request", (*RATE_COLUMNS, ENERGY),
+               RATE_STATS | {"prompt_rate", "gen_rate"},
                _rate_notes, "one blended rate, and each phase's where the backend timed them apart")
 
 
@@ -522,7 +564,7 @@ def serving_notes(test: dict) -> list[Note]:
         out.append(capacity_note(name, stats["capacity"]))
     if stats.get("stall"):
         out += _stall_notes(name, stats["stall"])
-    return out
+    return out + _energy_notes(test)
 
 
 SERVING_STATS = frozenset({
@@ -531,8 +573,9 @@ SERVING_STATS = frozenset({
     *DISTRIBUTION_KEYS,  # the distributions table, every percentile
     "slo", "good_requests",  # the SLO note
     "stall", "overhead", "turns", "prefix_cache", "capacity", "saturation", "reported",  # each its notes
+    "energy",  # its column and note
 })
-SERVING = Kind("serve", "serving", SERVING_COLUMNS, SERVING_STATS, serving_notes,
+SERVING = Kind("serve", "serving", (*SERVING_COLUMNS, ENERGY), SERVING_STATS, serving_notes,
                "client-side latencies, throughput and goodput of a serving scenario")
 
 KINDS: dict[str, Kind] = {kind.kind: kind for kind in (PREFILL, DECODE, BLENDED, SERVING)}
@@ -577,9 +620,9 @@ NOTES_COLUMN = Column("notes", "notes", None, keep=2, left=True, wraps=True,
 
 
 def serving_table(tests: list[dict]) -> Table:
-    """One row per serving test: every column of :data:`SERVING_COLUMNS` that any test has a figure in,
+    """One row per serving test: every column of :data:`SERVING`'s that any test has a figure in,
     and the notes beside the row (the conditions it ran under, failures)."""
-    columns = [Column("test", "test", keep=0, left=True), *map(_column, SERVING_COLUMNS), NOTES_COLUMN]
+    columns = [Column("test", "test", keep=0, left=True), *map(_column, SERVING.columns), NOTES_COLUMN]
     rows = []
     for test in tests:
         stats = test.get("stats") or {}
@@ -590,7 +633,7 @@ def serving_table(tests: list[dict]) -> Table:
         said = ([f"{test['status']}: {test.get('error') or ''}".strip()] if test["status"] != "ok" else []) \
             + condition_warnings(test)
         cells = [Cell(name, test["name"])]
-        cells += [Cell(f.text(stats), f.value(stats)) for f in SERVING_COLUMNS]
+        cells += [Cell(f.text(stats), f.value(stats)) for f in SERVING.columns]
         cells.append(Cell("; ".join(said), "; ".join(said), warn=bool(said)))
         rows.append(Row(name, cells, test["status"], test.get("error")))
     return Table("serving", "serving", columns, rows, ITL_NOTE).without_empty_columns()

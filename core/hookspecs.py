@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import click
 
     from pdx.backend import Backend
+    from pdx.energy.meter import MeterSource
     from pdx.importer import Importer
     from pdx.reports.chartset import ChartMaker
     from pdx.reports.pageset import SitePage
@@ -258,6 +259,38 @@ def pdx_register_quantizers(register: Callable[["Quantizer"], None]) -> None:
             from pdx_example.quantize import TYPES, quantize
 
             register(Quantizer("ik-llama-quantize", TYPES, quantize))
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def pdx_register_meters(register: Callable[["MeterSource"], None]) -> None:
+    """Register energy meter sources, read around every timed repetition of ``pdx bench``.
+
+    A source is a :class:`pdx.energy.meter.MeterSource` (``name``, ``find``).
+    ``find()`` is called once per benchmark (and by ``pdx hw``); it returns the
+    :class:`pdx.energy.meter.Meter` objects present on this machine, each one
+    cumulative counter (``read()``: joules since an origin of its choosing,
+    never decreasing) with what it ``covers`` (one of
+    :data:`pdx.energy.meter.COVERS`), or raises
+    :class:`pdx.energy.meter.MeterUnavailable` with a few words on why there
+    are none. pdx adds a machine's meters up, so they must not count the
+    same joules twice; a meter that covers the ``"machine"`` (a wall plug) is
+    used alone. A meter that raises while a benchmark runs is dropped from
+    it, with its reason stored; the benchmark goes on.
+
+    :param register: call ``register(MeterSource(...))`` once per source.
+    :return: nothing; only the ``register`` calls count.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_meters(register):
+            from pdx.energy.meter import MeterSource
+            from pdx_example.meter import find_plug
+
+            register(MeterSource("wall-plug", find_plug))
 
     .. versionadded:: 0.1
     """

@@ -156,10 +156,13 @@ def get_plugin_manager() -> pluggy.PluginManager:
 def reset() -> None:
     """Forget the cached manager (tests, and after installing a plugin)."""
     plugin_state.cache_clear()
-    backends.cache_clear()
-    registered.cache_clear()
-    importers.cache_clear()
-    quantizers.cache_clear()
+    _forget_registered()
+
+
+def _forget_registered() -> None:
+    """Forget what plugins registered (each extension kind's cache), so it is asked again."""
+    for cached in (backends, registered, importers, quantizers, meter_sources):
+        cached.cache_clear()
 
 
 def call_each(hook: str, state: PluginState | None = None, fresh: Callable[[], dict] | None = None,
@@ -201,10 +204,7 @@ def drop(record: PluginRecord, error: str, state: PluginState | None = None) -> 
     if plugin is not None:
         pm.unregister(plugin)
     record.fail(error)
-    backends.cache_clear()  # what it registered before failing goes too
-    registered.cache_clear()
-    importers.cache_clear()
-    quantizers.cache_clear()
+    _forget_registered()  # what it registered before failing goes too
 
 
 def _check_backend(backend: object) -> type[Backend]:
@@ -303,6 +303,14 @@ def quantizers() -> tuple:
     from pdx.synth.quantizers import check_quantizer
 
     return tuple(replace(q, plugin=record.name) for record, q in registered("pdx_register_quantizers", check_quantizer))
+
+
+@functools.lru_cache(maxsize=1)
+def meter_sources() -> tuple:
+    """Every energy meter source plugins register (``pdx_register_meters``), pdx's own first."""
+    from pdx.energy.meter import check_source
+
+    return tuple(replace(s, plugin=record.name) for record, s in registered("pdx_register_meters", check_source))
 
 
 def _check_importer(importer: object):

@@ -9,7 +9,10 @@ is satisfied; warm-up runs only precede the first batch.
 
 Each test's conditions (:mod:`pdx.conditions`) are read over the test's own
 window, warm-up included; ``delay`` seconds of idle precede every test
-but the first (a cool-down, as llama-bench's ``--delay``)."""
+but the first (a cool-down, as llama-bench's ``--delay``). With a
+:class:`~pdx.energy.session.Metering`, the idle power is read before the
+first test and each test's energy over its samples' timed windows; a test
+too short for its meters gets more repetitions first."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from typing import Callable, Sequence
 from pdx import conditions
 from pdx.adaptive import StopRule
 from pdx.backend import Backend, Sample
+from pdx.energy.session import MAX_LENGTHEN, Metering
 from pdx.errors import PdxError, interruption
 from pdx.workload import TestSpec
 
@@ -48,6 +52,8 @@ class TestOutcome:
     adaptive: dict | None = None  # the stop rule's record, for adaptive runs
     requests: list = field(default_factory=list)  # requests that failed before making a sample
     conditions: dict | None = None  # what the machine did meanwhile (pdx.conditions.measure)
+    energy: dict | None = None  # joules over the timed windows (pdx.energy.session), where meters exist
+    lengthened: int = 0  # repetitions added so the meters could read the test
 
 
 @dataclass
@@ -60,10 +66,16 @@ class Progress:
     warning: Callable[[str], None] = lambda text: None  # said before the tests start (e.g. a model too big)
 
 
-def check_sample(test: TestSpec, sample: Sample) -> None:
-    """Enforce the contract: positive times and exactly the tokens the test names."""
+def check_sample(test: TestSpec, sample: Sample, since_ns: int | None = None) -> None:
+    """Enforce the contract: positive times, exactly the tokens the test names, and an end (where the
+    backend gives one) within the call that measured it (``since_ns`` until now)."""
     if sample.ns <= 0:
         raise PdxError(f"{test.name}: backend reported a non-positive time ({sample.ns} ns)")
+    ended = sample.ended_ns
+    if ended is not None and since_ns is not None and (
+            type(ended) is not int or not since_ns <= ended <= time.monotonic_ns()):
+        raise PdxError(f"{test.name}: backend said a repetition ended at {ended!r}, outside the run() call that "
+                       "measured it; set Sample.ended_ns from time.monotonic_ns(), or leave it None")
     want = test.expected_tokens()
     if want is not None and (sample.n_prompt, sample.n_gen) != want:
         raise PdxError(
@@ -74,8 +86,11 @@ def check_sample(test: TestSpec, sample: Sample) -> None:
 
 def _collect(backend: Backend, outcome: TestOutcome, count: int, warmup: int, progress: Progress) -> None:
     test, before = outcome.test, len(outcome.samples)
+    since = time.monotonic_ns()
     for sample in backend.run(test, count, warmup):
-        check_sample(test, sample)
+        check_sample(test, sample, since)
+        if sample.ended_ns is None:
+            sample.ended_ns = time.monotonic_ns()
         outcome.samples.append(sample)
         progress.sample_done(outcome.ordinal, test, sample)
     got = len(outcome.samples) - before
@@ -83,8 +98,18 @@ def _collect(backend: Backend, outcome: TestOutcome, count: int, warmup: int, pr
         raise PdxError(f"{test.name}: backend returned {got} samples, not {count}")
 
 
+def _lengthen(backend: Backend, outcome: TestOutcome, progress: Progress, metering: Metering) -> None:
+    """More repetitions until the meters can read the test (a few batches at most)."""
+    for _ in range(MAX_LENGTHEN):
+        more = metering.more(outcome.samples)
+        if not more:
+            return
+        _collect(backend, outcome, more, 0, progress)
+        outcome.lengthened += more
+
+
 def _measure(backend: Backend, outcome: TestOutcome, repetitions: int, progress: Progress,
-             rule: StopRule | None) -> None:
+             rule: StopRule | None, metering: Metering | None = None) -> None:
     test = outcome.test
     reason = backend.unsupported(test)
     if reason:
@@ -98,9 +123,20 @@ def _measure(backend: Backend, outcome: TestOutcome, repetitions: int, progress:
             calls += 1
         if rule:
             outcome.adaptive = rule.record(test, outcome.samples, calls)
+        if metering and test.kind != "serve":  # a serving scenario is not repeated for its meters' sake
+            _lengthen(backend, outcome, progress, metering)
     except PdxError as exc:
         outcome.status, outcome.error = "failed", str(exc)
         outcome.requests.extend(getattr(exc, "requests", ()))
+
+
+def _energy(metering: Metering | None, outcome: TestOutcome) -> dict | None:
+    if not metering:
+        return None
+    try:
+        return metering.record(outcome.samples, outcome.lengthened)
+    except Exception:  # energy never blocks a benchmark, nor stops its test from being saved
+        return None
 
 
 def run_tests(
@@ -112,8 +148,19 @@ def run_tests(
     progress: Progress | None = None,
     rule: StopRule | None = None,
     delay: float = 0.0,
+    metering: Metering | None = None,
 ) -> list[TestOutcome]:
     progress = progress or Progress()
+    if metering:
+        metering.start()
+    try:
+        return _run_each(backend, tests, repetitions, warmup, save, progress, rule, delay, metering)
+    finally:
+        if metering:
+            metering.stop()
+
+
+def _run_each(backend, tests, repetitions, warmup, save, progress, rule, delay, metering) -> list[TestOutcome]:
     outcomes: list[TestOutcome] = []
     for ordinal, test in enumerate(tests):
         cooldown = delay if ordinal else 0.0
@@ -122,7 +169,7 @@ def run_tests(
         outcome = TestOutcome(ordinal=ordinal, test=test, warmup=warmup)
         start = conditions.snapshot()
         try:
-            _measure(backend, outcome, repetitions, progress, rule)
+            _measure(backend, outcome, repetitions, progress, rule, metering)
         except KeyboardInterrupt as exc:
             outcome.status, outcome.error = "interrupted", interruption(exc)
             raise
@@ -130,6 +177,7 @@ def run_tests(
             outcome.finished_at = now()
             outcome.conditions = conditions.measure(start, cooldown)
             outcome.engine = backend.test_info()
+            outcome.energy = _energy(metering, outcome)
             save(outcome)
             outcomes.append(outcome)
             progress.test_done(outcome)

@@ -28,7 +28,7 @@ RUN_FIELDS = ("id", "status", "created_at", "finished_at", "backend", "engine", 
 # Columns of the tests table that a record's test carries as they are; the rest are built around them.
 TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
 TEST_FIELDS = (*TEST_COLUMNS, "started_at", "finished_at", "engine", "ceilings", "adaptive", "spec", "samples",
-               "requests", "conditions")
+               "requests", "conditions", "energy")
 SAMPLE_FIELDS = tuple(c.name for c in SampleRow.__table__.columns if c.name not in ROW_ONLY["samples"])
 REQUEST_COLUMNS = tuple(c.name for c in RequestRow.__table__.columns if c.name not in ROW_ONLY["requests"])
 REQUEST_FIELDS = (*REQUEST_COLUMNS, "events")

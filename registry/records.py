@@ -66,7 +66,8 @@ def test_row(test: dict) -> TestResult:
     return TestResult(
         **{k: test[k] for k in _TEST_FIELDS}, started_at=parse_time(test["started_at"]),
         finished_at=parse_time(test["finished_at"]), engine=test["engine"], ceilings=test.get("ceilings"),
-        adaptive=test.get("adaptive"), conditions=test.get("conditions"), spec=test.get("spec") or {},
+        adaptive=test.get("adaptive"), conditions=test.get("conditions"), energy=test.get("energy"),
+        spec=test.get("spec") or {},
         # .get: a field the table gained after the record was made is absent from it (the schema allows it)
         samples=[SampleRow(idx=i, **{k: s.get(k) for k in _SAMPLE_FIELDS}) for i, s in enumerate(test["samples"])],
         requests=[RequestRow(**{k: r.get(k) for k in _REQUEST_FIELDS}, events=r["events"])
@@ -110,6 +111,7 @@ def outcome_record(outcome, finished_at: datetime) -> dict:
         "error": outcome.error, "warmup": outcome.warmup, "started_at": iso(outcome.started_at),
         "finished_at": iso(outcome.finished_at or finished_at), "engine": outcome.engine,
         "ceilings": outcome.ceilings, "adaptive": outcome.adaptive, "conditions": outcome.conditions,
+        "energy": outcome.energy,
         "spec": test.to_dict() if test.kind == "serve" else {},
         "samples": [{k: getattr(s, k, None) for k in _SAMPLE_FIELDS} for s in outcome.samples],
         "requests": [{"sample_idx": i} | {k: getattr(r, k, None) for k in _REQUEST_FIELDS if k != "sample_idx"}
@@ -134,6 +136,7 @@ def run_record(run: Run) -> dict:
             "ceilings": t.ceilings,
             "adaptive": t.adaptive,
             "conditions": t.conditions,
+            "energy": t.energy,
             "spec": t.spec,
             "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in t.samples],
             "requests": [{k: getattr(r, k) for k in _REQUEST_FIELDS} | {"events": [list(e) for e in r.events]}
@@ -182,7 +185,7 @@ _WHOLE = {  # fields that are whole numbers, with their least value
 _OPTIONAL_WHOLE = {"sample": ("prompt_ns", "gen_ns"), "request": ("first_ns", "end_ns", "scheduled_ns")}
 _OBJECTS = {"run": ("options", "workload", "provenance", "hardware", "environment"),
             "test": ("engine", "spec"), "sample": ("engine",), "request": ("usage", "engine")}
-_OPTIONAL_OBJECTS = {"run": ("ceiling_basis",), "test": ("ceilings", "adaptive", "conditions")}
+_OPTIONAL_OBJECTS = {"run": ("ceiling_basis",), "test": ("ceilings", "adaptive", "conditions", "energy")}
 
 
 class _Damaged(Exception):

@@ -149,6 +149,7 @@ class TestResult(Base):
     adaptive: Mapped[Optional[dict[str, Any]]] = mapped_column()  # an adaptive run's stop record
     spec: Mapped[dict[str, Any]] = mapped_column(default=dict)  # a serving scenario's parameters
     conditions: Mapped[Optional[dict[str, Any]]] = mapped_column()  # what the machine did meanwhile (pdx.conditions)
+    energy: Mapped[Optional[dict[str, Any]]] = mapped_column()  # joules over the timed windows (pdx.energy)
 
     samples: Mapped[list["SampleRow"]] = relationship(
         cascade="all, delete-orphan", order_by="SampleRow.idx", lazy="selectin"

@@ -24,6 +24,14 @@ def depth_fit(run: dict) -> dict | None:
     return linear_fit(xs, ys)
 
 
+def _energy(test: dict) -> dict:
+    """A headline test's joules per token and the price its run was costed at, where a meter read it."""
+    energy = (test.get("stats") or {}).get("energy")
+    if not energy or energy.get("j_per_token") is None:
+        return {}
+    return {"j_per_token": energy["j_per_token"], "price_kwh": energy["price_kwh"], "currency": energy["currency"]}
+
+
 def _decode(run: dict) -> dict | None:
     test = headline.headline_test(run, "tg")
     if test is None:
@@ -31,14 +39,14 @@ def _decode(run: dict) -> dict | None:
     samples = test.get("samples") or []
     rate = headline.rate(test)
     per_token = (sum(s["ns"] for s in samples) / len(samples) / 1e9 / test["n_gen"]) if samples else 1 / rate
-    return {"test": test["name"], "n_gen": test["n_gen"], "rate": rate, "per_token_s": per_token}
+    return {"test": test["name"], "n_gen": test["n_gen"], "rate": rate, "per_token_s": per_token} | _energy(test)
 
 
 def _prefill(run: dict) -> dict | None:
     test = headline.headline_test(run, "pp")
     if test is None:
         return None
-    return {"test": test["name"], "n_prompt": test["n_prompt"], "rate": headline.rate(test)}
+    return {"test": test["name"], "n_prompt": test["n_prompt"], "rate": headline.rate(test)} | _energy(test)
 
 
 def headline_figures(run: dict) -> tuple[dict | None, dict | None]:

@@ -52,6 +52,7 @@ class Row:
     part: bool = False  # a phase split out of a pp+tg test
     error: str | None = None
     reported: bool = False  # the importing tool's own summary, no samples: flagged wherever it shows
+    j_per_token: float | None = None  # joules per token of the test's phase, where a meter read it
 
     @property
     def ok(self) -> bool:
@@ -85,7 +86,8 @@ def _row(run_id: str, test: dict, phase: str, summary: dict | None, part: bool =
     if test["status"] != "ok" or not summary:
         return Row(**base)
     batch = test["batch"] or 1
-    return Row(**base, rate=summary["mean"], ci95=summary.get("ci95"), median=summary.get("median"),
+    energy = None if part else ((test.get("stats") or {}).get("energy") or {}).get("j_per_token")
+    return Row(**base, j_per_token=energy, rate=summary["mean"], ci95=summary.get("ci95"), median=summary.get("median"),
                low=summary.get("min"), high=summary.get("max"), n=summary.get("n") or 0,
                per_sequence=summary["mean"] / batch)
 

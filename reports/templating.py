@@ -70,6 +70,7 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         test_table=views.test_table,
         has_batches=views.has_batches,
         has_ceilings=views.has_ceilings,
+        has_energy=views.has_energy,
         sample_lines=views.sample_lines,
         figures_of=views.figures_of,
         row_notes=views.row_notes,

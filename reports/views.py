@@ -33,6 +33,10 @@ def has_batches(run: dict) -> bool:
     return any(t["batch"] > 1 for t in run["tests"])
 
 
+def has_energy(run: dict) -> bool:
+    return any(r.j_per_token is not None for r in run_rows(run))
+
+
 def has_ceilings(runs: list[dict]) -> bool:
     return any(r.ceiling for run in runs for r in run_rows(run))
 

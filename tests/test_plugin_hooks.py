@@ -354,3 +354,21 @@ def test_a_quantizer_that_raises_is_one_line_and_leaves_no_file(tmp_path, monkey
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "quantizer ik-llama-quantize (plugin example) failed: KeyError: 'oops'" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_hook_pdx_register_meters_adds_a_meter_to_pdx_hw_and_bench(tmp_path, monkeypatch):
+    """The example's wall-plug meter: named by `pdx hw` with why it is absent, then found and read
+    (a whole run through it: tests/test_energy.py)."""
+    from pdx.energy.session import find
+
+    monkeypatch.delenv("PDX_EXAMPLE_PLUG_FILE", raising=False)
+    absent = run_pdx_here("hw", "--no-probe", "--json")
+    assert json.loads(absent.stdout)["meters"]["missing"]["wall-plug"] == "PDX_EXAMPLE_PLUG_FILE is not set"
+    counter = tmp_path / "plug.joules"
+    counter.write_text("1234.5\n")
+    monkeypatch.setenv("PDX_EXAMPLE_PLUG_FILE", str(counter))
+    (plug,) = find(plugin_manager.meter_sources()).meters
+    assert (plug.name, plug.covers, plug.read()) == ("plug", "machine", 1234.5)
+    assert "plug: machine of the wall plug" in run_pdx_here("hw", "--no-probe").stdout
+    record = plugin_manager.plugin_state().record("example")
+    assert "pdx_register_meters" in record.hooks

@@ -72,6 +72,38 @@ def server_options(command):
     return command
 
 
+class Price(click.ParamType):
+    """A price per kWh, with an optional currency code: 0.32, '0.32 EUR'."""
+
+    name = "PRICE"
+
+    def convert(self, value, param, ctx):
+        from pdx.energy.figures import parse_price
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_price(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def energy_options(command):
+    """--energy/--no-energy and --price-kwh: energy per token where this machine has a meter."""
+    from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH
+
+    for option in reversed((
+        click.option("--energy/--no-energy", default=True, show_default=True,
+                     help="Read this machine's energy meters (see `pdx hw`) around every timed repetition: J/token, "
+                          "W, tokens/J per test, with idle power read first; nothing when it has none."),
+        click.option("--price-kwh", type=Price(), metavar="PRICE",
+                     help=f"Electricity price per kWh for the cost per million tokens, e.g. 0.32 or '0.32 EUR'. "
+                          f"[default: {DEFAULT_PRICE_KWH} {DEFAULT_CURRENCY}, said with every cost]"),
+    )):
+        command = option(command)
+    return command
+
+
 class Integer(click.ParamType):
     """A whole number through :func:`pdx.numbers.parse_int`: ASCII digits, bounded, one line naming the option."""
 

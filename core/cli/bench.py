@@ -6,7 +6,8 @@ import click
 
 from pdx.backend import option_pairs
 from pdx.errors import PdxError
-from pdx.cli.base import Integer, Number, echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.cli.base import (Integer, Number, echo_json, energy_options, engine_option, json_option, registry_option,
+                          server_options, tag_option)
 from pdx.numbers import MAX_COUNT, MAX_THREADS
 from pdx.workload import DEFAULT_MAX_REPETITIONS, parse_int_list
 
@@ -102,12 +103,13 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), or 'probe' for this machine's probes.")
 @click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine and threads).")
 @server_options
+@energy_options
 @registry_option
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
           target_ci, max_repetitions, warmup, seed, delay, threads, n_gpu_layers, n_cpu_moe, options, tags, hardware,
-          reprobe, url, api_key, server_args, registry, as_json,
+          reprobe, url, api_key, server_args, energy, price_kwh, registry, as_json,
           **plugin_options) -> None:
     """Measure prefill (pp) and decode (tg) and store every sample.
 
@@ -124,7 +126,7 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     engine_options = parse_options(options, plugin_options, url=url)
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
                            argv=api.command_line(), hardware=hardware, reprobe=reprobe, api_key=api_key,
-                           delay=delay)
+                           delay=delay, energy=energy, price=price_kwh)
     thread_list = parse_int_list(threads, "-t", minimum=1, maximum=MAX_THREADS) if threads else None
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
     variants = option_variants(server_args, n_gpu_layers, n_cpu_moe)

@@ -20,7 +20,7 @@ def hw(ctx, threads, no_probe, as_json) -> None:
     if ctx.invoked_subcommand:
         return
     from pdx import api
-    from pdx.display.hardware import print_chip, print_machine, print_probe
+    from pdx.display.hardware import print_chip, print_machine, print_meters, print_probe
 
     report = api.hardware_report(threads, run_probe=not no_probe)
     if as_json:
@@ -28,6 +28,7 @@ def hw(ctx, threads, no_probe, as_json) -> None:
         return
     print_machine(report["machine"])
     print_chip(report["catalog"])
+    print_meters(report["meters"])
     if "probe" in report:
         print_probe(report["probe"])
 

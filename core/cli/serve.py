@@ -7,7 +7,8 @@ import math
 
 import click
 
-from pdx.cli.base import Integer, IntegerList, Number, echo_json, engine_option, json_option, registry_option, server_options, tag_option
+from pdx.cli.base import (Integer, IntegerList, Number, echo_json, energy_options, engine_option, json_option,
+                          registry_option, server_options, tag_option)
 from pdx.numbers import MAX_COUNT, MAX_TOKENS
 from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.saturation import DEFAULT_WINDOW_S
@@ -68,13 +69,15 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 @engine_option
 @tag_option
 @server_options
+@energy_options
 @registry_option
 @json_option
 @click.pass_context
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
                 max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
                 input_dist, output_dist, ramp_up, trace, inject, prefix, warmup_requests,
-                slo, precision, budget, percentiles, repetitions, seed, options, tags, url, api_key, server_args, registry, as_json, **plugin_options) -> None:
+                slo, precision, budget, percentiles, repetitions, seed, options, tags, url, api_key, server_args, energy, price_kwh, registry, as_json,
+                **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput.
 
     A request fails once it has taken longer than 10 s + 0.1 s per prompt token + 1 s per generated token,
@@ -94,7 +97,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         saturation_window, slo_percentile, precision,
         _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace), budget, input_len)
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
-                           tags=list(tags), argv=api.command_line(), api_key=api_key)
+                           tags=list(tags), argv=api.command_line(), api_key=api_key, energy=energy,
+                           price=price_kwh)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]
     runs = execute(api.plan(base, backend_list, variants=server_variants(server_args)), registry, as_json)
     if as_json:

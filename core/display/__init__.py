@@ -73,6 +73,9 @@ def _rates_columns(tests: list[dict]) -> list[Column]:
     if any("prompt_rate" in (t.get("stats") or {}) for t in tests):
         columns.append(Column(split.key, split.label, keep=split.keep, about=split.about, wraps=True))
     columns += [Column("ceiling", "ceiling t/s", keep=3, wraps=True), Column("fraction", "of ceiling", keep=0, wraps=True)]
+    if any("energy" in (t.get("stats") or {}) for t in tests):
+        energy = figures.ENERGY
+        columns.append(Column(energy.key, energy.label, keep=energy.keep, about=energy.about))
     if any(_notes_cell(t) for t in tests):
         columns.append(figures.NOTES_COLUMN)
     return columns
@@ -90,7 +93,8 @@ def _rates_rows(run: dict, tests: list[dict], columns: list[Column]) -> list[lis
                 "rate": _rate_cell(test),
                 "per_sequence_rate": f"{stats['per_sequence_rate']:.2f}" if ok else "",
                 "prompt_rate": figures.RATE_COLUMNS[2].text(stats) if ok else "",
-                "ceiling": ceiling_cell(test), "fraction": fraction_cell(test), "notes": _notes_cell(test)}
+                "ceiling": ceiling_cell(test), "fraction": fraction_cell(test), "notes": _notes_cell(test),
+                figures.ENERGY.key: figures.ENERGY.text(stats) if ok else ""}
         rows.append([cell[c.key] for c in columns])
     return rows
 

@@ -38,6 +38,19 @@ def print_chip(figures: dict | None) -> None:
     click.echo(f"{'catalog':>9}  {chip.name}: {_gb(chip.bandwidth)}, {memory}; {flops}")
 
 
+def print_meters(found: dict) -> None:
+    """The energy meters found and what each covers; one line saying why where there are none."""
+    if not found["meters"]:
+        by_reason: dict[str, list[str]] = {}
+        for source, reason in found["missing"].items():
+            by_reason.setdefault(reason, []).append(source)
+        why = "; ".join(f"{', '.join(sources)}: {reason}" for reason, sources in by_reason.items()) or "no meter source"
+        click.echo(f"{'energy':>9}  no meter here, so no J/token ({why})")
+        return
+    for meter in found["meters"]:
+        click.echo(f"{'energy':>9}  {meter['name']}: {meter['covers']} of {meter['device']} ({meter['source']})")
+
+
 def print_device_probe(result: dict) -> None:
     """A device probe (MLX, CUDA): bandwidth per kernel and FLOP/s per data type."""
     bw, info = result["bandwidth"], result.get("device_info") or {}

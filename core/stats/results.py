@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from pdx.energy.figures import energy_stats
 from pdx.stats import outliers, rates, repetition_tokens, summarize
 from pdx.stats.speculation import speculation_stats
 
@@ -70,6 +71,14 @@ def _reported_serving(reported: dict) -> dict:
 
 
 def derive_stats(test: dict) -> dict | None:
+    stats = _derive(test)
+    energy = energy_stats(test)
+    if energy and stats is not None:
+        stats["energy"] = energy
+    return stats
+
+
+def _derive(test: dict) -> dict | None:
     if test.get("kind") == "serve":
         return serve_stats(test)
     samples = test.get("samples") or []

@@ -113,6 +113,8 @@ def check_samples(test, result: RunResult, repetitions: int) -> None:
     for i, sample in enumerate(samples):
         assert isinstance(sample, Sample), f"{test.name}: run() yielded {sample!r}, not a pdx.backend.Sample"
         assert isinstance(sample.ns, int), f"{test.name}: Sample.ns must be an int of nanoseconds, not {sample.ns!r}"
+        assert sample.ended_ns is None or (isinstance(sample.ended_ns, int) and sample.ended_ns <= time.monotonic_ns()), \
+            f"{test.name}: Sample.ended_ns is a time.monotonic_ns() reading already past, or None: {sample.ended_ns!r}"
         try:
             check_sample(test, sample)  # the runner's own rule: positive time, exactly the tokens the test names
         except PdxError as exc:

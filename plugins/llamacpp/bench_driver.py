@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -23,6 +24,31 @@ from pdx.workload import TestSpec
 # included. An adaptive test is several calls: its figures are derived from all its stored samples,
 # in one place (pdx.stats.results), so no stored mean can disagree with them.
 _DROP = {"samples_ns", "samples_ts", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
+
+
+def _read_result(proc: subprocess.Popen) -> tuple[str, int | None]:
+    """llama-bench's output, and when (monotonic ns) its result line arrived: it prints a test's
+    line as the test's last repetition ends, which is where the repetitions' windows are laid from."""
+    lines, printed = [], None
+    for line in proc.stdout:
+        if printed is None and line.startswith("{"):
+            printed = time.monotonic_ns()
+        lines.append(line)
+    proc.wait()
+    return "".join(lines), printed
+
+
+def _ends(printed_ns: int | None, times: list[int]) -> list[int | None]:
+    """Each repetition's end, laid back to back before the result line (llama-bench runs them one
+    after another; at a depth it also fills the context, untimed, before each, so laid back to back
+    the windows take in some of those fills, which draw as a prefill does)."""
+    if printed_ns is None:
+        return [None] * len(times)
+    ends, end = [], printed_ns
+    for ns in reversed(times):
+        ends.append(end)
+        end -= ns
+    return ends[::-1]
 
 
 def _explain(returncode: int, stderr: str) -> str:
@@ -111,7 +137,7 @@ class LlamaBench(Backend):
         with tempfile.TemporaryFile("w+") as stderr:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
             try:
-                out, _ = proc.communicate()
+                out, printed_ns = _read_result(proc)
             except BaseException:
                 proc.kill()
                 proc.wait()
@@ -126,8 +152,10 @@ class LlamaBench(Backend):
         record = records[0]
         self._info = {k: v for k, v in record.items() if k not in _DROP} | {"command": cmd}
         skip = max(0, warmup - 1)
-        for ns, ts in list(zip(record["samples_ns"], record["samples_ts"]))[skip:]:
-            yield Sample(ns=int(ns), n_prompt=test.n_prompt, n_gen=test.n_gen, engine={"ts": float(ts)})
+        timed = list(zip(record["samples_ns"], record["samples_ts"]))[skip:]
+        for (ns, ts), ended in zip(timed, _ends(printed_ns, [int(ns) for ns, _ in timed])):
+            yield Sample(ns=int(ns), n_prompt=test.n_prompt, n_gen=test.n_gen, engine={"ts": float(ts)},
+                         ended_ns=ended)
 
     def test_info(self) -> dict:
         return self._info

@@ -38,14 +38,27 @@
     var slowdown = machine.batches[0].per_sequence_rate / batch.rate;
     var step = perToken * slowdown;
     var decodeSeconds = w.output * step;
+    var e = energy(machine, w);
+    if (e && w.concurrency > 1) notes.push("energy from batch-1 tests");
     return {
       ttft: ttft, perRequest: 1 / step, aggregate: w.concurrency / step, total: ttft + decodeSeconds,
-      decodeSeconds: decodeSeconds, dominant: ttft > decodeSeconds ? "prefill" : "decode", notes: notes
+      decodeSeconds: decodeSeconds, dominant: ttft > decodeSeconds ? "prefill" : "decode", notes: notes,
+      joules: e ? e.joules : null, cost: e ? e.cost : null, currency: e ? e.currency : null
     };
   }
 
+  // A request's energy from the headline tests' joules per token (prefill's per prompt token,
+  // decode's per output token), and its cost at the price the decode run was costed at; null where
+  // a meter did not read both.
+  function energy(machine, w) {
+    var p = machine.prefill, d = machine.decode;
+    if (p.j_per_token === undefined || d.j_per_token === undefined) return null;
+    var joules = w.prompt * p.j_per_token + w.output * d.j_per_token;
+    return {joules: joules, cost: joules / 3.6e6 * d.price_kwh, currency: d.currency};
+  }
+
   if (typeof module !== "undefined" && module.exports) {
-    module.exports = {estimate: estimate, perSequenceRate: perSequenceRate};
+    module.exports = {estimate: estimate, perSequenceRate: perSequenceRate, energy: energy};
     return;
   }
 
@@ -93,6 +106,8 @@
       tr.appendChild(cell(sig(e.aggregate), e.aggregate, "num aggregate"));
       tr.appendChild(cell(fixed(e.total, 2), e.total, "num total"));
       tr.appendChild(cell(e.dominant, undefined, "dominant"));
+      tr.appendChild(cell(e.joules === null ? "—" : sig(e.joules), e.joules === null ? "" : e.joules, "num joules"));
+      tr.appendChild(cell(e.cost === null ? "—" : e.currency + " " + sig(e.cost * 1000), e.cost === null ? "" : e.cost, "num cost"));
       tr.appendChild(cell(kvCost(m.depth_fit)));
       tr.appendChild(cell(e.notes.join("; ")));
       var run = document.createElement("a"), from = cell("", undefined, "chosen");

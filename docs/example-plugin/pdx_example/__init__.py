@@ -1,8 +1,8 @@
 """pdx-example: a pdx plugin that adds the ``example-llama-server`` backend, the
 ``pdx example-server`` command, the ``--example-server`` bench option, a
 footer for pdx's reports, a chart of every decode sample, a site page of runs
-by backend, an importer of llama-server's timings and a quantiser for a
-llama.cpp fork's GGUF types.
+by backend, an importer of llama-server's timings, a quantiser for a
+llama.cpp fork's GGUF types and a wall-plug energy meter.
 
 Every hook imports what it registers inside itself: this module is imported by
 every ``pdx`` command, so it must stay cheap.
@@ -68,3 +68,11 @@ def pdx_register_quantizers(register):
     from pdx_example.quantize import TYPES, quantize
 
     register(Quantizer("ik-llama-quantize", TYPES, quantize))
+
+
+@hookimpl
+def pdx_register_meters(register):
+    from pdx.energy.meter import MeterSource
+    from pdx_example.meter import find_plug
+
+    register(MeterSource("wall-plug", find_plug))

@@ -1,0 +1,143 @@
+"""Energy measured around a benchmark: the meters found, a power trace over the run, the idle
+power before its first test, and each test's record.
+
+The runner hands every test's samples here once they are measured; a sample's timed window is
+``[ended_ns - ns, ended_ns]`` on the monotonic clock (the backend says when its timed part ended,
+or the runner stamps the moment the sample reached it). A test whose timed time spans fewer than
+:data:`pdx.energy.figures.MIN_STEPS` steps of the coarsest meter gets more repetitions (at most
+:data:`MAX_LENGTHEN` more batches); the record says how many, and says ``coarse`` if that was
+still not enough. Idle power is read with the model loaded and nothing running, for
+:data:`IDLE_S` seconds (longer where a meter steps slowly), so "net" figures are what the work
+added to a machine that was already on.
+
+Energy never blocks a benchmark: a meter that fails is dropped from the trace with its reason,
+and a test whose windows the trace cannot cover stores no energy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH, ENERGY_VERSION, MIN_STEPS, short_of
+from pdx.energy.meter import Meter, MeterUnavailable, check_meter
+from pdx.energy.trace import Trace
+
+IDLE_S = 2.0
+MAX_IDLE_S = 10.0
+MAX_LENGTHEN = 3  # batches of repetitions added to a test too short for its meters
+
+
+@dataclass
+class Found:
+    """The meters of this machine, and why each source found none."""
+
+    meters: list[Meter] = field(default_factory=list)
+    missing: dict[str, str] = field(default_factory=dict)  # source -> why
+    install: dict[str, str] = field(default_factory=dict)  # source -> what to install, where relevant
+
+    def to_dict(self) -> dict:
+        return {"meters": [m.describe() for m in self.meters], "missing": dict(self.missing),
+                "install": dict(self.install)}
+
+
+def find(sources) -> Found:
+    """Ask every meter source for its meters; a source that fails says why and the others go on."""
+    found = Found()
+    names: set[str] = set()
+    for source in sources:
+        try:
+            meters = [check_meter(m, source.name) for m in source.find()]
+        except MeterUnavailable as exc:
+            found.missing[source.name] = str(exc)
+            if "not installed" in str(exc) and source.install:
+                found.install[source.name] = source.install
+            continue
+        except Exception as exc:  # a plugin's bug must not stop a benchmark
+            found.missing[source.name] = f"failed: {type(exc).__name__}: {exc}"
+            continue
+        for meter in meters:
+            if meter.name not in names:
+                names.add(meter.name)
+                found.meters.append(meter)
+    whole = [m for m in found.meters if m.covers == "machine"]
+    if whole:  # the whole machine's meter already counts every part's joules
+        for meter in found.meters:
+            if meter.covers != "machine":
+                found.missing[meter.name] = "counted by the machine's own meter"
+        found.meters = whole
+    return found
+
+
+def windows(samples) -> list[tuple[int, int]]:
+    return [(s.ended_ns - s.ns, s.ended_ns) for s in samples if getattr(s, "ended_ns", None)]
+
+
+class Metering:
+    """A run's energy measurement: :meth:`start` before the first test, :meth:`record` per test,
+    :meth:`stop` at the end."""
+
+    def __init__(self, meters: list[Meter], price_kwh: float = DEFAULT_PRICE_KWH,
+                 currency: str = DEFAULT_CURRENCY, price_said: str = "default", idle_s: float = IDLE_S) -> None:
+        self.trace = Trace(meters)
+        self.price = {"price_kwh": price_kwh, "currency": currency, "price_said": price_said}
+        self.idle_s = idle_s
+        self.idle: dict[str, float] | None = None
+        self.idle_window: tuple[int, int] | None = None
+
+    def start(self) -> None:
+        self.trace.start()
+        start = time.monotonic_ns()
+        time.sleep(self.idle_s)
+        wait = min(MAX_IDLE_S, MIN_STEPS * self.trace.resolution_s()) - self.idle_s
+        if wait > 0:  # a slow counter needs a longer look at idle
+            time.sleep(wait)
+        end = time.monotonic_ns()
+        self.trace.read_now()  # a reading at or after the end
+        joules = self.trace.joules([(start, end)])
+        if joules is not None:
+            seconds = (end - start) / 1e9
+            self.idle = {name: j / seconds for name, j in joules.items()}
+            self.idle_window = (start, end)
+
+    def stop(self) -> None:
+        self.trace.stop()
+
+    def more(self, samples) -> int:
+        """Repetitions a test still needs for its meters to read it (0: enough, or nothing to go on)."""
+        timed = [s.ns for s in samples if getattr(s, "ended_ns", None)]
+        if not timed:
+            return 0
+        missing = short_of(sum(timed) / 1e9, self.trace.resolution_s())
+        return math.ceil(missing / (sum(timed) / len(timed) / 1e9)) if missing else 0
+
+    def record(self, samples, lengthened: int = 0) -> dict | None:
+        """The test's energy record (None when no sample's window lies in the trace)."""
+        spans = windows(samples)
+        if not spans:
+            return None
+        self.trace.read_now()  # a reading after the last window's end
+        joules = self.trace.joules(spans)
+        if joules is None:
+            return None
+        dropped = dict(self.trace.failed)
+        kept = {name: j for name, j in joules.items() if name not in dropped}
+        if not kept:
+            return None
+        timed = sum(end - start for start, end in spans) / 1e9
+        resolution = self.trace.resolution_s()
+        self.trace.forget_before(spans[-1][1])
+        return {
+            "version": ENERGY_VERSION,
+            "meters": [m.describe() for m in self.trace.meters if m.name in kept],
+            "joules": kept,
+            "timed_s": timed,
+            "idle_watts": {k: v for k, v in (self.idle or {}).items() if k in kept} or None,
+            "idle_s": (self.idle_window[1] - self.idle_window[0]) / 1e9 if self.idle_window else None,
+            "resolution_s": resolution,
+            "lengthened": lengthened,
+            "coarse": short_of(timed, resolution) > 0,
+            "dropped": dropped or None,
+            **self.price,
+        }

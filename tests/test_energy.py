@@ -1,0 +1,366 @@
+"""Energy per token (issue 31): the arithmetic against hand-worked figures, the power trace on a
+replayed stepping counter, the run's measurement (idle, lengthening, meters that fail), and a
+whole run through every reader with the example plugin's wall-plug meter over a simulated plug
+(tests/energy_plug.py: this VM has no RAPL, no NVML and no plug). Zeus's own readers are driven
+by replayed counters in tests/test_energy_zeus.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import types
+from importlib.metadata import EntryPoint, distribution
+from pathlib import Path
+
+import pytest
+
+from pdx import plugin_manager
+from pdx.energy import figures as energy_figures
+from pdx.energy import trace as trace_module
+from pdx.energy.meter import Meter, MeterSource, MeterUnavailable, check_meter
+from pdx.energy.session import Metering, find
+from pdx.energy.trace import Trace
+from pdx.errors import PdxError
+
+from conftest import pdx_here, run_pdx_here
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "example-plugin"
+BUY_JS = Path(__file__).resolve().parents[1] / "reports" / "templates" / "buy.js"
+
+
+# --- the arithmetic, worked by hand -----------------------------------------------------------------------
+
+def _tg_test(**energy) -> dict:
+    record = {"version": 1, "meters": [{"name": "gpu:0", "covers": "gpu board"}, {"name": "rapl:0", "covers": "cpu package"}],
+              "joules": {"gpu:0": 192.0, "rapl:0": 38.4}, "timed_s": 0.96,
+              "idle_watts": {"gpu:0": 60.0, "rapl:0": 20.0}, "price_kwh": 0.15, "currency": "USD",
+              "price_said": "default"} | energy
+    return {"name": "tg128", "kind": "tg", "samples": [{"n_prompt": 0, "n_gen": 128}] * 3, "energy": record}
+
+
+def test_joules_per_token_watts_idle_net_and_cost_by_hand():
+    e = energy_figures.energy_stats(_tg_test())
+    # 192 + 38.4 = 230.4 J over 0.96 s: 240 W; 3 x 128 = 384 decode tokens: 0.6 J each, 1.667 tokens/J.
+    assert e["phase"] == "decode" and e["tokens"] == 384
+    assert e["joules"] == pytest.approx(230.4) and e["watts"] == pytest.approx(240.0)
+    assert e["j_per_token"] == pytest.approx(0.6) and e["tokens_per_joule"] == pytest.approx(384 / 230.4)
+    # idle 60 + 20 = 80 W: net 160 W, (230.4 - 80 x 0.96) / 384 = 0.4 J/token.
+    assert e["idle_watts"] == 80.0 and e["net_watts"] == pytest.approx(160.0)
+    assert e["net_j_per_token"] == pytest.approx(0.4)
+    # 0.6 J x 1e6 tokens = 6e5 J = 1/6 kWh; at 0.15 USD/kWh, 0.025 USD per million tokens.
+    assert e["cost_per_mtok"] == pytest.approx(0.025) and e["currency"] == "USD"
+    assert e["covers"] == ["cpu package", "gpu board"]
+
+
+def test_each_phase_divides_by_its_own_tokens():
+    pp = {"kind": "pp", "samples": [{"n_prompt": 512, "n_gen": 0}] * 2}
+    pg = {"kind": "pg", "samples": [{"n_prompt": 512, "n_gen": 128}]}
+    serve = {"kind": "serve", "requests": [{"status": "ok", "n_gen": 32}, {"status": "ok", "n_gen": 30},
+                                           {"status": "error", "n_gen": 7}]}
+    assert energy_figures.phase_tokens(pp) == ("prefill", 1024)
+    assert energy_figures.phase_tokens(pg) == ("prefill+decode", 640)
+    assert energy_figures.phase_tokens(serve) == ("serving", 62)  # the failed request's tokens are not sold
+
+
+def test_no_record_no_figures_and_no_idle_no_net():
+    assert energy_figures.energy_stats({"kind": "tg", "samples": []}) is None
+    assert energy_figures.energy_stats(_tg_test(joules={})) is None
+    e = energy_figures.energy_stats(_tg_test(idle_watts=None))
+    assert e["idle_watts"] is None and e["net_j_per_token"] is None and e["j_per_token"] == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize("text, price", [("0.32", (0.32, "USD")), ("0.32 EUR", (0.32, "EUR")), ("0.32eur", (0.32, "EUR")),
+                                         (".5", (0.5, "USD"))])
+def test_a_price_reads_with_or_without_its_currency(text, price):
+    assert energy_figures.parse_price(text) == price
+
+
+@pytest.mark.parametrize("text", ["", "free", "-1", "0.3 euros", "1e3"])
+def test_a_bad_price_is_refused(text):
+    with pytest.raises(ValueError):
+        energy_figures.parse_price(text)
+
+
+def test_a_bad_price_on_the_command_line_is_one_line(tiny_gguf):
+    result = run_pdx_here("bench", "-m", str(tiny_gguf), "--price-kwh", "cheap")
+    assert result.returncode == 2 and "'cheap' is not a price per kWh" in result.stderr
+    assert result.stderr.count("\n") <= 3  # click's usage line, the error
+
+
+# --- the trace: a counter that steps, read by a clock the test sets --------------------------------------
+
+class Clock:
+    def __init__(self):
+        self.ns = 1_000_000_000
+
+    def __call__(self) -> int:
+        return self.ns
+
+
+def _stepping(clock: Clock, watts: float, step_s: float):
+    """A replayed counter that moves only every ``step_s`` (as NVML's does), at ``watts``."""
+    step_ns = round(step_s * 1e9)
+
+    def read() -> float:
+        return watts * (clock.ns // step_ns) * step_s
+    return read
+
+
+def test_a_window_is_read_between_the_readings_around_its_ends(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(trace_module.time, "monotonic_ns", clock)
+    trace = Trace([Meter("m", "gpu board", "x", _stepping(clock, 100.0, 0.1))])
+    for _ in range(31):  # 3 s read every 0.1 s
+        trace.read_now()
+        clock.ns += 100_000_000
+    start = 1_000_000_000
+    whole = trace.joules([(start, start + 2_000_000_000)])
+    assert whole == {"m": pytest.approx(200.0)}  # 100 W for 2 s
+    half = trace.joules([(start + 50_000_000, start + 1_050_000_000)])
+    assert half["m"] == pytest.approx(100.0)  # interpolated inside the steps at both ends
+    assert trace.joules([(start, start + 60_000_000_000)]) is None  # past the last reading
+    assert trace.resolution_s() == pytest.approx(0.1)
+
+
+def test_a_meter_that_raises_or_runs_backwards_stops_counting_and_says_why(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(trace_module.time, "monotonic_ns", clock)
+    calls = {"n": 0}
+
+    def flaky() -> float:
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise OSError("device lost")
+        return calls["n"] * 10.0
+
+    values = iter([5.0, 6.0, 1.0, 9.0])
+    trace = Trace([Meter("good", "gpu board", "x", _stepping(clock, 50.0, 0.01)),
+                   Meter("flaky", "cpu package", "y", flaky),
+                   Meter("wraps", "dram", "z", lambda: next(values))])
+    for _ in range(4):
+        trace.read_now()
+        clock.ns += 100_000_000
+    assert trace.failed == {"flaky": "OSError: device lost", "wraps": "its counter went from 6.0 to 1.0 J"}
+    assert trace.joules([(1_000_000_000, 1_300_000_000)])["good"] == pytest.approx(15.0)
+
+
+def test_a_short_test_gets_the_repetitions_its_meters_need(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(trace_module.time, "monotonic_ns", clock)
+    metering = Metering([Meter("m", "gpu board", "x", _stepping(clock, 100.0, 0.1))])
+    for _ in range(11):
+        metering.trace.read_now()
+        clock.ns += 100_000_000
+    samples = [types.SimpleNamespace(ns=50_000_000, ended_ns=clock.ns)] * 3
+    # A 0.1 s step wants 1 s of timed work; 0.15 s done, 0.05 s a repetition: 17 more.
+    assert metering.more(samples) == 17
+    assert metering.more([types.SimpleNamespace(ns=1_000_000_000, ended_ns=clock.ns)]) == 0
+
+
+# --- finding meters -----------------------------------------------------------------------------------------
+
+def _source(name, *meters, error=None):
+    def found():
+        if error:
+            raise error
+        return list(meters)
+    return MeterSource(name, found)
+
+
+def test_find_says_why_each_source_found_nothing_and_a_plug_counts_alone():
+    gpu = Meter("gpu:0", "gpu board", "G", lambda: 0.0)
+    plug = Meter("plug", "machine", "the wall plug", lambda: 0.0)
+    found = find([_source("gpu", gpu), _source("rapl", error=MeterUnavailable("no RAPL")),
+                  _source("buggy", error=KeyError("x")), _source("plug", plug)])
+    assert [m.name for m in found.meters] == ["plug"]
+    assert found.missing == {"rapl": "no RAPL", "buggy": "failed: KeyError: 'x'",
+                             "gpu:0": "counted by the machine's own meter"}
+    alone = find([_source("gpu", gpu)])
+    assert alone.meters == [gpu] and alone.missing == {}
+
+
+def test_a_meter_must_say_what_it_covers():
+    with pytest.raises(PdxError, match="covers 'the gpu'"):
+        check_meter(Meter("m", "the gpu", "x", lambda: 0.0), "src")
+
+
+# --- a whole run: the example plugin's plug meter, the sleep backend ---------------------------------------
+
+@pytest.fixture
+def plugged(monkeypatch, tmp_path):
+    """The example plugin (its wall-plug meter) and tests/sleep_backend.py, found through entry points."""
+    from sleep_backend import SleepBackend
+
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    module = types.ModuleType("pdx_test_sleep_energy")
+    module.pdx_register_backends = lambda register: register(SleepBackend)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    sleepy = EntryPoint("sleepy", module.__name__, "pdx")
+    vars(sleepy).update(dist=distribution("pdx"))
+    real = plugin_manager.entry_points
+    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: list(real(group=group)) + [
+        sleepy, EntryPoint("example", "pdx_example", "pdx")])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    plugin_manager.reset()
+    yield tmp_path / "plug.joules"
+    plugin_manager.reset()
+    for name in [m for m in sys.modules if m.startswith("pdx_example")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def _bench(url: str, model, *extra: str) -> dict:
+    return json.loads(pdx_here("bench", "--backend", "sleep", "-m", str(model), "-p", "512", "-n", "16", "-r", "3",
+                               "--hardware", "m2 max", "--registry", url, "--json", *extra))[0]
+
+
+def test_a_run_with_a_meter_stores_energy_and_every_reader_shows_it(plugged, monkeypatch, tiny_gguf, tmp_path):
+    from energy_plug import Plug
+
+    monkeypatch.setenv("PDX_EXAMPLE_PLUG_FILE", str(plugged))
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with Plug(plugged, idle_w=20.0, busy_w=80.0):
+        assert "plug: machine of the wall plug" in pdx_here("hw", "--no-probe")
+        run = _bench(url, tiny_gguf, "--price-kwh", "0.30 EUR")
+    pp, tg = run["tests"]
+    for test in (pp, tg):
+        e = test["stats"]["energy"]
+        rate = test["stats"]["rate"]["mean"]
+        # 100 W while the "engine" works: J/token is 100 W over the measured rate; idle 20 W; net 80 W.
+        assert e["idle_watts"] == pytest.approx(20.0, rel=0.15)
+        assert e["j_per_token"] == pytest.approx(100.0 / rate, rel=0.2), (test["name"], e)
+        assert e["net_j_per_token"] == pytest.approx(80.0 / rate, rel=0.25), (test["name"], e)
+        assert e["cost_per_mtok"] == pytest.approx(e["j_per_token"] / 3.6 * 0.30)
+        assert e["currency"] == "EUR" and e["price_said"] == "given" and e["covers"] == ["machine"]
+        assert test["energy"]["meters"] == [{"name": "plug", "covers": "machine", "device": "the wall plug",
+                                             "source": f"file {plugged}"}]
+    assert pp["energy"]["lengthened"] == 0 and len(pp["samples"]) == 3  # 0.3 s: ten steps of the trace
+    assert tg["energy"]["lengthened"] > 0 and len(tg["samples"]) == 3 + tg["energy"]["lengthened"]
+
+    shown = " ".join(pdx_here("show", run["id"], "--registry", url).split())  # as one line, however wrapped
+    assert "J/token" in shown and "J per decode token" in shown and "repetitions added so the" in shown
+    report = tmp_path / "report.html"
+    pdx_here("report", run["id"], "--registry", url, "-o", str(report))
+    page = report.read_text()
+    assert "J/token" in page and f"{pp['stats']['energy']['j_per_token']:.3g}" in page
+    # export -> import -> publish: the record travels whole, and the site's JSON has the figures.
+    bundle = tmp_path / "run.pdx.json"
+    pdx_here("export", run["id"], "--registry", url, "-o", str(bundle))
+    other = f"sqlite:///{tmp_path / 'other.sqlite'}"
+    pdx_here("import", str(bundle), "--registry", other)
+    again = json.loads(pdx_here("show", run["id"], "--registry", other, "--json"))
+    assert [t["energy"] for t in again["tests"]] == [pp["energy"], tg["energy"]]
+    pdx_here("publish", str(tmp_path / "site"), "--registry", other)
+    site_run = json.loads((tmp_path / "site" / "runs" / f"{run['id']}.json").read_text())["run"]
+    assert "J/token" in (tmp_path / "site" / "runs" / f"{run['id']}.html").read_text()
+    assert site_run["tests"][1]["stats"]["energy"]["j_per_token"] == pytest.approx(tg["stats"]["energy"]["j_per_token"])
+    # "What to buy" prices a request from the same figures: 512 prompt tokens at prefill's J/token, 16 at decode's.
+    (machine,) = json.loads((tmp_path / "site" / "buy.json").read_text())["models"][0]["machines"]
+    if shutil.which("node"):
+        script = ("const {estimate} = require(process.argv[1]); const [m, w] = JSON.parse(process.argv[2]);"
+                  "console.log(JSON.stringify(estimate(m, w)));")
+        workload = {"prompt": 512, "output": 16, "depth": 0, "concurrency": 1}
+        got = json.loads(subprocess.run(["node", "-e", script, str(BUY_JS), json.dumps([machine, workload])],
+                                        capture_output=True, text=True, check=True).stdout)
+        joules = 512 * pp["stats"]["energy"]["j_per_token"] + 16 * tg["stats"]["energy"]["j_per_token"]
+        assert got["joules"] == pytest.approx(joules, rel=1e-9) and got["currency"] == "EUR"
+        assert got["cost"] == pytest.approx(joules / 3.6e6 * 0.30, rel=1e-9)
+
+
+def test_without_a_meter_a_run_stores_no_energy_and_pages_show_none(plugged, monkeypatch, tiny_gguf, tmp_path):
+    monkeypatch.delenv("PDX_EXAMPLE_PLUG_FILE", raising=False)
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert "PDX_EXAMPLE_PLUG_FILE is not set" in pdx_here("hw", "--no-probe")
+    run = _bench(url, tiny_gguf)
+    assert all(t["energy"] is None and "energy" not in t["stats"] for t in run["tests"])
+    assert len(run["tests"][1]["samples"]) == 3  # nothing lengthened
+    assert "J/token" not in pdx_here("show", run["id"], "--registry", url)
+    report = tmp_path / "report.html"
+    pdx_here("report", run["id"], "--registry", url, "-o", str(report))
+    assert "J/token" not in report.read_text()
+
+
+def test_no_energy_leaves_the_meters_alone(plugged, monkeypatch, tiny_gguf, tmp_path):
+    from energy_plug import Plug
+
+    monkeypatch.setenv("PDX_EXAMPLE_PLUG_FILE", str(plugged))
+    with Plug(plugged):
+        run = _bench(f"sqlite:///{tmp_path / 'r.sqlite'}", tiny_gguf, "--no-energy")
+    assert all(t["energy"] is None for t in run["tests"])
+
+
+def test_a_meter_that_dies_mid_run_costs_its_figures_not_the_run(plugged, monkeypatch, tiny_gguf, tmp_path):
+    """The plug's file goes away during the run: the run completes, its tests say nothing of energy."""
+    from energy_plug import Plug
+
+    monkeypatch.setenv("PDX_EXAMPLE_PLUG_FILE", str(plugged))
+    import pdx.energy.session as session
+
+    started = session.Metering.start
+
+    def start_then_unplug(self):
+        started(self)
+        plugged.unlink()
+
+    monkeypatch.setattr(session.Metering, "start", start_then_unplug)
+    with Plug(plugged) as plug:
+        plug._write = lambda: None  # the exporter stops too
+        run = _bench(f"sqlite:///{tmp_path / 'r.sqlite'}", tiny_gguf)
+    assert run["status"] == "complete" and all(t["energy"] is None for t in run["tests"])
+
+
+def test_a_backend_cannot_place_its_repetition_outside_the_call_that_measured_it():
+    import time
+
+    from pdx.backend import Sample
+    from pdx.runner import check_sample
+    from pdx.workload import TestSpec
+
+    test = TestSpec(0, 16)
+    since = time.monotonic_ns()
+    check_sample(test, Sample(ns=10, n_gen=16, ended_ns=time.monotonic_ns()), since)  # within: fine
+    check_sample(test, Sample(ns=10, n_gen=16), since)  # None: the runner stamps it
+    for wrong in (since - 1, time.monotonic_ns() + 10**12, float(since)):  # before, after, not a count of ns
+        with pytest.raises(PdxError, match="outside the run\\(\\) call that measured it"):
+            check_sample(test, Sample(ns=10, n_gen=16, ended_ns=wrong), since)
+
+
+# --- real llama.cpp: are llama-bench's repetitions where pdx says they were? ---------------------------
+
+class CpuTimeMeter:
+    """A meter that charges 10 J per CPU-second of pdx's process tree (llama-bench included): a stand-in
+    for RAPL, which this VM lacks, that is high exactly while the engine computes. A test double of the
+    power, not of the engine."""
+
+    JOULES_PER_CPU_S = 10.0
+
+    def pdx_register_meters(self, register):
+        import os
+
+        from pdx.conditions.cpu import clock_ticks, tree_ticks
+
+        def read() -> float:
+            return self.JOULES_PER_CPU_S * (tree_ticks(os.getpid()) or 0) / clock_ticks()
+
+        register(MeterSource("cpu-time", lambda: [Meter("cpu-time", "cpu package", "pdx's process tree", read)]))
+
+
+@pytest.mark.llamacpp
+def test_llama_bench_repetitions_are_read_where_llama_cpp_computed(tiny_gguf, tmp_path):
+    """llama-bench hands over its repetitions at once; pdx lays them back to back before its result line.
+    If that were wrong, the windows would fall on model loading (one thread) or idle: the meter would read
+    well under the two busy threads llama.cpp runs during a test."""
+    plugin_manager.reset()
+    plugin_manager.get_plugin_manager().register(CpuTimeMeter(), name="cpu-time")
+    try:
+        run = json.loads(pdx_here("bench", "--backend", "llamacpp-bench", "-m", str(tiny_gguf), "-p", "512", "-n", "64",
+                                  "-r", "5", "-t", "2", "--hardware", "m2 max",
+                                  "--registry", f"sqlite:///{tmp_path / 'r.sqlite'}", "--json"))[0]
+    finally:
+        plugin_manager.reset()
+    busy = CpuTimeMeter.JOULES_PER_CPU_S * 2  # both threads
+    for test in run["tests"]:
+        e = test["stats"]["energy"]
+        assert 0.7 * busy <= e["watts"] <= 1.3 * busy + 2, (test["name"], e)
+        assert e["idle_watts"] < 0.3 * busy, e  # pdx waiting: its trace thread, little else
