@@ -564,7 +564,29 @@ def serving_notes(test: dict) -> list[Note]:
         out.append(capacity_note(name, stats["capacity"]))
     if stats.get("stall"):
         out += _stall_notes(name, stats["stall"])
-    return out + _energy_notes(test)
+    return out + _client_notes(name, stats.get("clients")) + _energy_notes(test)
+
+
+def _client_notes(name: str, clients: dict | None) -> list[Note]:
+    """Several client processes, where and how well their clocks agreed; any client past its limit."""
+    if not clients:
+        return []
+    busy = f"the busiest used {number(clients['cores_max'], '.2f')} of its core"
+    if clients["late_p99_ms_max"] is not None:  # a closed loop has no schedule to be late on
+        busy += f" and ran its schedule {clients['late_p99_ms_max']:.2f} ms late at p99"
+    if clients["processes"] > 1:
+        text = (f"{name}: {clients['processes']} client processes ({clients['pool']}, {clients['hosts']} "
+                f"host{'s' if clients['hosts'] > 1 else ''}), their clocks within "
+                f"{number(clients['clock_uncertainty_ms'], '.3f')} ms of the driver's; {busy}")
+        if clients["died"]:
+            text += f"; shard {', '.join(map(str, clients['died']))} died"
+        return [Note("clients", name, text + ("; still past what a client times honestly: use more --clients"
+                                               if clients["at_limit"] else ""), warn=clients["at_limit"])]
+    if not clients["at_limit"]:
+        return []
+    return [Note("clients", name, f"{name}: pdx's client was at its limit ({busy.replace('the busiest', 'it')}): "
+                                  "past what one client process times honestly; split the load with --clients N",
+                 warn=True)]
 
 
 SERVING_STATS = frozenset({
@@ -574,6 +596,7 @@ SERVING_STATS = frozenset({
     "slo", "good_requests",  # the SLO note
     "stall", "overhead", "turns", "prefix_cache", "capacity", "saturation", "reported",  # each its notes
     "energy",  # its column and note
+    "clients",  # its note
 })
 SERVING = Kind("serve", "serving", (*SERVING_COLUMNS, ENERGY), SERVING_STATS, serving_notes,
                "client-side latencies, throughput and goodput of a serving scenario")

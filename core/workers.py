@@ -84,14 +84,21 @@ def serve(stdin=None, stdout=None) -> None:
             _write(stdout, _failure(exc))
 
 
-class _Worker:
-    def __init__(self, setup: str | None, setup_args: tuple) -> None:
+class Worker:
+    """One worker process: :meth:`submit` tasks, read their results in order with :meth:`result`
+    (a worker that died raises :class:`WorkerFailed` there, and only there)."""
+
+    def __init__(self, setup: str | None = None, setup_args: tuple = ()) -> None:
         self.process = subprocess.Popen([sys.executable, "-m", "pdx.workers"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE)
         self.tasks: queue.Queue = queue.Queue()
         self.sender = threading.Thread(target=self._send, daemon=True)
         self.tasks.put((setup, setup_args))
         self.sender.start()
+
+    def submit(self, function: str, task) -> None:
+        """Run ``function`` ("module:name") of ``task`` in the worker, after what was submitted before."""
+        self.tasks.put((function, task))
 
     def _send(self) -> None:
         # Its own thread: a task written while the worker writes a large result never waits on it.
@@ -135,7 +142,7 @@ def ordered_map(function: str, tasks: Iterable, workers: int, setup: str | None 
     """``function`` ("module:name") of each task, in ``workers`` processes, results in the tasks'
     order. ``setup`` ("module:name") runs once in each worker with ``setup_args`` first. An
     exception a task raises is raised here, and the workers are stopped."""
-    pool = [_Worker(setup, setup_args) for _ in range(workers)]
+    pool = [Worker(setup, setup_args) for _ in range(workers)]
     try:
         pending = iter(tasks)
         given = 0  # task k goes to worker k % workers, so its results come back in the tasks' order
@@ -143,7 +150,7 @@ def ordered_map(function: str, tasks: Iterable, workers: int, setup: str | None 
             task = next(pending, _END)
             if task is _END:
                 break
-            pool[given % workers].tasks.put((function, task))
+            pool[given % workers].submit(function, task)
             given += 1
         for index in itertools.count():
             if index >= given:
@@ -151,7 +158,7 @@ def ordered_map(function: str, tasks: Iterable, workers: int, setup: str | None 
             result = pool[index % workers].result()
             task = next(pending, _END)
             if task is not _END:
-                pool[given % workers].tasks.put((function, task))
+                pool[given % workers].submit(function, task)
                 given += 1
             yield result
     finally:

@@ -130,9 +130,11 @@ def host_names(record: dict) -> set[str]:
     """The names to remove wherever they appear: the machine's own (and its first label), and
     every host a URL in the record names that is not a public source."""
     names = set()
-    host = (record.get("environment") or {}).get("hostname")
-    if isinstance(host, str):
-        names |= {host, host.split(".")[0]}
+    hosts = [(record.get("environment") or {}).get("hostname")]
+    hosts += [client.get("host") for client in _clients(record)]  # serve-bench --clients: where each ran
+    for host in hosts:
+        if isinstance(host, str) and host:
+            names |= {host, host.split(".")[0]}
     for text in _strings(record):
         for match in _URL.finditer(text):
             found = match["host"].strip("[]")
@@ -142,6 +144,12 @@ def host_names(record: dict) -> set[str]:
                     names.add(found.split(".")[0])
     # A very short name ("vm") would match inside ordinary words: only the field itself goes then.
     return {n for n in names if len(n) >= 3}
+
+
+def _clients(record: dict) -> list[dict]:
+    """The client shards of a record's serving samples (``engine.clients``), each naming its host."""
+    return [client for test in record.get("tests") or [] for sample in test.get("samples") or []
+            for client in ((sample.get("engine") or {}).get("clients") or []) if isinstance(client, dict)]
 
 
 def _host_pattern(names: set[str]) -> re.Pattern | None:
@@ -158,4 +166,7 @@ def redact_record(record: dict) -> dict:
     redacted = _walk(record, _host_pattern(host_names(record)))
     if (record.get("environment") or {}).get("hostname"):
         redacted["environment"]["hostname"] = HOST_MARK
+    for client in _clients(redacted):  # a short name ("vm") is left by the pattern: the field itself goes
+        if client.get("host"):
+            client["host"] = HOST_MARK
     return redacted

@@ -188,6 +188,7 @@ class RequestRow(Base):
     n_gen: Mapped[int] = mapped_column(Integer)
     send_ns: Mapped[int] = mapped_column(BigInteger)  # from the start of its load run
     scheduled_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # when it was due (open loop), from the same start
+    shard: Mapped[Optional[int]] = mapped_column(Integer)  # the client process that sent it (--clients N); None: one
     first_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # from send
     end_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # from send
     status: Mapped[str] = mapped_column(String(16))

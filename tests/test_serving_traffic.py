@@ -42,14 +42,16 @@ def test_length_parsing_errors():
 def test_a_shared_system_prompt_leads_every_request():
     requests = list(Shape(16, 4, system=32).requests(prompts(), random.Random(1), 5))
     system = requests[0][0][:32]
-    assert all(p[:32] == system and len(p) == 48 and n == 4 and role == "load" for p, n, role in requests)
-    assert len({tuple(p[32:]) for p, _, _ in requests}) == 5  # the user parts differ
+    assert all(p[:32] == system and len(p) == 48 and n == 4 and role == "load" and session is None
+               for p, n, role, session in requests)
+    assert len({tuple(p[32:]) for p, _, _, _ in requests}) == 5  # the user parts differ
 
 
 def test_turns_grow_each_conversation_by_its_history():
     shape = Shape(8, 3, system=4, turns=3)
     requests = list(shape.requests(prompts(), random.Random(1), 6))
-    assert [role for _, _, role in requests] == ["turn1", "turn1", "turn2", "turn2", "turn3", "turn3"]
+    assert [role for _, _, role, _ in requests] == ["turn1", "turn1", "turn2", "turn2", "turn3", "turn3"]
+    assert [session for _, _, _, session in requests] == ["0.0", "0.1"] * 3  # each turn keeps its conversation
     for conv in (0, 1):
         turns = [requests[conv + 2 * t][0] for t in range(3)]
         for earlier, later in zip(turns, turns[1:]):
@@ -70,8 +72,8 @@ def test_a_trace_replays_its_offsets_lengths_and_conversations(tmp_path):
     assert [(x.at_s, x.input_len, x.output_len) for x in lines] == [(0.0, 10, 2), (0.5, 6, 1), (1.0, 20, 3)]
     assert len(digest) == 64
     out = list(trace_requests(lines, prompts()))
-    assert [(len(p), n, at, role) for p, n, at, role in out] == [(10, 2, 0.0, "turn1"), (6, 1, 0.5, "trace"),
-                                                                (20, 3, 1.0, "turn2")]
+    assert [(len(p), n, at, role, conv) for p, n, at, role, conv in out] == [
+        (10, 2, 0.0, "turn1", "a"), (6, 1, 0.5, "trace", None), (20, 3, 1.0, "turn2", "a")]
     assert out[2][0][:10] == out[0][0]  # the second turn starts with the first one's prompt
 
 

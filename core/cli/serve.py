@@ -66,6 +66,11 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 @click.option("--percentiles", metavar="P,P", help="Percentiles to report. [default: 50,90,95,99]")
 @click.option("-r", "--repetitions", default=1, show_default=True, type=Integer(min=1, max=MAX_COUNT), help="Runs of each test.")
 @click.option("--seed", default=42, show_default=True, type=Integer(min=None), help="Seed of the prompts and arrivals.")
+@click.option("--clients", default=1, show_default=True, type=Integer(min=1, max=256), metavar="N",
+              help="Split each load test over N client processes (one process times up to its limit: see the run's "
+                   "client note); their requests merge into one run.")
+@click.option("--ray", "ray_address", metavar="ADDRESS|auto",
+              help="Run the --clients as Ray actors spread over a cluster's nodes (pip install 'pdx[ray]').")
 @engine_option
 @tag_option
 @server_options
@@ -76,7 +81,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
                 max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
                 input_dist, output_dist, ramp_up, trace, inject, prefix, warmup_requests,
-                slo, precision, budget, percentiles, repetitions, seed, options, tags, url, api_key, server_args, energy, price_kwh, registry, as_json,
+                slo, precision, budget, percentiles, repetitions, seed, clients, ray_address, options, tags, url, api_key, server_args, energy, price_kwh, registry, as_json,
                 **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput.
 
@@ -95,7 +100,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
         warmup_requests, targets, parse_percentiles(percentiles), repetitions, seed, catch_up,
         saturation_window, slo_percentile, precision,
-        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace), budget, input_len)
+        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace), budget, input_len, clients,
+        ray_address)
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
                            tags=list(tags), argv=api.command_line(), api_key=api_key, energy=energy,
                            price=price_kwh)

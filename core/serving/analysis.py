@@ -134,3 +134,33 @@ def cache_claim(spec: dict, server: dict | None, requests: int) -> dict | None:
     if spec.get("system_prompt") or (spec.get("turns") or 1) > 1:
         return {"claim": "warm", "hits": hits, "holds": hits > 0}
     return {"claim": "cold", "hits": hits, "holds": hits <= requests}
+
+
+# One client process times honestly while it has CPU to spare and runs its schedule on time: past
+# these it is the client, not the server, that is measured (tests/benchmarks/client_capacity.py).
+CLIENT_CORES_LIMIT = 0.9  # of its one core (the loop is one thread)
+CLIENT_LATE_LIMIT_MS = 1.0  # its timers (scheduled sends), p99
+
+
+def client_stats(samples: Sequence[dict]) -> dict | None:
+    """What the client processes of a serving test did: how many, the busiest one's CPU and lateness, whether
+    any was past its limit, their clocks' agreement and any that died; None for runs without the record."""
+    found = []
+    for sample in samples:
+        engine = sample.get("engine") or {}
+        found += engine.get("clients") or ([dict(engine["client"], shard=None, pool="local")] if engine.get("client")
+                                           else [])
+    if not found:
+        return None
+    cores = [c["cores"] for c in found if c.get("cores") is not None]
+    late = [c["late_p99_ms"] for c in found if c.get("late_p99_ms") is not None]
+    busiest, latest = max(cores, default=None), max(late, default=None)
+    uncertain = [c["offset_uncertainty_ns"] for c in found if c.get("offset_uncertainty_ns") is not None]
+    return {"processes": len({(c.get("shard"), c.get("pid")) for c in found}) if found[0].get("shard") is not None
+            else 1,
+            "pool": found[0].get("pool", "local"), "hosts": len({c.get("host") for c in found if c.get("host")}) or 1,
+            "cores_max": busiest, "late_p99_ms_max": latest,
+            "at_limit": (busiest is not None and busiest >= CLIENT_CORES_LIMIT)
+            or (latest is not None and latest > CLIENT_LATE_LIMIT_MS),
+            "clock_uncertainty_ms": max(uncertain) / 1e6 if uncertain else None,
+            "died": [c["shard"] for c in found if c.get("died")]}

@@ -248,6 +248,7 @@ class StreamLoop:
         self._timers: list[tuple[int, int, Callable[[], None]]] = []
         self._order = itertools.count()
         self._addresses: dict[Target, tuple] = {}
+        self.lateness: list[int] = []  # how late each timer ran (ns): the loop's own lag, a client at its limit
 
     def resolve(self, target: Target) -> tuple:
         if target not in self._addresses:
@@ -288,7 +289,8 @@ class StreamLoop:
             for stream in [s for s in self.streams if s.deadline_ns and s.deadline_ns <= now]:
                 stream.expire(now)
             while self._timers and self._timers[0][0] <= now:
-                _, _, callback = heapq.heappop(self._timers)
+                due, _, callback = heapq.heappop(self._timers)
+                self.lateness.append(time.perf_counter_ns() - due)
                 callback()
             if not self.streams and not self._timers and not done():
                 raise RuntimeError("the stream loop has nothing left to do but is not done")

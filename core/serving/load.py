@@ -28,6 +28,7 @@ from typing import Iterable, Iterator
 
 from pdx.errors import PdxError
 from pdx.serving.http_stream import StreamLoop
+from pdx.serving.metrics import percentile
 from pdx.serving.openai import CompletionsClient
 from pdx.serving.records import RequestRecord
 from pdx.serving.saturation import SaturationWatch
@@ -42,6 +43,7 @@ class Planned:
     role: str = "load"
     at_s: float | None = None  # offset from the start of the run; None: when a slot is free
     after_tokens: int | None = None  # or once every request in flight has received this many tokens
+    session: str | None = None  # a conversation's turns share one: several client processes keep it on one
 
 
 @dataclass
@@ -53,10 +55,16 @@ class LoadResult:
     wall_s: float
     saturation: dict | None = None  # why the run stopped early, when it did
     gave_up: dict | None = None  # or why it stopped once its verdict was certain (a give-up watch's word)
+    late_p99_ns: int | None = None  # how late the client's timers (scheduled sends) ran, p99; None: none ran
 
     @property
     def failed(self) -> list[RequestRecord]:
         return [r for r in self.records if not r.ok]
+
+    def client(self) -> dict:
+        """What the client process itself did: its CPU (cores of its one), how late it ran its schedule."""
+        return {"cpu_s": round(self.cpu_s, 4), "cores": round(self.cpu_s / self.wall_s, 3) if self.wall_s > 0 else None,
+                "late_p99_ms": None if self.late_p99_ns is None else round(self.late_p99_ns / 1e6, 3)}
 
 
 _POLL_NS = 2_000_000  # how often a token-triggered request checks its trigger
@@ -197,35 +205,41 @@ class _Driver:
 
 def run_load(client: CompletionsClient, plan: Iterable[Planned], max_concurrency: int | None = None,
              warmup: Iterable[Planned] = (), catch_up: bool = False,
-             saturation_window_s: float | None = None, give_up=None) -> LoadResult:
+             saturation_window_s: float | None = None, give_up=None, start_ns: int | None = None) -> LoadResult:
     """Send ``plan`` (after ``warmup``, one at a time, uncounted) and return every request's record.
 
     ``catch_up``: late open-loop requests go as soon as a slot frees, however many at once.
     ``saturation_window_s``: stop an open-loop run early once it is over-saturated (None or 0: never).
     ``give_up``: an object whose ``observe(record)`` sees each request as it ends and returns a reason
     (a dict) once sending more would change nothing (:class:`pdx.serving.capacity.SloWatch`); the
-    requests in flight then finish, and no more are sent."""
+    requests in flight then finish, and no more are sent. ``start_ns``: the run's origin on the
+    perf_counter clock, waited for (several client processes start one load together); None: now."""
     loop = StreamLoop()
     try:
         for planned in warmup:
             _run(client, iter([planned]), 1, loop)
+        if start_ns is not None and (wait := start_ns - time.perf_counter_ns()) > 0:
+            time.sleep(wait / 1e9)
+        loop.lateness.clear()
         wall0, cpu0 = time.perf_counter_ns(), _cpu_seconds()
         watch = SaturationWatch(saturation_window_s) if saturation_window_s else None
-        driver = _run(client, iter(plan), max_concurrency, loop, catch_up, watch, give_up)
+        driver = _run(client, iter(plan), max_concurrency, loop, catch_up, watch, give_up, start_ns)
         cpu = _cpu_seconds() - cpu0
     finally:
         loop.close()
     records = driver.records
     ends = [r.send_ns + r.end_ns for r in records if r.end_ns is not None]
     makespan = max(ends) - min(r.send_ns for r in records) if records and ends else 0
+    late = sorted(loop.lateness)
     return LoadResult(records, driver.origin, makespan, cpu, (time.perf_counter_ns() - wall0) / 1e9,
-                      driver.saturation, driver.gave_up)
+                      driver.saturation, driver.gave_up, round(percentile(late, 99)) if late else None)
 
 
 def _run(client: CompletionsClient, plan: Iterator[Planned], cap: int | None, loop: StreamLoop,
-         catch_up: bool = False, watch: SaturationWatch | None = None, give_up=None) -> _Driver:
+         catch_up: bool = False, watch: SaturationWatch | None = None, give_up=None,
+         origin_ns: int | None = None) -> _Driver:
     driver = _Driver(client, plan, cap, loop, catch_up, watch, give_up)
-    driver.origin = time.perf_counter_ns()
+    driver.origin = time.perf_counter_ns() if origin_ns is None else origin_ns
     driver.fill()
     loop.run(driver.done)
     return driver
@@ -247,17 +261,17 @@ def open_loop(prompts: Iterable[list[int]], max_tokens: int, rate: float, bursti
         yield Planned(prompt, max_tokens, role, at)
 
 
-def shaped_loop(requests: Iterable[tuple[list[int], int, str]], arrival_times: Iterable[float] | None = None,
-                duration_s: float | None = None) -> Iterator[Planned]:
-    """Requests of a traffic shape (prompt, max_tokens, role), closed loop or at ``arrival_times``."""
+def shaped_loop(requests: Iterable[tuple[list[int], int, str, str | None]],
+                arrival_times: Iterable[float] | None = None, duration_s: float | None = None) -> Iterator[Planned]:
+    """Requests of a traffic shape (prompt, max_tokens, role, session), closed loop or at ``arrival_times``."""
     if arrival_times is None:
-        for prompt, max_tokens, role in requests:
-            yield Planned(prompt, max_tokens, role)
+        for prompt, max_tokens, role, session in requests:
+            yield Planned(prompt, max_tokens, role, session=session)
         return
-    for (prompt, max_tokens, role), at in zip(requests, arrival_times):
+    for (prompt, max_tokens, role, session), at in zip(requests, arrival_times):
         if duration_s is not None and at >= duration_s:
             return
-        yield Planned(prompt, max_tokens, role, at)
+        yield Planned(prompt, max_tokens, role, at, session=session)
 
 
 def for_duration(plan: Iterable[Planned], seconds: float) -> Iterator[Planned]:

@@ -36,6 +36,7 @@ class RequestRecord:
     finish_reason: str | None = None
     usage: dict = field(default_factory=dict)  # the server's own counts (prompt, completion, cached tokens)
     engine: dict = field(default_factory=dict)  # the server's own figures for this request (timings...)
+    shard: int | None = None  # which of several client processes sent it (serve-bench --clients N); None: one
 
     @property
     def ok(self) -> bool:

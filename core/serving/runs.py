@@ -100,7 +100,8 @@ def _plan(spec: ServeSpec, prompts: PromptMaker) -> tuple[list, list[Planned], i
         if spec.trace_sha256 and read_trace(spec.trace)[1] != spec.trace_sha256:
             raise PdxError(f"--trace {spec.trace}: the file changed since the run was planned")
         lines = lines[:spec.n_requests] if spec.n_requests else lines
-        plan = (Planned(prompt, n_out, role, at) for prompt, n_out, at, role in trace_requests(lines, prompts)
+        plan = (Planned(prompt, n_out, role, at, session=conversation)
+                for prompt, n_out, at, role, conversation in trace_requests(lines, prompts)
                 if spec.duration_s is None or at < spec.duration_s)
         return plan, warmup, spec.max_concurrency
     if spec.shape != Shape(spec.n_prompt, spec.n_gen):
@@ -141,7 +142,7 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
         nonlocal first_origin
         role = f"point{len(points)}"
         n = spec.n_requests if spec.n_requests or spec.duration_s else capacity.point_requests(x, closed)
-        requests = ((prompt, n_out, role) for prompt, n_out, _ in
+        requests = ((prompt, n_out, role, session) for prompt, n_out, _, session in
                     spec.shape.requests(prompts, random.Random(arrival_seed(prompts)), n))
         # A point of a duration has no known count: it runs its course.
         watch = None if spec.duration_s else capacity.SloWatch(spec.slo, spec.slo_percentile, n)
@@ -177,10 +178,29 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
                   requests=records, engine={"capacity": found, "start": start})
 
 
+def sharded_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
+    """A load test from ``spec.clients`` client processes (:mod:`pdx.serving.shards`), merged into one sample."""
+    from pdx.serving.shards import run_sharded
+
+    records, clients = run_sharded(client, spec, prompts)
+    ok = [r for r in records if r.ok]
+    ends = [r.send_ns + r.end_ns for r in records if r.end_ns is not None]
+    makespan = max(ends) - min(r.send_ns for r in records) if ends else 0
+    sample = Sample(ns=max(makespan, 1), n_prompt=sum(r.n_prompt for r in ok), n_gen=sum(r.n_gen for r in ok),
+                    requests=records, engine={"clients": clients})
+    stopped = next((c["saturation"] for c in clients if c.get("saturation")), None)
+    if stopped:
+        sample.engine["saturation"] = stopped
+    summary = failure_summary(records)
+    return sample, f"{spec.name}: {summary}" if summary else None
+
+
 def scenario_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
     """One run of a serving scenario, and a summary of its failed requests (if any)."""
     if spec.scenario == "capacity":  # failed requests are a finding here (a point that broke), not a failure
         return capacity_sample(client, spec, prompts), None
+    if spec.clients > 1:
+        return sharded_sample(client, spec, prompts)
     plan, warmup, cap = _plan(spec, prompts)
     timed = spec.scenario == "load" and (spec.trace is not None or spec.rate not in (None, float("inf")))
     result = run_load(client, plan, cap, warmup, catch_up=spec.catch_up,
@@ -188,7 +208,7 @@ def scenario_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
     ok = [r for r in result.records if r.ok]
     sample = Sample(ns=max(result.makespan_ns, 1), n_prompt=sum(r.n_prompt for r in ok),
                     n_gen=sum(r.n_gen for r in ok), requests=result.records,
-                    engine={"client_cpu_s": round(result.cpu_s, 4)})
+                    engine={"client": result.client()})
     if result.saturation:
         sample.engine["saturation"] = result.saturation
     summary = failure_summary(result.records)

@@ -71,7 +71,7 @@ def verdict(counts: list[tuple[float, int, int]], ttft: list[tuple[float, float]
     last = counts[-1]
     arrived, ended = last[1] - then[1], last[2] - then[2]
     growth = arrived - ended
-    if growth < max(MIN_RISE, Z_MIN * math.sqrt(arrived + ended)):
+    if growth < max(MIN_RISE, Z_MIN * math.sqrt(max(0, arrived + ended))):  # counts never fall; hand-made ones may
         return None
     t = [p for p in ttft if p[0] >= start]
     if len(t) < MIN_POINTS:

@@ -36,6 +36,7 @@ from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.serving.traffic import Lengths, Shape
 
 SCENARIOS = ("load", "stall", "cache-cold", "cache-warm", "capacity", "overhead")
+MAX_CLIENTS = 256
 
 
 def _number(value: float) -> str:
@@ -72,6 +73,9 @@ class ServeSpec:
     trace: str | None = None  # a JSONL trace replayed instead (its path, as given)
     trace_sha256: str | None = None
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
+    clients: int = 1  # client processes the load is split over (pdx.serving.shards)
+    client_pool: str = "local"  # where they run: "local" (this machine) or "ray" (actors over a cluster)
+    ray_address: str | None = field(default=None, compare=False)  # where the Ray cluster is; never stored
     depth: int = 0  # the columns every test has
     kind: str = "serve"
 
@@ -113,6 +117,16 @@ class ServeSpec:
             raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
         if self.saturation_window_s < 0:
             raise WorkloadError(f"the over-saturation window must be 0 (off) or more seconds, not {self.saturation_window_s}")
+        if not 1 <= self.clients <= MAX_CLIENTS or self.client_pool not in ("local", "ray"):
+            raise WorkloadError(f"--clients: 1 to {MAX_CLIENTS} client processes, not {self.clients}")
+        if self.clients > 1:
+            if self.scenario != "load":
+                raise WorkloadError(f"--clients: a {self.scenario} test is one client's by design; split load and "
+                                    "sweep tests only")
+            split = self.concurrency if self.concurrency is not None else self.max_concurrency
+            if split is not None and split < self.clients:
+                raise WorkloadError(f"--clients {self.clients}: each client needs a request in flight; the cap is "
+                                    f"{split}")
         if self.scenario == "cache-warm" and not 0 < self.prefix < self.n_prompt:
             raise WorkloadError(f"cache-warm: the shared prefix ({self.prefix}) must be shorter than the prompt")
 
@@ -181,6 +195,7 @@ class ServeSpec:
         data["percentiles"] = list(self.percentiles)
         data["rate"] = "inf" if self.rate == float("inf") else self.rate  # JSON has no infinity
         data["name"], data["batch"] = self.name, self.batch
+        del data["ray_address"]  # a cluster's address is the user's, like a server's URL: not stored
         return data
 
     @classmethod

@@ -130,33 +130,37 @@ class Shape:
     input_dist: Lengths = Lengths()
     output_dist: Lengths = Lengths()
 
-    def requests(self, prompts, rng: random.Random, count: int | None) -> Iterator[tuple[list[int], int, str]]:
-        """(prompt, max_tokens, role) of each request in sending order; ``count`` None: endless."""
+    def requests(self, prompts, rng: random.Random, count: int | None
+                 ) -> Iterator[tuple[list[int], int, str, str | None]]:
+        """(prompt, max_tokens, role, session) of each request in sending order (session: the conversation
+        a turn belongs to, None for a single-turn request); ``count`` None: endless."""
         system = prompts.tokens(self.system) if self.system else []
         if self.turns == 1:
             sent = 0
             while count is None or sent < count:
                 n_out = self.output_dist.draw(rng, self.n_gen)
-                yield system + prompts.tokens(self.input_dist.draw(rng, self.n_prompt)), n_out, "load"
+                yield system + prompts.tokens(self.input_dist.draw(rng, self.n_prompt)), n_out, "load", None
                 sent += 1
             return
-        sent = 0
+        sent, groups = 0, 0
         while count is None or sent < count:
             group = CONVERSATION_GROUP if count is None else math.ceil((count - sent) / self.turns)
             histories = [list(system) for _ in range(group)]
             for turn in range(self.turns):
-                for history in histories:
+                for index, history in enumerate(histories):
                     if count is not None and sent >= count:
                         return
                     prompt = history + prompts.tokens(self.input_dist.draw(rng, self.n_prompt))
                     n_out = self.output_dist.draw(rng, self.n_gen)
-                    yield prompt, n_out, f"turn{turn + 1}"
+                    yield prompt, n_out, f"turn{turn + 1}", f"{groups}.{index}"
                     sent += 1
                     history[:] = prompt + prompts.tokens(n_out)  # a stand-in of the reply
+            groups += 1
 
 
-def trace_requests(lines: list[TraceLine], prompts) -> Iterator[tuple[list[int], int, float, str]]:
-    """(prompt, max_tokens, offset s, role) of each trace line; a conversation's turns extend its history."""
+def trace_requests(lines: list[TraceLine], prompts) -> Iterator[tuple[list[int], int, float, str, str | None]]:
+    """(prompt, max_tokens, offset s, role, conversation) of each trace line; a conversation's turns extend
+    its history."""
     histories: dict[str, list[int]] = {}
     turns: dict[str, int] = {}
     for line in lines:
@@ -168,4 +172,4 @@ def trace_requests(lines: list[TraceLine], prompts) -> Iterator[tuple[list[int],
             turns[line.conversation] = turns.get(line.conversation, 0) + 1
             role = f"turn{turns[line.conversation]}"
             histories[line.conversation] = prompt + prompts.tokens(line.output_len)
-        yield prompt, line.output_len, line.at_s, role
+        yield prompt, line.output_len, line.at_s, role, line.conversation

@@ -23,11 +23,16 @@ def serve_workload(scenario: str, n_prompt: int, n_gen: int, concurrency: list[i
                    catch_up: bool = False, saturation_window_s: float = DEFAULT_WINDOW_S,
                    slo_percentile: float = DEFAULT_PERCENTILE, precision: float = DEFAULT_PRECISION,
                    traffic: dict | None = None, budget_s: float = DEFAULT_BUDGET_S,
-                   prompt_lens: list[int] | None = None):
+                   prompt_lens: list[int] | None = None, clients: int = 1, ray_address: str | None = None):
     """The tests of one ``pdx serve-bench`` run; ``prompt_lens``: the overhead scenario's prompt lengths
-    [default: ``n_prompt``]."""
+    [default: ``n_prompt``]; ``clients``: client processes a load test is split over, on this machine or,
+    with ``ray_address``, as Ray actors."""
     common = dict(n_prompt=n_prompt, n_gen=n_gen, warmup_requests=warmup_requests, slo=dict(slo or {}),
                   percentiles=tuple(percentiles), catch_up=catch_up, saturation_window_s=saturation_window_s)
+    if clients > 1 or ray_address:
+        if scenario not in ("load", "sweep"):
+            raise WorkloadError(f"--clients and --ray split load and sweep tests; a {scenario} test is one client's")
+        common |= dict(clients=clients, client_pool="ray" if ray_address else "local", ray_address=ray_address)
     shaped = dict(traffic or {})
     if shaped.get("trace"):
         if scenario != "load" or rates or concurrency:

@@ -31,7 +31,7 @@ def _records(test: dict) -> list:
 
 def serve_stats(test: dict) -> dict | None:
     """A serving test: latency distributions and throughput from its requests."""
-    from pdx.serving.analysis import cache_claim, stall_stats, turn_stats
+    from pdx.serving.analysis import cache_claim, client_stats, stall_stats, turn_stats
     from pdx.serving.metrics import serving_stats
 
     spec, records = test.get("spec") or {}, _records(test)
@@ -55,6 +55,9 @@ def serve_stats(test: dict) -> dict | None:
     found = [s["engine"]["capacity"] for s in test.get("samples") or [] if (s.get("engine") or {}).get("capacity")]
     if found:
         stats["capacity"] = found[0] if len(found) == 1 else dict(found[0], repeats=found)
+    clients = client_stats(test.get("samples") or [])
+    if clients:
+        stats["clients"] = clients
     stopped = [s["engine"]["saturation"] for s in test.get("samples") or [] if (s.get("engine") or {}).get("saturation")]
     if stopped:
         stats["saturation"] = dict(stopped[0], samples_stopped=len(stopped))  # the first that stopped early
