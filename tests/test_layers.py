@@ -26,7 +26,7 @@ LAYER_OF = {
     "pdx.hardware.probe": "measure", "pdx.hardware.probe_child": "measure", "pdx.hardware.detect": "measure",
     "pdx.serving.backend": "measure", "pdx.serving.generic": "measure", "pdx.serving.http_stream": "measure",
     "pdx.serving.load": "measure", "pdx.serving.managed": "measure", "pdx.serving.openai": "measure",
-    "pdx.serving.runs": "measure",
+    "pdx.serving.runs": "measure", "pdx.serving.shards": "measure", "pdx.serving.plans": "measure",
     "pdx.stats.results": "reports", "pdx.stats.gate": "reports", "pdx.stats.compare": "reports",
     "pdx.reports": "reports", "pdx.display": "reports", "pdx.figures": "reports",
     "pdx.api": "api", "pdx.rerun": "api", "pdx.contrib": "api", "pdx.testing": "api",

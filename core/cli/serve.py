@@ -92,16 +92,18 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     from pdx.cli.bench import execute, parse_options, server_variants
     from pdx.serving.capacity import parse_capacity_slo
     from pdx.serving.metrics import parse_percentiles, parse_slo
-    from pdx.serving.workloads import serve_workload
+    from pdx.serving.workloads import ServeOptions, serve_workload
 
     targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
-    workload = serve_workload(
-        scenario, input_len[0], output_len, parse_int_list(concurrency, "-c", minimum=1, maximum=MAX_COUNT) if concurrency else None,
-        _rates(request_rate), burstiness, max_concurrency, num_requests, duration, inject, prefix,
-        warmup_requests, targets, parse_percentiles(percentiles), repetitions, seed, catch_up,
-        saturation_window, slo_percentile, precision,
-        _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace), budget, input_len, clients,
-        ray_address)
+    workload = serve_workload(ServeOptions(
+        scenario=scenario, n_prompt=input_len[0], n_gen=output_len,
+        concurrency=parse_int_list(concurrency, "-c", minimum=1, maximum=MAX_COUNT) if concurrency else None,
+        rates=_rates(request_rate), burstiness=burstiness, max_concurrency=max_concurrency, n_requests=num_requests,
+        duration_s=duration, inject=inject, prefix=prefix, warmup_requests=warmup_requests, slo=targets,
+        slo_percentile=slo_percentile, precision=precision, budget_s=budget,
+        percentiles=parse_percentiles(percentiles), repetitions=repetitions, seed=seed, catch_up=catch_up,
+        saturation_window_s=saturation_window, prompt_lens=input_len, clients=clients, ray_address=ray_address,
+        traffic=_traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace)))
     base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
                            tags=list(tags), argv=api.command_line(), api_key=api_key, energy=energy,
                            price=price_kwh)

@@ -26,6 +26,7 @@ from typing import Iterable, Iterator
 
 from pdx.errors import PdxError
 from pdx.serving.load import Planned, run_load
+from pdx.serving.plans import scenario_plan
 from pdx.serving.records import RequestRecord, RequestsFailed
 
 PINGS = 15  # round trips per clock reading; the tightest one counts
@@ -69,10 +70,8 @@ def where() -> dict:
 
 def run_shard(task: dict) -> dict:
     """Shard ``task["k"]`` of ``task["n"]``: its share of the plan, from the driver's start (this clock)."""
-    from pdx.serving.runs import _plan
-
     spec, prompts = task["spec"], pickle.loads(task["prompts"])
-    plan, _, _ = _plan(spec, prompts)  # the same draws as the driver's: its warm-up first, then the plan
+    plan, _, _ = scenario_plan(spec, prompts)  # the same draws as the driver's: its warm-up first, then the plan
     timed = spec.trace is not None or spec.rate not in (None, float("inf"))
     result = run_load(task["client"], share(plan, task["n"], task["k"]), task["cap"], catch_up=spec.catch_up,
                       saturation_window_s=spec.saturation_window_s if timed else None, start_ns=task["start_ns"])
@@ -207,11 +206,9 @@ def _one_line(exc: BaseException) -> str:
 def run_sharded(client, spec, prompts) -> tuple[list[RequestRecord], list[dict]]:
     """Run ``spec``'s plan from ``spec.clients`` shards; (merged records, each shard's record). A shard
     that died raises :class:`RequestsFailed` holding the others' records."""
-    from pdx.serving.runs import _plan
-
     n = spec.clients
     frozen = pickle.dumps(prompts)  # before the driver draws: every shard rebuilds the same plan
-    _, warmup, cap = _plan(spec, prompts)
+    _, warmup, cap = scenario_plan(spec, prompts)
     caps_of = caps(cap, n)
     if warmup:
         run_load(client, iter(()), warmup=warmup)
