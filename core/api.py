@@ -22,6 +22,7 @@ from pdx.conditions import gpu_memory
 from pdx.errors import PdxError, interruption
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
+from pdx.registry.records import environment_id
 from pdx.stats.results import derive_stats, read_run
 from pdx.ceilings import placement
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures
@@ -121,7 +122,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
                 model=model,
                 hardware=machine,
                 environment=manifest,
-                environment_id=environment.environment_id(manifest),
+                environment_id=environment_id(manifest),
                 workload=workload.to_dict(),
                 threads=threads,
                 options=scrub(dict(config.options)),

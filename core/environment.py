@@ -3,8 +3,6 @@ where, and to reproduce it."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import platform
 import shlex
@@ -59,9 +57,3 @@ def collect(threads: int | None, seed: int, argv: list[str] | None = None) -> di
         "packages": _versions(),
         "variables": {k: os.environ[k] for k in _VARIABLES if k in os.environ},
     }
-
-
-def environment_id(manifest: dict) -> str:
-    """Manifests that differ only in the command line and seed share an id."""
-    stable = {k: v for k, v in manifest.items() if k not in ("command", "seed", "threads")}
-    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]

@@ -411,7 +411,7 @@ _BY_KEY = {f.key: f for f in SERVING_COLUMNS}
 # The serving figures a report sets side by side, run against run.
 SIDE_BY_SIDE = (_BY_KEY["output_throughput"], _BY_KEY["request_throughput"], _BY_KEY["per_stream_decode_rate"],
                 _BY_KEY["ttft_ms.median"], _BY_KEY["ttft_ms.p99"], _BY_KEY["itl_ms.median"], _BY_KEY["tpot_ms.median"],
-                _BY_KEY["e2el_ms.median"], _BY_KEY["goodput"], CAPACITY)
+                _BY_KEY["e2el_ms.median"], _BY_KEY["goodput"], CAPACITY, ENERGY)
 
 # Latency distributions (ms) a serving test stores, with what each is.
 DISTRIBUTIONS = (

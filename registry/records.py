@@ -10,6 +10,8 @@ to add the same model never fail.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime, timezone
 
 from sqlalchemy.orm import Session
@@ -45,6 +47,12 @@ def insert_missing(session: Session, table: type, values: dict) -> None:
     elif session.get(table, values["id"]) is None:
         session.add(table(**values))
         session.flush()
+
+
+def environment_id(manifest: dict) -> str:
+    """The id of an environment row: manifests that differ only in the command line, seed and threads share one."""
+    stable = {k: v for k, v in manifest.items() if k not in ("command", "seed", "threads")}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def add_shared_rows(session: Session, model: dict, hardware: dict, environment: dict, environment_id: str) -> None:

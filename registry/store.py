@@ -19,8 +19,8 @@ from pdx.backend import EngineInfo
 from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
 from pdx.registry import bulk, connection, leases, migrate
-from pdx.registry.records import (add_record, add_shared_rows, damage, iso, model_record, outcome_record,
-                                  run_record, run_row, test_row)
+from pdx.registry.records import (add_record, add_shared_rows, damage, environment_id, iso, model_record,
+                                  outcome_record, run_record, run_row, test_row)
 from pdx.registry.schema import Hardware, Model, Run, RunTag
 from pdx.registry.validate import check_record, check_records, check_test, same_model
 
@@ -254,7 +254,6 @@ class Registry:
         runs' ids are content hashes), so adding the same records twice adds
         nothing. Returns (added ids, skipped ids).
         """
-        from pdx.environment import environment_id
 
         unique = check_records(records, source)
         present = self.existing_ids(r["id"] for r in unique)

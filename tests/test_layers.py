@@ -44,8 +44,6 @@ KNOWN_UPWARD = {
     ("pdx.importer", "pdx.registry.importers.common"): "the same",
     ("pdx.plugin_manager", "pdx.synth.quantizers"): "the quantizer extension kind's type lives with the synth "
                                                     "package; it belongs in the contract",
-    ("pdx.registry.store", "pdx.environment"): "the store ids an environment with environment_id, which lives "
-                                               "with the code that reads the machine",
     ("pdx.reports.bundle_site", "pdx.contrib.folder"): "a site from a hub folder reads and checks its files "
                                                        "with the hub's own reader; the reader belongs below",
     ("pdx.reports.bundle_site", "pdx.contrib.verify"): "publish --bundles verifies first; the publish use case "

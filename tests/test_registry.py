@@ -11,6 +11,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
 
 from pdx import environment, hardware
+from pdx.registry.records import environment_id
 from pdx.backend import EngineInfo, Sample
 from pdx.errors import PdxError, RegistryError
 from pdx.models import identify
@@ -41,7 +42,7 @@ def make_start(model, run_id=None, tags=("t1",)):
     return RunStart(
         id=run_id or uuid.uuid4().hex, backend="test-backend", engine=EngineInfo("engine", "1.0", "abc123"),
         model=model, hardware=hardware.detect(), environment=manifest,
-        environment_id=environment.environment_id(manifest), workload={"tests": ["pp64"], "repetitions": 2,
+        environment_id=environment_id(manifest), workload={"tests": ["pp64"], "repetitions": 2,
                                                                         "warmup": 0, "seed": 42},
         threads=2, options={"k": "v"}, command="pdx bench", pdx_version="0.1.0", tags=tags,
     )

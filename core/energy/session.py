@@ -27,6 +27,7 @@ from pdx.energy.trace import Trace
 IDLE_S = 2.0
 MAX_IDLE_S = 10.0
 MAX_LENGTHEN = 3  # batches of repetitions added to a test too short for its meters
+MAX_ADDED = 1000  # repetitions in one such batch: a meter that steps too slowly for the test is said, not chased
 
 
 @dataclass
@@ -110,7 +111,7 @@ class Metering:
         if not timed:
             return 0
         missing = short_of(sum(timed) / 1e9, self.trace.resolution_s())
-        return math.ceil(missing / (sum(timed) / len(timed) / 1e9)) if missing else 0
+        return min(MAX_ADDED, math.ceil(missing / (sum(timed) / len(timed) / 1e9))) if missing else 0
 
     def record(self, samples, lengthened: int = 0) -> dict | None:
         """The test's energy record (None when no sample's window lies in the trace)."""
