@@ -170,3 +170,48 @@ def test_no_apple_soc_here_says_so(fresh_zeus, monkeypatch):
     monkeypatch.setattr(soc, "_soc", None)
     with pytest.raises(MeterUnavailable, match="^no Apple SoC counters$"):
         zeus_meters.find_apple()
+
+
+# --- Apple SoC -------------------------------------------------------------------------------------
+
+class ReplayAppleMonitor:
+    """zeus-apple-silicon's AppleEnergyMonitor answered from a replay: cumulative mJ per part, as IOReport's
+    energy model reports an M-series SoC (the efficiency/performance split and per-core lists left out;
+    this M2-like SoC reports no separate GPU SRAM). Not a recording: no Mac was at hand."""
+
+    READINGS = [dict(cpu_total_mj=1_000 + 900 * i, gpu_mj=500 + 2_100 * i, gpu_sram_mj=None, ane_mj=0,
+                     dram_mj=300 + 400 * i) for i in range(10)]
+
+    def __init__(self):
+        self.calls = 0
+
+    def get_cumulative_energy(self):
+        import types
+
+        reading = self.READINGS[min(self.calls, len(self.READINGS) - 1)]
+        self.calls += 1
+        fields = ("efficiency_cores_mj", "performance_cores_mj", "efficiency_cluster_mj", "performance_cluster_mj",
+                  "efficiency_core_manager_mj", "performance_core_manager_mj")
+        return types.SimpleNamespace(**reading, **dict.fromkeys(fields))
+
+
+def test_an_apple_soc_gives_its_parts_apart_and_none_twice(fresh_zeus, monkeypatch):
+    import types
+
+    import zeus.device.soc as soc
+    import zeus.device.soc.apple as apple
+
+    monkeypatch.setattr(soc, "_soc", None)
+    monkeypatch.setattr(soc, "apple_silicon_is_available", lambda: True)
+    monkeypatch.setattr(apple, "zeus_apple_silicon", types.SimpleNamespace(AppleEnergyMonitor=ReplayAppleMonitor))
+    meters = {m.name: m for m in zeus_meters.find_apple()}
+    # The ANE reads 0 (it is there, idle); the GPU's SRAM is not reported, so the GPU meter is its own counter.
+    assert {n: m.covers for n, m in meters.items()} == {"soc:cpu": "soc cpu", "soc:gpu": "soc gpu",
+                                                        "soc:ane": "soc ane", "soc:dram": "soc dram"}
+    first = {n: m.read() for n, m in meters.items()}
+    later = {n: m.read() for n, m in meters.items()}
+    # Each read is one reading of the monitor: the four parts moved by 0.9, 2.1, 0 and 0.4 J per reading, x4 reads.
+    assert later["soc:cpu"] - first["soc:cpu"] == pytest.approx(4 * 0.9)
+    assert later["soc:gpu"] - first["soc:gpu"] == pytest.approx(4 * 2.1)
+    assert later["soc:ane"] == first["soc:ane"] == 0.0
+    assert later["soc:dram"] - first["soc:dram"] == pytest.approx(4 * 0.4)
