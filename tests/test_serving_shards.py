@@ -119,7 +119,7 @@ def test_a_client_that_dies_costs_its_requests_and_the_run_says_which(fake_serve
     run = json.loads(result.stdout)[0]
     first, second = run["tests"]
     assert run["status"] == "partial" and first["status"] == "failed" and second["status"] == "ok"
-    assert f"1 of 2 client shards died (shard 0 (pid {killed[0]} on" in first["error"]
+    assert f"1 of 2 client shards died (shard 0 (local, pid {killed[0]}): " in first["error"]
     kept = first["requests"]
     assert kept and {r["shard"] for r in kept} == {1} and len({r["idx"] for r in kept}) == len(kept)
     assert len(kept) < 20 * 3  # shard 1's half of about sixty arrivals, nothing twice

@@ -235,7 +235,8 @@ def run_sharded(client, spec, prompts) -> tuple[list[RequestRecord], list[dict]]
     clients = [_client_record(k, shards[k], before[k], after.get(k), results.get(k), died.get(k)) for k in range(n)]
     records = merge(results)
     if died:
-        names = "; ".join(f"shard {k} (pid {clients[k]['pid']} on {clients[k]['host']}): {why}" for k, why in died.items())
+        # No host name here: a failed test keeps its error but no sample, so no record says where to redact it.
+        names = "; ".join(f"shard {k} ({clients[k]['pool']}, pid {clients[k]['pid']}): {why}" for k, why in died.items())
         raise RequestsFailed(f"{spec.name}: {len(died)} of {n} client shards died ({names}); the {len(records)} "
                              "requests of the others are kept, theirs are not counted", records)
     return records, clients
