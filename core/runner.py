@@ -54,6 +54,7 @@ class TestOutcome:
     conditions: dict | None = None  # what the machine did meanwhile (pdx.conditions.measure)
     energy: dict | None = None  # joules over the timed windows (pdx.energy.session), where meters exist
     lengthened: int = 0  # repetitions added so the meters could read the test
+    batches: list[int] = field(default_factory=list)  # samples of each backend.run call, in order (not stored)
 
 
 @dataclass
@@ -94,6 +95,7 @@ def _collect(backend: Backend, outcome: TestOutcome, count: int, warmup: int, pr
         outcome.samples.append(sample)
         progress.sample_done(outcome.ordinal, test, sample)
     got = len(outcome.samples) - before
+    outcome.batches.append(got)
     if got != count:
         raise PdxError(f"{test.name}: backend returned {got} samples, not {count}")
 
@@ -101,7 +103,7 @@ def _collect(backend: Backend, outcome: TestOutcome, count: int, warmup: int, pr
 def _lengthen(backend: Backend, outcome: TestOutcome, progress: Progress, metering: Metering) -> None:
     """More repetitions until the meters can read the test (a few batches at most)."""
     for _ in range(MAX_LENGTHEN):
-        more = metering.more(outcome.samples)
+        more = metering.more(outcome.samples, outcome.batches)
         if not more:
             return
         _collect(backend, outcome, more, 0, progress)
@@ -134,7 +136,7 @@ def _energy(metering: Metering | None, outcome: TestOutcome) -> dict | None:
     if not metering:
         return None
     try:
-        return metering.record(outcome.samples, outcome.lengthened)
+        return metering.record(outcome.samples, outcome.batches, outcome.lengthened)
     except Exception:  # energy never blocks a benchmark, nor stops its test from being saved
         return None
 

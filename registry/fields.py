@@ -2,33 +2,43 @@
 (:mod:`pdx.registry.records`), the bundle schema (``bundle.schema.json``, kept
 in step by a test) and content ids read.
 
-Adding a field: add it here, to its table in :mod:`pdx.registry.schema` with a
-migration, and to ``bundle.schema.json``; a sample's and a request's fields are
-their table's columns, so such a field is a column and its migration, nothing more
-(the bundle schema derives a rule for a column it does not spell out, see
+Adding a field to a test, a sample or a request: a column of its table in
+:mod:`pdx.registry.schema` and its migration, nothing more. Those levels' fields
+are their tables' columns (a test's: its scalar columns, its two times, and
+every other column as an object it carries as it is), the row builders and
+readers (:mod:`pdx.registry.records`) go over them, and the bundle schema
+derives a rule for a column it does not spell out (see
 :func:`pdx.registry.bundle_schema.load_schema`; old records without it stay
-valid). Content ids do not change: they hash the fields of
+valid); ``tests/test_validation.py`` adds one and finds it in the row, the
+bundle, ``pdx show --json`` and the site's JSON. A run's and a model's fields
+are listed here, and in their table with a migration and in ``bundle.schema.json``. Content ids do not change: they hash the fields of
 :data:`CONTENT_ID_FIELDS` for the record's content-id version, and a new field
 joins only a new version.
 """
 
 from __future__ import annotations
 
-from pdx.registry.schema import RequestRow, SampleRow
+from pdx.registry.schema import RequestRow, SampleRow, TestResult
 
-# Columns that are no plain record field: the row's own id, its test, a sample's place in the test (the
-# list's order), a request's events (a list of pairs, written out in bundle.schema.json).
-ROW_ONLY = {"samples": ("id", "test_id", "idx"), "requests": ("id", "test_id", "events")}
+# Columns that are no plain record field: the row's own id, its run or test, a sample's place in the test
+# (the list's order), a request's events (a list of pairs, written out in bundle.schema.json).
+ROW_ONLY = {"tests": ("id", "run_id"), "samples": ("id", "test_id", "idx"), "requests": ("id", "test_id", "events")}
 # The measurement levels, whose fields are their table's columns.
-TABLES = {"sample": (SampleRow, ROW_ONLY["samples"]), "request": (RequestRow, ROW_ONLY["requests"])}
+TABLES = {"test": (TestResult, ROW_ONLY["tests"]), "sample": (SampleRow, ROW_ONLY["samples"]),
+          "request": (RequestRow, ROW_ONLY["requests"])}
 
 RUN_FIELDS = ("id", "status", "created_at", "finished_at", "backend", "engine", "threads", "options", "workload",
               "command", "error", "parent_id", "pdx_version", "origin", "provenance", "tags", "model", "hardware",
               "environment", "ceiling_basis", "tests")
 # Columns of the tests table that a record's test carries as they are; the rest are built around them.
 TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
-TEST_FIELDS = (*TEST_COLUMNS, "started_at", "finished_at", "engine", "ceilings", "adaptive", "spec", "samples",
-               "requests", "conditions", "energy")
+TEST_TIMES = ("started_at", "finished_at")  # ISO 8601 text in a record, datetimes in a row
+# Every other column of the tests table: an object the test carries as it is (engine, ceilings, adaptive,
+# spec, conditions, energy, and whatever column comes next); a nullable one may be null.
+TEST_OBJECTS = tuple(c.name for c in TestResult.__table__.columns
+                     if c.name not in (*ROW_ONLY["tests"], *TEST_COLUMNS, *TEST_TIMES))
+TEST_OPTIONAL_OBJECTS = tuple(name for name in TEST_OBJECTS if TestResult.__table__.columns[name].nullable)
+TEST_FIELDS = (*TEST_COLUMNS, *TEST_TIMES, *TEST_OBJECTS, "samples", "requests")
 SAMPLE_FIELDS = tuple(c.name for c in SampleRow.__table__.columns if c.name not in ROW_ONLY["samples"])
 REQUEST_COLUMNS = tuple(c.name for c in RequestRow.__table__.columns if c.name not in ROW_ONLY["requests"])
 REQUEST_FIELDS = (*REQUEST_COLUMNS, "events")

@@ -21,6 +21,7 @@ from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, R
 from pdx.registry.fields import REQUEST_COLUMNS as _REQUEST_FIELDS
 from pdx.registry.fields import SAMPLE_FIELDS as _SAMPLE_FIELDS
 from pdx.registry.fields import TEST_COLUMNS as _TEST_FIELDS
+from pdx.registry.fields import TEST_OBJECTS, TEST_OPTIONAL_OBJECTS
 
 
 def iso(value: datetime | None) -> str | None:
@@ -73,9 +74,9 @@ def test_row(test: dict) -> TestResult:
     """The rows of one test record (an entry of a record's ``tests``), samples and requests included."""
     return TestResult(
         **{k: test[k] for k in _TEST_FIELDS}, started_at=parse_time(test["started_at"]),
-        finished_at=parse_time(test["finished_at"]), engine=test["engine"], ceilings=test.get("ceilings"),
-        adaptive=test.get("adaptive"), conditions=test.get("conditions"), energy=test.get("energy"),
-        spec=test.get("spec") or {},
+        finished_at=parse_time(test["finished_at"]),
+        # Absent or null: the column's own default ({} for engine and spec, NULL for the rest).
+        **{k: test[k] for k in TEST_OBJECTS if test.get(k) is not None},
         # .get: a field the table gained after the record was made is absent from it (the schema allows it)
         samples=[SampleRow(idx=i, **{k: s.get(k) for k in _SAMPLE_FIELDS}) for i, s in enumerate(test["samples"])],
         requests=[RequestRow(**{k: r.get(k) for k in _REQUEST_FIELDS}, events=r["events"])
@@ -117,9 +118,8 @@ def outcome_record(outcome, finished_at: datetime) -> dict:
         "ordinal": outcome.ordinal, "name": test.name, "kind": test.kind, "n_prompt": test.n_prompt,
         "n_gen": test.n_gen, "depth": test.depth, "batch": test.batch, "status": outcome.status,
         "error": outcome.error, "warmup": outcome.warmup, "started_at": iso(outcome.started_at),
-        "finished_at": iso(outcome.finished_at or finished_at), "engine": outcome.engine,
-        "ceilings": outcome.ceilings, "adaptive": outcome.adaptive, "conditions": outcome.conditions,
-        "energy": outcome.energy,
+        "finished_at": iso(outcome.finished_at or finished_at),
+        **{k: getattr(outcome, k, None) for k in TEST_OBJECTS},  # what the runner measured of each
         "spec": test.to_dict() if test.kind == "serve" else {},
         "samples": [{k: getattr(s, k, None) for k in _SAMPLE_FIELDS} for s in outcome.samples],
         "requests": [{"sample_idx": i} | {k: getattr(r, k, None) for k in _REQUEST_FIELDS if k != "sample_idx"}
@@ -140,12 +140,7 @@ def run_record(run: Run) -> dict:
         | {
             "started_at": iso(t.started_at),
             "finished_at": iso(t.finished_at),
-            "engine": t.engine,
-            "ceilings": t.ceilings,
-            "adaptive": t.adaptive,
-            "conditions": t.conditions,
-            "energy": t.energy,
-            "spec": t.spec,
+            **{k: getattr(t, k) for k in TEST_OBJECTS},
             "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in t.samples],
             "requests": [{k: getattr(r, k) for k in _REQUEST_FIELDS} | {"events": [list(e) for e in r.events]}
                          for r in t.requests],
@@ -192,8 +187,9 @@ _WHOLE = {  # fields that are whole numbers, with their least value
 }
 _OPTIONAL_WHOLE = {"sample": ("prompt_ns", "gen_ns"), "request": ("first_ns", "end_ns", "scheduled_ns")}
 _OBJECTS = {"run": ("options", "workload", "provenance", "hardware", "environment"),
-            "test": ("engine", "spec"), "sample": ("engine",), "request": ("usage", "engine")}
-_OPTIONAL_OBJECTS = {"run": ("ceiling_basis",), "test": ("ceilings", "adaptive", "conditions", "energy")}
+            "test": tuple(k for k in TEST_OBJECTS if k not in TEST_OPTIONAL_OBJECTS), "sample": ("engine",),
+            "request": ("usage", "engine")}
+_OPTIONAL_OBJECTS = {"run": ("ceiling_basis",), "test": TEST_OPTIONAL_OBJECTS}
 
 
 class _Damaged(Exception):

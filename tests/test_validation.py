@@ -267,3 +267,63 @@ def test_a_sample_column_gives_the_rule_the_schema_spells_out():
     for name in ("ns", "n_prompt", "n_gen", "prompt_ns", "gen_ns"):
         assert column_rule(SampleRow.__table__.columns[name])["type"] == written[name]["type"], name
     assert column_rule(SampleRow.__table__.columns["engine"]) == {}  # a JSON column's shape is the schema's to say
+
+
+def test_a_test_field_is_one_column_and_its_migration(tmp_path):
+    """Issue 28's acceptance: a copy of pdx gains a test field by one line in its table and a migration,
+    nothing else; a bundle carrying it is read, stored in the row, shown by `pdx show --json`, written
+    to a bundle (the schema derives its rule) and to the site's JSON."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pdx
+    from pdx.registry.migrate import head_revision
+
+    from test_importers import DATA
+
+    copy = tmp_path / "pkg" / "pdx"
+    shutil.copytree(Path(pdx.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    schema = copy / "registry" / "schema.py"
+    anchor = "    energy: Mapped[Optional[dict[str, Any]]] = mapped_column()"
+    text = schema.read_text()
+    assert anchor in text
+    schema.write_text(text.replace(anchor, anchor + "\n    probe_note: Mapped[Optional[dict[str, Any]]] = mapped_column()"))
+    (copy / "registry" / "migrations" / "versions" / "0099_probe_note.py").write_text(
+        "from alembic import op\nimport sqlalchemy as sa\n\nrevision = '0099'\n"
+        f"down_revision = {head_revision()!r}\n"
+        "branch_labels = None\ndepends_on = None\n\n\ndef upgrade():\n"
+        "    op.add_column('tests', sa.Column('probe_note', sa.JSON(), nullable=True))\n\n\n"
+        "def downgrade():\n    op.drop_column('tests', 'probe_note')\n")
+    env = dict(os.environ, PYTHONPATH=str(copy.parent))
+
+    def pdx_copy(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "pdx", *args], capture_output=True, text=True, env=env,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    first, second = f"sqlite:///{tmp_path / 'a.sqlite'}", f"sqlite:///{tmp_path / 'b.sqlite'}"
+    pdx_copy("import", str(DATA / "llama_bench_tiny.json"), "--registry", first)
+    bundle = tmp_path / "run.pdx.json"
+    pdx_copy("export", "-o", str(bundle), "--registry", first)
+    data = json.loads(bundle.read_text())
+    entry = data["runs"][0]
+    entry["record"]["tests"][0]["probe_note"] = {"seen": 1}
+    entry["sha256"] = digest(entry["record"])  # the field joins no content id: the run keeps its id
+    bundle.write_text(json.dumps(data))
+    pdx_copy("import", str(bundle), "--registry", second)
+    run_id = entry["record"]["id"]
+    shown = json.loads(pdx_copy("show", run_id, "--registry", second, "--json"))
+    assert shown["tests"][0]["probe_note"] == {"seen": 1} and shown["tests"][1]["probe_note"] is None
+    assert "probe_note" not in pdx.registry.fields.TEST_FIELDS  # this interpreter's pdx is the unchanged one
+    rows = sqlite3.connect(tmp_path / "b.sqlite").execute("select probe_note from tests order by ordinal").fetchall()
+    assert rows[0] == ('{"seen": 1}',) and all(row == (None,) for row in rows[1:])
+    again = tmp_path / "again.pdx.json"
+    pdx_copy("export", "-o", str(again), "--registry", second)
+    assert json.loads(again.read_text())["runs"][0]["record"]["tests"][0]["probe_note"] == {"seen": 1}
+    pdx_copy("publish", str(tmp_path / "site"), "--registry", second)
+    site = json.loads((tmp_path / "site" / "runs" / f"{run_id}.json").read_text())["run"]
+    assert site["tests"][0]["probe_note"] == {"seen": 1}

@@ -33,12 +33,15 @@ def parse_price(text: str) -> tuple[float, str]:
 
 
 def phase_tokens(test: dict) -> tuple[str, int]:
-    """The test's phase and the tokens its energy is divided by."""
+    """The test's phase and the tokens its energy is divided by: those of the samples whose windows the
+    meters read (``energy.samples_read``; all of them where it is null)."""
     kind = test.get("kind")
+    read = set((test.get("energy") or {}).get("samples_read") or ())
     if kind == "serve":
-        done = [r for r in test.get("requests") or [] if r.get("status") == "ok"]
+        done = [r for r in test.get("requests") or [] if r.get("status") == "ok"
+                and (not read or r.get("sample_idx") in read)]
         return PHASES[kind], sum(r.get("n_gen") or 0 for r in done)
-    samples = test.get("samples") or []
+    samples = [s for i, s in enumerate(test.get("samples") or []) if not read or i in read]
     prompt = sum(s.get("n_prompt") or 0 for s in samples)
     gen = sum(s.get("n_gen") or 0 for s in samples)
     return PHASES.get(kind, kind or "?"), {"pp": prompt, "tg": gen}.get(kind, prompt + gen)

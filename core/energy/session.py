@@ -1,12 +1,16 @@
 """Energy measured around a benchmark: the meters found, a power trace over the run, the idle
 power before its first test, and each test's record.
 
-The runner hands every test's samples here once they are measured; a sample's timed window is
+The runner hands every test's samples here once they are measured, with the size of each batch
+it asked the backend for (one ``run`` call: repetitions back to back); a sample's timed window is
 ``[ended_ns - ns, ended_ns]`` on the monotonic clock (the backend says when its timed part ended,
-or the runner stamps the moment the sample reached it). A test whose timed time spans fewer than
-:data:`pdx.energy.figures.MIN_STEPS` steps of the coarsest meter gets more repetitions (at most
-:data:`MAX_LENGTHEN` more batches); the record says how many, and says ``coarse`` if that was
-still not enough. Idle power is read with the model loaded and nothing running, for
+or the runner stamps the moment the sample reached it). Between the trace's readings a counter is
+interpolated, so each edge of a run of back-to-back windows can be off by up to a step: a batch is
+read only if its timed time spans :data:`pdx.energy.figures.MIN_STEPS` steps of the coarsest
+meter. A test whose batches are all shorter gets one more batch that long on its own (a batch of a
+subprocess engine is a new process, and the gaps between batches would add edges); the record
+says how many repetitions were added and which were read, and says ``coarse`` when none was long
+enough (all are read then). Idle power is read with the model loaded and nothing running, for
 :data:`IDLE_S` seconds (longer where a meter steps slowly), so "net" figures are what the work
 added to a machine that was already on.
 
@@ -27,6 +31,7 @@ from pdx.energy.trace import Trace
 IDLE_S = 2.0
 MAX_IDLE_S = 10.0
 MAX_LENGTHEN = 3  # batches of repetitions added to a test too short for its meters
+MARGIN = 1.5  # an added batch is this much longer than the meters need
 MAX_ADDED = 1000  # repetitions in one such batch: a meter that steps too slowly for the test is said, not chased
 
 
@@ -75,6 +80,20 @@ def windows(samples) -> list[tuple[int, int]]:
     return [(s.ended_ns - s.ns, s.ended_ns) for s in samples if getattr(s, "ended_ns", None)]
 
 
+def batches_of(samples, batches: list[int]) -> list[list[int]]:
+    """The indices of ``samples`` batch by batch (``batches``: each batch's size, in order)."""
+    out, start = [], 0
+    for size in batches:
+        out.append(list(range(start, min(start + size, len(samples)))))
+        start += size
+    out.append(list(range(start, len(samples))))  # a batch cut short by a failure
+    return [b for b in out if b]
+
+
+def _timed_s(samples, indices) -> float:
+    return sum(samples[i].ns for i in indices if getattr(samples[i], "ended_ns", None)) / 1e9
+
+
 class Metering:
     """A run's energy measurement: :meth:`start` before the first test, :meth:`record` per test,
     :meth:`stop` at the end."""
@@ -105,17 +124,24 @@ class Metering:
     def stop(self) -> None:
         self.trace.stop()
 
-    def more(self, samples) -> int:
-        """Repetitions a test still needs for its meters to read it (0: enough, or nothing to go on)."""
+    def more(self, samples, batches: list[int]) -> int:
+        """The size of one more batch the meters need to read the test (0: a batch is long enough already,
+        or nothing to go on)."""
         timed = [s.ns for s in samples if getattr(s, "ended_ns", None)]
-        if not timed:
+        resolution = self.trace.resolution_s()
+        if not timed or any(not short_of(_timed_s(samples, b), resolution) for b in batches_of(samples, batches)):
             return 0
-        missing = short_of(sum(timed) / 1e9, self.trace.resolution_s())
-        return min(MAX_ADDED, math.ceil(missing / (sum(timed) / len(timed) / 1e9))) if missing else 0
+        wanted = MARGIN * short_of(0.0, resolution)  # a busy machine's trace steps a little slower than it did
+        return min(MAX_ADDED, math.ceil(wanted / (sum(timed) / len(timed) / 1e9)))
 
-    def record(self, samples, lengthened: int = 0) -> dict | None:
-        """The test's energy record (None when no sample's window lies in the trace)."""
-        spans = windows(samples)
+    def record(self, samples, batches: list[int] | None = None, lengthened: int = 0) -> dict | None:
+        """The test's energy record, from its batches long enough to read (None when no sample's window lies
+        in the trace)."""
+        resolution = self.trace.resolution_s()
+        groups = batches_of(samples, batches or [len(samples)])
+        readable = [b for b in groups if not short_of(_timed_s(samples, b), resolution)]
+        read = [i for b in (readable or groups) for i in b]
+        spans = windows([samples[i] for i in read])
         if not spans:
             return None
         self.trace.read_now()  # a reading after the last window's end
@@ -127,8 +153,7 @@ class Metering:
         if not kept:
             return None
         timed = sum(end - start for start, end in spans) / 1e9
-        resolution = self.trace.resolution_s()
-        self.trace.forget_before(spans[-1][1])
+        self.trace.forget_before(max(end for _, end in spans))
         return {
             "version": ENERGY_VERSION,
             "meters": [m.describe() for m in self.trace.meters if m.name in kept],
@@ -138,7 +163,8 @@ class Metering:
             "idle_s": (self.idle_window[1] - self.idle_window[0]) / 1e9 if self.idle_window else None,
             "resolution_s": resolution,
             "lengthened": lengthened,
-            "coarse": short_of(timed, resolution) > 0,
+            "samples_read": read if len(read) < len(samples) else None,  # None: every sample's windows
+            "coarse": not readable,
             "dropped": dropped or None,
             **self.price,
         }
