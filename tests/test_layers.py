@@ -37,8 +37,6 @@ KNOWN_UPWARD = {
     ("pdx.ceilings", "pdx.hardware.probe"): "ceilings.resolve runs or reads the probes; the api should hand it "
                                             "their figures",
     ("pdx.ceilings.napkin", "pdx.hardware.probe"): "pdx ceiling on this machine probes it; the same",
-    ("pdx.ceilings.imported", "pdx.stats.results"): "an imported run's ceilings judge its derived stats; "
-                                                    "derive_stats belongs in the domain, its readers above",
     ("pdx.importer", "pdx.registry.bundle"): "the importer facade plugin authors use re-exports registry helpers; "
                                              "their types belong in the contract, the helpers stay",
     ("pdx.importer", "pdx.registry.importers.common"): "the same",

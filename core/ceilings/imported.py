@@ -32,7 +32,7 @@ from pdx.ceilings import placement
 from pdx.hardware import catalog
 from pdx.models import expert_summary
 from pdx.models import words as words_
-from pdx.stats.results import derive_stats
+from pdx.stats.derived import derive_stats
 from pdx.units import parse_bandwidth, parse_flops
 from pdx.synth.shapes import find_shape, shape_by_count
 

@@ -4,12 +4,12 @@ rejects by, one function, so the two cannot disagree.
 A rate is implausible above its stored ceiling by more than a tolerance, and a stored mean (the
 ceiling's ``measured``, the ``avg_ts`` of an imported llama-bench record) is wrong when its
 samples do not give it: every mean of a test is derived from its samples in one place
-(:func:`pdx.stats.results.derive_stats`).
+(:func:`pdx.stats.derived.derive_stats`).
 """
 
 from __future__ import annotations
 
-from pdx.stats.results import derive_stats
+from pdx.stats.derived import derive_stats
 
 DEFAULT_TOLERANCE = 0.10  # above the ceiling by more than this is not a measurement
 SAMPLE_TOLERANCE = 0.01  # a stored mean further than this from its samples' was not made from them
