@@ -384,8 +384,10 @@ def test_llama_bench_repetitions_are_read_where_llama_cpp_computed(tiny_gguf, tm
     for test in run["tests"]:
         e = test["stats"]["energy"]
         # Over its whole window (model loads and the gaps between llama-bench calls included) pdx's tree used
-        # own_cpu_cores; the timed windows, all compute, must read at least that (on a busy machine both fall).
+        # own_cpu_cores; the timed windows, all compute, must read about that or more (on a busy machine both
+        # fall). The kernel's CPU-time counters of a running process lag and catch up at its exit, so a window
+        # can read more than the machine's cores (seen: 3.3 of 2) or a little less: the check is the floor,
+        # loosely, which windows laid on model loading (one thread) or idle would miss by far.
         average = CpuTimeMeter.JOULES_PER_CPU_S * test["conditions"]["own_cpu_cores"]
-        # The kernel's CPU-time counters move in ticks and catch up late: the top is the machine's cores, loosely.
-        assert 0.9 * average <= e["watts"] <= CpuTimeMeter.JOULES_PER_CPU_S * os.cpu_count() * 1.5, (test["name"], e)
+        assert e["watts"] >= 0.75 * average, (test["name"], e)
         assert e["watts"] > 3 * e["idle_watts"], e  # pdx waiting: its trace thread, little else

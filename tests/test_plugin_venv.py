@@ -85,10 +85,12 @@ def test_pdx_plugins_shows_distributions_versions_hooks_and_backends(fresh):
         "name": "example", "value": None, "distribution": "pdx-example", "version": "0.1.0", "status": "loaded",
         "error": None, "disabled_by": None, "hooks": ["pdx_bench_options", "pdx_register_backends",
                                                       "pdx_register_charts", "pdx_register_commands",
-                                                      "pdx_register_importers", "pdx_register_pages",
-                                                      "pdx_register_quantizers", "pdx_report_templates"],
+                                                      "pdx_register_importers", "pdx_register_meters",
+                                                      "pdx_register_pages", "pdx_register_quantizers",
+                                                      "pdx_report_templates"],
         "backends": ["example-llama-server"], "warnings": []}
     assert rows["importers"]["status"] == "loaded" and rows["importers"]["hooks"] == ["pdx_register_importers"]
+    assert rows["meters"]["status"] == "loaded" and rows["meters"]["hooks"] == ["pdx_register_meters"]
     assert rows["broken-import"]["status"] == "failed" and rows["broken-import"]["distribution"] == "pdx-broken-import"
     assert rows["misspelled"]["status"] == "failed" and rows["misspelled"]["version"] == "0.0.1"
     assert rows["llamacpp"]["distribution"] == "pdx" and rows["llamacpp"]["status"] == "loaded"
