@@ -24,7 +24,7 @@ from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
 from pdx.registry.records import environment_id
 from pdx.stats.results import derive_stats, read_run
-from pdx.ceilings import placement
+from pdx.ceilings import placement, sources
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures
 from pdx.runner import Progress, TestOutcome, run_tests
 from pdx.energy import session as energy_session
@@ -184,8 +184,8 @@ def _hardware_figures(config: BenchConfig, model: ModelInfo, machine: dict, thre
         reason = "the model's dimensions are unknown" if not model.n_params else \
             "the server runs elsewhere; give --hardware NAME to judge it by a catalog chip"
         return [], {"version": ceilings.CEILINGS_VERSION, "source": "none", "reason": reason}
-    return ceilings.resolve_sources(machine, model.to_dict(), threads, config.hardware, config.reprobe,
-                                    engine.details.get("device"), engine.details.get("probe_device"))
+    return sources.resolve_sources(machine, model.to_dict(), threads, config.hardware, config.reprobe,
+                                   engine.details.get("device"), engine.details.get("probe_device"))
 
 
 def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: list[HardwareFigures],

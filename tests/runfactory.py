@@ -16,6 +16,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 from pdx import ceilings
+from pdx.ceilings import sources
 from pdx.backend import EngineInfo, Sample
 from pdx.errors import PdxError
 from pdx.hardware import catalog
@@ -57,7 +58,7 @@ def _figures(hw: dict, mdl: ModelInfo, threads: int):
         catalog.lookup(hw["name"])
     except PdxError:
         return None, None
-    figures, basis = ceilings.resolve(hw, mdl.to_dict(), threads, name=hw["name"])
+    figures, basis = sources.resolve(hw, mdl.to_dict(), threads, name=hw["name"])
     model_figures = ceilings.model_figures(mdl.to_dict())
     return (model_figures, figures), basis | ceilings.predictions(model_figures, figures)
 

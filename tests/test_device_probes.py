@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pdx import ceilings
+from pdx.ceilings import sources
 from pdx.errors import PdxError
 from pdx.hardware import catalog, probe
 
@@ -111,10 +111,10 @@ def test_mlx_probe_on_mlxs_cpu_device_stores_every_data_type(tmp_path):
     shown = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=os.environ | env, timeout=600)
     assert "q4" in shown.stdout and "mlx:cpu" in shown.stdout
     # The ceilings read it as they read the CPU probe, in the model's own data type where it was measured.
-    figures = ceilings.probe_figures(result, "fp16")
+    figures = sources.probe_figures(result, "fp16")
     assert figures.flops == result["matmul"]["f16"]["flops"] and figures.bandwidth == result["bandwidth"]["best"]
     assert "probe mlx:cpu" in figures.label
-    assert ceilings.probe_figures(result, "int8").flops == result["matmul"]["q8"]["flops"]
+    assert sources.probe_figures(result, "int8").flops == result["matmul"]["q8"]["flops"]
 
 
 def _cuda() -> bool:

@@ -156,7 +156,7 @@ def test_core_count_from_machdep_when_hw_physicalcpu_was_not_captured():
 def test_a_mac_run_on_its_gpu_is_judged_by_its_chip(monkeypatch, tmp_path):
     """What detection, the MLX backend and the ceilings do on a Mac, on the M2 Ultra capture above:
     sysctl is the one part replaced (it cannot run here); everything after it is the real code."""
-    from pdx import ceilings
+    from pdx.ceilings import sources
     from pdx.hardware import cpu
     from pdx.models import identify
     from pdx.plugins.mlx import backend as mlx_backend
@@ -170,7 +170,7 @@ def test_a_mac_run_on_its_gpu_is_judged_by_its_chip(monkeypatch, tmp_path):
     assert (machine["kind"], machine["name"], machine["catalog"]) == ("soc", "Apple M2 Ultra", "apple-m2-ultra")
     assert mlx_backend.mac_chip()["catalog"] == "apple-m2-ultra"  # stored in the run's engine details
     model = identify(write_hf(get_shape("tiny"), "float16", tmp_path / "tiny")).to_dict()
-    figures, basis = ceilings.resolve(machine, model, 16, device="gpu")  # MLX on Metal reports device "gpu"
+    figures, basis = sources.resolve(machine, model, 16, device="gpu")  # MLX on Metal reports device "gpu"
     assert figures.bandwidth == 800e9 and basis["source"] == "catalog" and basis["ref"] == "apple-m2-ultra"
 
 

@@ -20,7 +20,7 @@ LAYER_OF = {
     "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",
     "pdx.prompt_stream": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain", "pdx.energy.meter": "contract",
     "pdx.energy.trace": "measure", "pdx.energy.session": "measure", "pdx.energy.zeus_meters": "measure",
-    "pdx.energy.builtin": "measure",
+    "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure",
     "pdx.registry": "registry",
     "pdx.runner": "measure", "pdx.conditions": "measure", "pdx.environment": "measure", "pdx.plugins": "measure",
     "pdx.hardware.probe": "measure", "pdx.hardware.probe_child": "measure", "pdx.hardware.detect": "measure",
@@ -34,9 +34,6 @@ LAYER_OF = {
 }
 # Upward imports there still are: (importer, imported): what removing it takes.
 KNOWN_UPWARD = {
-    ("pdx.ceilings", "pdx.hardware.probe"): "ceilings.resolve runs or reads the probes; the api should hand it "
-                                            "their figures",
-    ("pdx.ceilings.napkin", "pdx.hardware.probe"): "pdx ceiling on this machine probes it; the same",
     ("pdx.importer", "pdx.registry.bundle"): "the importer facade plugin authors use re-exports registry helpers; "
                                              "their types belong in the contract, the helpers stay",
     ("pdx.importer", "pdx.registry.importers.common"): "the same",

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdx import ceilings
+from pdx.ceilings import sources
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase
 
 from conftest import assert_one_line_error, run_pdx
@@ -139,9 +140,9 @@ def test_a_catalog_chip_run_is_also_judged_by_the_cached_cpu_probe(monkeypatch):
     cached = {"threads": 2, "bandwidth": {"best": 3e10, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 2e11}}}
     monkeypatch.setattr(probe, "cached", lambda machine, threads: cached if machine == "box" else None)
     model = {"dtype": "F16"}
-    figures, basis = ceilings.resolve_sources({"id": "box", "kind": "cpu"}, model, 2, name="rtx 4090", device="cpu")
+    figures, basis = sources.resolve_sources({"id": "box", "kind": "cpu"}, model, 2, name="rtx 4090", device="cpu")
     assert [f.source for f in figures] == ["catalog", "probe"] and basis["probe_figures"]["bandwidth"] == 3e10
-    alone, _ = ceilings.resolve_sources({"id": "other", "kind": "cpu"}, model, 2, name="rtx 4090", device="cpu")
+    alone, _ = sources.resolve_sources({"id": "other", "kind": "cpu"}, model, 2, name="rtx 4090", device="cpu")
     assert [f.source for f in alone] == ["catalog"]  # no probe cached: the vendor's figures alone
 
 
@@ -216,23 +217,22 @@ def test_a_napkin_for_this_machine_s_chip_is_also_judged_by_its_probe(monkeypatc
     cached = {"threads": 8, "bandwidth": {"best": 2.5e11, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 4e12}}}
     monkeypatch.setattr(hardware, "detect", lambda: {"id": "mac", "kind": "cpu", "catalog": "apple-m1-max"})
     monkeypatch.setattr(probe, "cached", lambda machine, threads: cached if machine == "mac" else None)
-    sources = napkin.hardware_sources("M1 Max", None, None, "fp16", threads=8)
-    assert [s.source for s in sources] == ["catalog", "probe"]
-    report = napkin.ceiling_report(sources, DENSE, measured=61.19, measured_pp=300.0)
+    found = sources.hardware_sources("M1 Max", None, None, "fp16", threads=8)
+    assert [s.source for s in found] == ["catalog", "probe"]
+    report = napkin.ceiling_report(found, DENSE, measured=61.19, measured_pp=300.0)
     assert report["decode"]["source"] == "probe" and report["decode"]["ceiling"] == pytest.approx(2.5e11 / 3.83e9)
     assert report["decode"]["above_ceiling"] is False and set(report["sources"]) == {"catalog", "probe"}
     # The M1 Max's GPU peak (10.62 TFLOP/s, cores x ALUs x clock) is far above the probe's 4: the probe binds prefill.
     assert report["prefill"]["source"] == "probe" and report["prefill"]["bound"] == "compute"
     assert report["sources"]["catalog"]["prefill"]["ceiling"] == pytest.approx(10.62e12 / (2 * 7e9), rel=1e-3)
     monkeypatch.setattr(hardware, "detect", lambda: {"id": "pc", "kind": "cpu", "catalog": None})
-    assert [s.source for s in napkin.hardware_sources("M1 Max", None, None, "fp16")] == ["catalog"]
+    assert [s.source for s in sources.hardware_sources("M1 Max", None, None, "fp16")] == ["catalog"]
 
 
 def test_hardware_probe_judges_by_this_machine_s_probe(monkeypatch):
-    from pdx.ceilings import napkin
     from pdx.hardware import probe
 
     result = {"threads": 2, "bandwidth": {"best": 4e10, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 1e11}}}
     monkeypatch.setattr(probe, "measure", lambda machine, threads, force=False: result)
-    hw = napkin.hardware_figures("probe", None, None, "fp16", threads=2)
+    hw = sources.hardware_figures("probe", None, None, "fp16", threads=2)
     assert (hw.source, hw.bandwidth, hw.flops) == ("probe", 4e10, 1e11)

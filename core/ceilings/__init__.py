@@ -20,7 +20,6 @@ from dataclasses import replace
 
 from pdx.ceilings import kvcache
 from pdx.errors import PdxError
-from pdx.hardware import catalog, probe
 from pdx.hardware.catalog import Chip
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 
@@ -95,89 +94,14 @@ def given_figures(chip: Chip | None, dtype: str, bandwidth: float | None = None,
     return base
 
 
-def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
-    bw = result["bandwidth"]
-    mm = result["matmul"]["f32"]
-    used = "f32 sgemm" if dtype in ("fp32", "fp16", "bf16") else f"f32 sgemm (proxy for {dtype})"
-    # a device probe measured the model's own data type
-    own = next((k for k in probe.DEVICE_MATMUL.get(dtype, ()) if k in result["matmul"]), None)
-    if result.get("device") and own:
-        mm, used = result["matmul"][own], f"{own} {result['matmul'][own]['dtype']}"
-    return HardwareFigures(
-        bandwidth=bw["best"], flops=mm["flops"], flops_dtype=used, source="probe",
-        ref=result.get("cache_path") or f"{result.get('machine')}-t{result['threads']}",
-        label=f"probe{' ' + result['device'] if result.get('device') else ''}, "
-              f"{result['threads']} thread{'s' if result['threads'] != 1 else ''}",
-        method=f"bandwidth: {(result.get('method') or probe.METHOD)['bandwidth']} (best: {bw['best_kernel']}); "
-               f"matmul: {(result.get('method') or probe.METHOD)['matmul']}",
-    )
-
-
-def resolve(hardware: dict, model: dict, threads: int, name: str | None = None, reprobe: bool = False,
-            device: str | None = None, probe_device: str | None = None) -> tuple[HardwareFigures | None, dict]:
-    """The figures a run is judged against, and the record of them stored with the run."""
-    figures, basis = resolve_sources(hardware, model, threads, name, reprobe, device, probe_device)
-    return (figures[0] if figures else None), basis
-
-
-def resolve_sources(hardware: dict, model: dict, threads: int, name: str | None = None, reprobe: bool = False,
-                    device: str | None = None, probe_device: str | None = None
-                    ) -> tuple[list[HardwareFigures], dict]:
-    """Every set of figures a run is judged against (a vendor's, and a cached probe of the device
-    the engine runs on), first the one named or detected; and their record.
-
-    ``probe_device`` (a backend's ``details["probe_device"]``, e.g. ``mlx:gpu``) names the device probe
-    that measures where the engine computes; without it the CPU probes stand in."""
-    dtype = compute_dtype(model.get("dtype", ""))
-    if name == PROBE:  # the user says the engine runs on the CPU the probes measure
-        name, device = None, "cpu"
-    chip = catalog.lookup(name) if name else None
-    on_accelerator = device != "cpu" and (device == "gpu" or hardware.get("kind") in ("gpu", "soc"))
-    if chip is None and hardware.get("catalog") and on_accelerator:
-        chip = catalog.get(hardware["catalog"])
-    if chip is not None:
-        figures = chip_figures(chip, dtype)
-        basis = _basis(figures, dtype, chip=chip.figures())
-        probed = device_probe(hardware, threads, probe_device or ("gpu" if on_accelerator else "cpu"))
-        if probed is None:
-            return [figures], basis
-        second = probe_figures(probed, dtype)
-        return [figures, second], basis | {"probe": probed, "probe_figures": second.to_dict()}
-    if on_accelerator and not probe_device:
-        reason = f"{hardware.get('name')} is not in the hardware catalog; give --hardware NAME (see `pdx hw list`)"
-        return [], {"version": CEILINGS_VERSION, "source": "none", "reason": reason}
-    try:
-        result = probe.measure(hardware["id"], threads, force=reprobe, device=probe_device or "cpu")
-    except PdxError as exc:
-        return [], {"version": CEILINGS_VERSION, "source": "none", "reason": str(exc)}
-    figures = probe_figures(result, dtype)
-    return [figures], _basis(figures, dtype, probe={k: v for k, v in result.items() if k != "cache_path"})
-
-
-def device_probe(hardware: dict, threads: int, device: str) -> dict | None:
-    """A cached probe of the device the engine computes on, or None (never measured here: a run
-    named its figures). The CPU probes are pdx's own; an accelerator's come from a device probe
-    (``mlx:gpu``, ``cuda:0``: ``pdx hw probe --device``) once one is cached at its default sizes."""
-    if not hardware.get("id") or device == "gpu":  # an accelerator no device probe names
-        return None
-    if device == "cpu":
-        result = probe.cached(hardware["id"], threads)
-    else:
-        name = probe.device_name(device)
-        result = probe.cached_device(hardware["id"], name, threads)
-    if not result or "bandwidth" not in result or "f32" not in (result.get("matmul") or {}):
-        return None
-    return result
-
-
-def _basis(figures: HardwareFigures, dtype: str, **detail) -> dict:
+def basis_record(figures: HardwareFigures, dtype: str, **detail) -> dict:
     return {"version": CEILINGS_VERSION, **figures.to_dict(), "compute_dtype": dtype, **detail}
 
 
 def basis_of(figures: HardwareFigures, dtype: str, chip: Chip | None, model: ModelFigures,
              place=None, left_out: str | None = None) -> dict:
     """The record of the figures a run is judged by, with what every reader of a ceiling is told."""
-    return _basis(figures, dtype, **({"chip": chip.figures()} if chip else {})) | facts(figures, model, place,
+    return basis_record(figures, dtype, **({"chip": chip.figures()} if chip else {})) | facts(figures, model, place,
                                                                                           left_out)
 
 

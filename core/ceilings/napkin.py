@@ -16,7 +16,7 @@ from pdx.ceilings import kvcache
 from pdx.errors import PdxError
 from pdx.hardware import catalog
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
-from pdx.units import parse_bandwidth, parse_bytes, parse_count, parse_flops
+from pdx.units import parse_bytes, parse_count
 
 # Weight types a --shape can be costed in: llama.cpp's block types (bytes per weight from gguf's
 # own block table) and the float types. Mixes such as Q4_K_M vary by tensor: a file made by
@@ -180,46 +180,6 @@ def _shape_figures(spec: ModelSpec, element: float) -> ModelFigures:
         kv=s.kv_dims(), kv_element_bytes=element, expert_bytes=experts, expert_params=expert_params,
         n_experts=s.n_experts, experts_used=s.n_experts_used,
     )
-
-
-def hardware_figures(name: str | None, bandwidth: str | None, flops: str | None, dtype: str,
-                     threads: int | None = None) -> HardwareFigures:
-    """A catalog chip, this machine's probe (``probe``), figures given on the command line, or
-    either with some figures overridden."""
-    if not (name or bandwidth or flops):
-        raise PdxError("no hardware given", "give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
-    bandwidth_ = parse_bandwidth(bandwidth) if bandwidth else None
-    flops_ = parse_flops(flops) if flops else None
-    if name and name.lower() == ceilings.PROBE:
-        base = ceilings.probe_figures(_this_machine_probe(threads), dtype)
-        base = replace(base, bandwidth=bandwidth_ or base.bandwidth, flops=flops_ or base.flops)
-        return replace(base, flops_dtype=f"{dtype} (given)") if flops_ else base
-    return ceilings.given_figures(catalog.lookup(name) if name else None, dtype, bandwidth_, flops_)
-
-
-def hardware_sources(name: str | None, bandwidth: str | None, flops: str | None, dtype: str,
-                     threads: int | None = None) -> list[HardwareFigures]:
-    """The figures to judge by: the ones named, and, when the chip named is this machine's and a
-    probe of it is cached, the probe's too (two ceilings, the lower binds)."""
-    first = hardware_figures(name, bandwidth, flops, dtype, threads)
-    if first.source != "catalog" or bandwidth or flops:
-        return [first]
-    from pdx import hardware
-
-    machine = hardware.detect()
-    if machine.get("catalog") != first.ref:
-        return [first]
-    on_cpu = machine.get("kind") not in ("gpu", "soc")
-    probed = ceilings.device_probe(machine, threads or hardware.default_threads(), "cpu" if on_cpu else "gpu")
-    return [first, ceilings.probe_figures(probed, dtype)] if probed else [first]
-
-
-def _this_machine_probe(threads: int | None) -> dict:
-    from pdx import hardware
-    from pdx.hardware import probe
-
-    machine = hardware.detect()
-    return probe.measure(machine["id"], threads or hardware.default_threads())
 
 
 def speculation(accept_length: float | None, draft_tokens: float | None, draft: str | None) -> dict | None:

@@ -67,13 +67,13 @@ def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_param
     --hardware probe judges by this machine's probe; a catalog chip that is this machine is
     judged by its cached probe too, and the lower ceiling binds."""
     from pdx import ceilings
-    from pdx.ceilings import napkin
+    from pdx.ceilings import napkin, sources
     from pdx.display.napkin import print_ceiling_report
 
     spec = napkin.ModelSpec(model_bytes=model_bytes, params=params, active_params=active_params, experts=experts,
                             experts_used=experts_used, **model)
     figures, weight_dtype = napkin.model_figures(spec, kv_type)
-    hw = napkin.hardware_sources(hardware, bandwidth, flops, dtype or ceilings.compute_dtype(weight_dtype))
+    hw = sources.hardware_sources(hardware, bandwidth, flops, dtype or ceilings.compute_dtype(weight_dtype))
     spec = napkin.speculation(accept_length, draft_tokens, draft_model)
     report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen, spec)
     echo_json(report) if as_json else print_ceiling_report(report)

@@ -7,14 +7,14 @@ of the same bytes per token at batch 1: the expert coverage E*(1-(1-k/E)^B) at w
 import sys
 from dataclasses import replace
 
-from pdx.ceilings import napkin
+from pdx.ceilings import napkin, sources
 from pdx.ceilings.roofline import knee_batch, phase
 
 
 def main(hardware: str = "DGX Spark", shape: str = "gpt-oss-120b", weight_type: str = "mxfp4") -> None:
     spec = napkin.ModelSpec(shape=shape, weight_type=weight_type)
     model, dtype = napkin.model_figures(spec)
-    hw = napkin.hardware_figures(hardware, None, None, "fp4" if "fp4" in weight_type else "fp16")
+    hw = sources.hardware_figures(hardware, None, None, "fp4" if "fp4" in weight_type else "fp16")
     dense = replace(model, expert_bytes=0.0, expert_params=0.0, n_experts=0, experts_used=0,
                     file_bytes=model.step_bytes + model.embedding_bytes_unread, params=model.active_params)
     print(f"{hw.label}: {hw.bandwidth / 1e9:.0f} GB/s; {model.name}; {model.routing}")
