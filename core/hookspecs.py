@@ -35,10 +35,10 @@ if TYPE_CHECKING:
 
     from pdx.backend import Backend
     from pdx.energy.meter import MeterSource
-    from pdx.importer import Importer
+    from pdx.contract.importer import Importer
     from pdx.reports.chartset import ChartMaker
     from pdx.reports.pageset import SitePage
-    from pdx.synth.quantizers import Quantizer
+    from pdx.contract.quantizer import Quantizer
 
 hookspec = pluggy.HookspecMarker("pdx")
 hookimpl = pluggy.HookimplMarker("pdx")

@@ -300,7 +300,7 @@ def importers() -> dict:
 @functools.lru_cache(maxsize=1)
 def quantizers() -> tuple:
     """Every GGUF quantiser plugins register (``pdx_register_quantizers``), pdx's own first."""
-    from pdx.synth.quantizers import check_quantizer
+    from pdx.contract.quantizer import check_quantizer
 
     return tuple(replace(q, plugin=record.name) for record, q in registered("pdx_register_quantizers", check_quantizer))
 
@@ -314,7 +314,7 @@ def meter_sources() -> tuple:
 
 
 def _check_importer(importer: object):
-    from pdx.importer import Importer
+    from pdx.contract.importer import Importer
 
     if not isinstance(importer, Importer):
         raise PdxError(f"it registered {importer!r}, which is not a pdx.importer.Importer")

@@ -5,28 +5,11 @@ first one that makes T, so the bytes are the ones that tool writes for any user.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from pdx.contract.quantizer import Quantizer, check_quantizer  # noqa: F401 (plugins import them here)
 from pdx.errors import ModelError, PdxError
-
-
-@dataclass(frozen=True)
-class Quantizer:
-    name: str
-    types: tuple[str, ...]  # upper case, as llama-quantize names them
-    quantize: Callable[[Path, Path, str], Path] = field(compare=False)
-    plugin: str = ""
-
-
-def check_quantizer(quantizer: object) -> Quantizer:
-    """A registered quantiser, vetted before pdx relies on it."""
-    if not isinstance(quantizer, Quantizer):
-        raise PdxError(f"it registered {quantizer!r}, which is not a pdx.synth.quantizers.Quantizer")
-    if not quantizer.name or not quantizer.types or not callable(quantizer.quantize):
-        raise PdxError(f"quantizer {quantizer.name!r} has no name, no types or no quantize function")
-    return quantizer
 
 
 def write_quantized(write_f16: Callable[[Path], Path], dtype: str, path: Path, known: tuple[str, ...],
