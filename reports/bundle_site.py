@@ -2,7 +2,7 @@
 
 One process holding every run with its samples does not scale to a community's folder (100,000
 runs), so the folder is read once, in worker processes, one per core (:mod:`pdx.workers`). Each
-worker reads and checks its files (size, JSON, schema, digests: :mod:`pdx.contrib.folder`),
+worker reads and checks its files (size, JSON, schema, digests: :mod:`pdx.registry.hub_folder`),
 derives each run's statistics, renders the run's own page (it reads only the run: every
 configuration has a page to link) into the site writer's stage, and sends the run back as every
 other page reads it (:func:`aggregate_record`, without most samples; the parts many runs hold
@@ -21,8 +21,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from pdx.contrib import folder as results_folder
-from pdx.contrib.folder import FILES_PER_TASK, default_workers
+from pdx.registry import hub_folder as results_folder
+from pdx.registry.hub_folder import FILES_PER_TASK, default_workers
 from pdx.errors import ImportFileError, PdxError
 from pdx.reports import bundle_cache, pages, templating
 from pdx.reports.bundle_cache import BundleCache, file_digest
@@ -225,32 +225,16 @@ def _read_kept(source: tuple[str, str, str], run_id: str) -> dict:
     return aggregate_record(_read_run(source, run_id))
 
 
-def rejected_files(folder: str | os.PathLike, skip: bool, workers: int | None = None) -> list:
-    """What ``pdx hub verify`` finds wrong in ``folder`` (:class:`pdx.contrib.verify.Problem`), for a
-    build that leaves those files out (``skip``); refused in one line otherwise. A site is built only
-    from what verify passes: a run id in two files, two runs in a file, a forged rate or a secret
-    never reach a page by a build that did not look."""
-    from pdx.contrib.verify import verify_folder
-
-    problems = verify_folder(folder, workers=workers).problems
-    if problems and not skip:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise PdxError(f"cannot publish {folder}: `pdx hub verify` rejects it: {problems[0]}{more}",
-                       "fix the files (`pdx hub verify FOLDER` lists every problem), or leave them out: --skip-rejected")
-    return problems
-
-
-def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str | None = None,
-                    templates: str | os.PathLike | None = None, workers: int | None = None,
-                    cache: str | os.PathLike | bool = True, skip_rejected: bool = False) -> PublishResult:
-    """The site of a results folder; the folder is checked as `pdx hub verify` checks it, then read
-    whole, before the site changes: what verify rejects refuses the build, or with ``skip_rejected``
-    is left out (the result's ``rejected`` lists it). ``cache``: where to keep what each file gave
-    this build, for the next (True: one file per site folder in pdx's cache directory; False: none,
-    every file read). It is opened once the site's writer holds the folder, and kept only if the
-    build succeeds."""
-    problems = rejected_files(folder, skip_rejected, workers)
-    leave_out = frozenset(problem.file for problem in problems)
+def build_from_folder(folder: str | os.PathLike, root: str | os.PathLike, title: str | None = None,
+                      templates: str | os.PathLike | None = None, workers: int | None = None,
+                      cache: str | os.PathLike | bool = True, leave_out: frozenset[str] = frozenset()
+                      ) -> PublishResult:
+    """The site of a results folder, read whole before the site changes, less the files in
+    ``leave_out``. The folder must have been checked as `pdx hub verify` checks it: publish through
+    :func:`pdx.contrib.publish.publish_bundles`, which does. ``cache``: where to keep what each file
+    gave this build, for the next (True: one file per site folder in pdx's cache directory; False:
+    none, every file read). It is opened once the site's writer holds the folder, and kept only if
+    the build succeeds."""
     opened: list[BundleCache] = []
 
     def builder(writer) -> BundleSiteBuilder:
@@ -271,5 +255,4 @@ def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: s
         raise
     for store in opened:
         store.commit()
-    result.rejected = [str(problem) for problem in problems]
     return result

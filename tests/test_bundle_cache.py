@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pdx.errors import PdxError
 from pdx.reports.bundle_cache import BundleCache, default_path
-from pdx.reports.bundle_site import publish_bundles
+from pdx.contrib.publish import publish_bundles
 from pdx.reports.site_runs import SiteRuns
 from pdx.reports.writer import SiteWriter
 

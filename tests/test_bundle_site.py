@@ -13,9 +13,10 @@ import pytest
 
 import runfactory
 from conftest import run_pdx
-from pdx.contrib import folder as results_folder
+from pdx.registry import hub_folder as results_folder
 from pdx.errors import PdxError
 from pdx.registry import Registry, bundle
+from pdx.contrib.publish import publish_bundles
 from pdx.reports import bundle_site
 from pdx.reports.site import publish
 from pdx.stats.results import with_stats
@@ -57,8 +58,8 @@ def _whole_runs(root: Path) -> list[dict]:
 def test_the_bundle_build_in_workers_is_the_in_memory_site_byte_for_byte(results, tmp_path, monkeypatch):
     monkeypatch.setattr(bundle_site, "FILES_PER_TASK", 5)  # several tasks for each of the two workers
     publish(_whole_runs(results), tmp_path / "memory", title="hub")
-    one = bundle_site.publish_bundles(results, tmp_path / "one", title="hub", workers=1)
-    two = bundle_site.publish_bundles(results, tmp_path / "two", title="hub", workers=2)
+    one = publish_bundles(results, tmp_path / "one", title="hub", workers=1)
+    two = publish_bundles(results, tmp_path / "two", title="hub", workers=2)
     memory = _files(tmp_path / "memory")
     assert one.runs == two.runs == 24 and len(memory) > 60
     assert _files(tmp_path / "one") == memory
@@ -70,17 +71,17 @@ def test_a_bundle_site_keeps_its_title_when_published_again_without_one(results,
     from pdx.reports.writer import SiteWriter
 
     site = tmp_path / "site"
-    bundle_site.publish_bundles(results, site, title="hub", workers=1)
-    again = bundle_site.publish_bundles(results, site, workers=1)
+    publish_bundles(results, site, title="hub", workers=1)
+    again = publish_bundles(results, site, workers=1)
     assert json.loads((site / "index.json").read_text())["title"] == "hub" and again.changed == []
     SiteWriter(site).abandon()  # a build that stopped: the site keeps its name for the next
-    bundle_site.publish_bundles(results, site, workers=1)
+    publish_bundles(results, site, workers=1)
     assert json.loads((site / "pdx-site.json").read_text())["title"] == "hub"
 
 
 def test_the_runs_list_pages_every_run_by_id_prefix(results, tmp_path):
     site = tmp_path / "site"
-    bundle_site.publish_bundles(results, site)
+    publish_bundles(results, site)
     index = json.loads((site / "runs" / "index.json").read_text())
     assert index["total"] == 24 and len(index["runs"]) == 24
     paged = [s for entry in index["pages"] for s in json.loads((site / entry["path"]).read_text())["runs"]]
@@ -99,7 +100,7 @@ def test_a_file_changed_during_the_build_stops_it_and_the_site_stays(results, tm
     for path in results.iterdir():
         (work / path.name).write_bytes(path.read_bytes())
     site = tmp_path / "site"
-    bundle_site.publish_bundles(work, site)
+    publish_bundles(work, site)
     before = _files(site)
     victim = sorted(work.iterdir())[3]
     read_folder = bundle_site.read_folder
@@ -111,7 +112,7 @@ def test_a_file_changed_during_the_build_stops_it_and_the_site_stays(results, tm
 
     monkeypatch.setattr(bundle_site, "read_folder", then_edit)
     with pytest.raises(PdxError, match=f"{victim.name} changed while the site was being built"):
-        bundle_site.publish_bundles(work, site, workers=2)
+        publish_bundles(work, site, workers=2)
     assert _files(site) == before
 
 
@@ -123,11 +124,11 @@ def test_a_bad_file_read_by_a_worker_is_named_and_nothing_is_written(results, tm
     bad = work / "more" / f"{'0' * 32}{results_folder.SUFFIX}"
     bad.write_text('{"format": "pdx-bundle", "runs": [')
     with pytest.raises(PdxError, match=r"`pdx hub verify` rejects it: more/0{32}\.pdx\.json: not valid JSON") as caught:
-        bundle_site.publish_bundles(work, tmp_path / "site", workers=2)
+        publish_bundles(work, tmp_path / "site", workers=2)
     assert "--skip-rejected" in caught.value.hint
     assert not (tmp_path / "site").exists()
     # Left out on request, and named: the site is the rest of the folder.
-    result = bundle_site.publish_bundles(work, tmp_path / "site", workers=2, skip_rejected=True)
+    result = publish_bundles(work, tmp_path / "site", workers=2, skip_rejected=True)
     assert [line.split(": ")[0] for line in result.rejected] == [f"more/{'0' * 32}{results_folder.SUFFIX}"]
     assert result.runs == len(list(results.iterdir())) and (tmp_path / "site" / "index.html").exists()
 
@@ -164,14 +165,14 @@ def test_a_bad_file_added_to_a_published_folder_leaves_the_site_as_it_was(result
     for path in results.iterdir():
         (work / path.name).write_bytes(path.read_bytes())
     site = tmp_path / "site"
-    bundle_site.publish_bundles(work, site, workers=2)
+    publish_bundles(work, site, workers=2)
     before = _files(site)
     victim = sorted(work.iterdir())[-1]
     document = json.loads(victim.read_text())
     document["runs"][0]["record"]["threads"] = 99  # its digest no longer matches
     victim.write_text(json.dumps(document))
     with pytest.raises(PdxError, match=f"rejects it: {victim.name}: .*sha256"):
-        bundle_site.publish_bundles(work, site, workers=2)
+        publish_bundles(work, site, workers=2)
     assert _files(site) == before
     assert not [p for p in site.iterdir() if p.name.startswith(".pdx-")]  # the stage is gone too
 
@@ -189,8 +190,8 @@ def test_a_run_in_two_files_is_refused_or_published_from_the_first_in_name_order
     (work / f"{'f' * 32}{results_folder.SUFFIX}").write_text(json.dumps(document))
     site = tmp_path / "site"
     with pytest.raises(PdxError, match=f"rejects it: {'f' * 32}{results_folder.SUFFIX}: "):
-        bundle_site.publish_bundles(work, site, workers=2)  # as verify: one run, one file
-    result = bundle_site.publish_bundles(work, site, workers=2, skip_rejected=True)
+        publish_bundles(work, site, workers=2)  # as verify: one run, one file
+    result = publish_bundles(work, site, workers=2, skip_rejected=True)
     assert result.runs == 1 and {line.split(": ")[0] for line in result.rejected} == {f"{'f' * 32}{results_folder.SUFFIX}"}
     page = json.loads((site / "runs" / f"{record['id']}.json").read_text())
     assert page["run"]["tags"] != ["a later copy"]

@@ -14,7 +14,7 @@ import pytest
 
 import runfactory
 from conftest import assert_one_line_error, pdx_here, run_pdx, run_pdx_here
-from pdx.contrib.folder import file_name
+from pdx.registry.hub_folder import file_name
 from pdx.registry import Registry, bundle
 from pdx.registry.plausibility import ABSOLUTE_RATE, HEADROOM, bounds, fastest
 

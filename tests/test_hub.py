@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import runfactory
-from pdx.contrib.folder import SUFFIX, file_name, iter_bundles
-from pdx.reports.bundle_site import publish_bundles
+from pdx.registry.hub_folder import SUFFIX, file_name, iter_bundles
+from pdx.contrib.publish import publish_bundles
 from pdx.contrib.verify import verify_folder
 from pdx.models import identify
 from pdx.registry import Registry, bundle

@@ -82,9 +82,9 @@ def big_site(tmp_path_factory):
     import json
 
     import runfactory
-    from pdx.contrib.folder import file_name
+    from pdx.registry.hub_folder import file_name
     from pdx.registry import Registry, bundle
-    from pdx.reports.bundle_site import publish_bundles
+    from pdx.contrib.publish import publish_bundles
 
     scratch = tmp_path_factory.mktemp("big")
     registry = Registry(f"sqlite:///{scratch / 'r.sqlite'}")

@@ -63,7 +63,7 @@ def publish(directory, runs, where, title, bundles, cache, no_cache, skip_reject
     from pdx.reports.site import publish as build_site
 
     if bundles:
-        from pdx.reports.bundle_site import publish_bundles
+        from pdx.contrib.publish import publish_bundles
 
         if runs or where:
             raise click.UsageError("--bundles publishes the whole folder: give no RUN or --where")

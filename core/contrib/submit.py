@@ -14,7 +14,7 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.contrib.folder import file_name
+from pdx.registry.hub_folder import file_name
 from pdx.contrib.plausible import rate_problems
 from pdx.registry import bundle
 

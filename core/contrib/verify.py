@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pdx.contrib.folder import FILES_PER_TASK, bundle_files, default_workers, file_name, read_records
+from pdx.registry.hub_folder import FILES_PER_TASK, bundle_files, default_workers, file_name, read_records
 from pdx.contrib.plausible import DEFAULT_TOLERANCE, rate_problems
 from pdx.contrib.submit import model_identity_problem
 from pdx.errors import ImportFileError
