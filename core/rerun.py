@@ -28,7 +28,7 @@ from pdx.api import BenchConfig
 from pdx.backend import EngineInfo
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
-from pdx.workload import Workload
+from pdx.serving.workloads import stored_workload
 
 
 def find_drift(run: dict, model: ModelInfo, engine: EngineInfo) -> dict[str, dict]:
@@ -179,7 +179,7 @@ def rerun_config(run: dict, allow_drift: bool = False, model: str | None = None,
     return BenchConfig(
         backend=run["backend"],
         model=path,
-        workload=Workload.from_dict(run["workload"]),
+        workload=stored_workload(run["workload"]),
         threads=run["threads"],
         options=chosen,
         tags=list(tags or []),

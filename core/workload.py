@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from pdx.errors import PdxError, WorkloadError
 from pdx.numbers import MAX_BATCH, MAX_TOKENS, parse_float
 from pdx.prompt_stream import VERSION as PROMPT_STREAM_VERSION
-from pdx.stats import repetition_tokens
 
 _NAME = re.compile(
     r"^(?:pp(?P<pp>\d+))?(?:\+)?(?:tg(?P<tg>\d+))?(?:@d(?P<depth>\d+))?(?:/b(?P<batch>\d+))?$", re.ASCII
@@ -31,6 +31,13 @@ MAX_LIST_VALUE = MAX_TOKENS
 DEFAULT_MAX_REPETITIONS = 30
 AUTO_FIRST_BATCH = 3
 DEFAULT_TARGET_CI = 0.02
+
+
+def repetition_tokens(test) -> int:
+    """Tokens one repetition of a pp/tg test processes, all sequences of its batch together: of a
+    stored test (a dict) or a :class:`~pdx.workload.TestSpec`."""
+    get = test.get if isinstance(test, dict) else lambda key, default=None: getattr(test, key, default)
+    return (get("n_prompt") + get("n_gen")) * (get("batch", 1) or 1)
 
 
 @dataclass(frozen=True, order=True)
@@ -215,11 +222,20 @@ class Workload:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Workload":
-        from pdx.serving.spec import ServeSpec
+    def from_dict(cls, data: dict, scenario: Callable[[dict], object] | None = None) -> "Workload":
+        """A stored workload; ``scenario`` reads a serving scenario's parameters back (a workload of
+        pp/tg tests needs none): :func:`pdx.serving.workloads.stored_workload` reads either."""
+
+        def test(stored):
+            if isinstance(stored, str):
+                return TestSpec.parse(stored)
+            if scenario is None:
+                raise WorkloadError("a serving scenario in a pp/tg workload: read it with "
+                                    "pdx.serving.workloads.stored_workload")
+            return scenario(stored)
 
         return cls(
-            tests=tuple(TestSpec.parse(t) if isinstance(t, str) else ServeSpec.from_dict(t) for t in data["tests"]),
+            tests=tuple(test(t) for t in data["tests"]),
             repetitions=int(data["repetitions"]),
             warmup=int(data["warmup"]),
             seed=int(data["seed"]),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_architecture import MODULES, imports_of
+from test_architecture import MODULES, cycles, imports_of
 
 LAYERS = ("contract", "domain", "registry", "measure", "reports", "api", "cli")
 # A module's layer is that of its longest prefix here. "pdx" itself is its __init__ (the version
@@ -21,7 +21,7 @@ LAYER_OF = {
     "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",
     "pdx.prompt_stream": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain", "pdx.energy.meter": "contract",
     "pdx.energy.trace": "measure", "pdx.energy.session": "measure", "pdx.energy.zeus_meters": "measure",
-    "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure",
+    "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure", "pdx.models.arg": "measure",
     "pdx.registry": "registry",
     "pdx.runner": "measure", "pdx.conditions": "measure", "pdx.environment": "measure", "pdx.plugins": "measure",
     "pdx.hardware.probe": "measure", "pdx.hardware.probe_child": "measure", "pdx.hardware.detect": "measure",
@@ -33,7 +33,14 @@ LAYER_OF = {
     "pdx.api": "api", "pdx.rerun": "api", "pdx.contrib": "api", "pdx.testing": "api",
     "pdx.cli": "cli", "pdx.__main__": "cli",
 }
+# A package whose __init__ gathers modules of a higher layer than the rest of it: the __init__ alone is in
+# that layer (pdx.hardware offers detect() beside the catalog).
+FACADES = {"pdx.hardware": "measure"}
+
+
 def layer_of(module: str) -> str:
+    if module in FACADES:
+        return FACADES[module]
     name = module
     while name not in LAYER_OF:
         name = name.rpartition(".")[0]
@@ -58,6 +65,24 @@ def test_no_import_points_up_a_layer():
     found = set().union(*(upward(m, imports_of(m)) for m in MODULES))
     assert not found, "imports that point up a layer: " + ", ".join(
         sorted(f"{a} ({layer_of(a)}) imports {b} ({layer_of(b)})" for a, b in found))
+
+
+def package_part(module: str) -> str:
+    """A module's package (pdx.X, a plugin's pdx.plugins.X) and layer: the unit the package check
+    takes, since a package may hold modules of two layers."""
+    parts = module.split(".")
+    package = ".".join(parts[:3] if parts[:2] == ["pdx", "plugins"] else parts[:2])
+    return f"{package} ({layer_of(module)})"
+
+
+def test_no_import_cycle_between_packages():
+    graph: dict[str, set[str]] = {}
+    for module in MODULES:
+        mine = package_part(module)
+        graph.setdefault(mine, set()).update(
+            package_part(t) for t in imports_of(module) if package_part(t) != mine and not t.startswith(module + "."))
+    found = cycles(graph)
+    assert not found, f"packages that import each other: {found}"
 
 
 @pytest.mark.parametrize("planted, target", [

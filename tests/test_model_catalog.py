@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdx.ceilings import kvcache
+from pdx.models import kvcache
 from pdx.synth import SHAPES, get_shape
 from pdx.synth.shapes import catalog
 

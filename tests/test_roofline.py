@@ -5,7 +5,7 @@ import pytest
 
 from pdx import ceilings
 
-from pdx.ceilings import kvcache
+from pdx.models import kvcache
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 
 HW = HardwareFigures(bandwidth=400e9, flops=27e12, flops_dtype="fp16", source="given", ref="test", label="test")

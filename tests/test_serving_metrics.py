@@ -8,6 +8,7 @@ from pdx.serving.analysis import stall_stats
 from pdx.serving.metrics import concurrency_knee, distribution, meets_slo, parse_percentiles, parse_slo, serving_stats
 from pdx.serving.records import RequestRecord
 from pdx.serving.spec import ServeSpec
+from pdx.serving.workloads import stored_workload
 from pdx.workload import Workload
 
 MS = 1_000_000
@@ -84,7 +85,9 @@ def test_serve_specs_name_validate_and_round_trip():
     assert open_spec.name == "rinf:p64+g8:10s:burst0.5:max8"
     assert ServeSpec("stall", 16, 64, concurrency=4, inject=1024).name == "stall:c4:p16+g64:inject1024"
     workload = Workload((spec, open_spec), repetitions=1, warmup=0)
-    again = Workload.from_dict(workload.to_dict())
+    again = stored_workload(workload.to_dict())
+    with pytest.raises(WorkloadError, match="serving scenario"):
+        Workload.from_dict(workload.to_dict())  # pdx.workload alone reads pp/tg tests
     assert again.tests == workload.tests and again.tests[0].slo == {"ttft": 500.0}
     for bad in (dict(scenario="load", n_prompt=8, n_gen=8, n_requests=4),
                 dict(scenario="stall", n_prompt=8, n_gen=8, concurrency=2),

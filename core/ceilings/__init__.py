@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pdx.ceilings import kvcache
+from pdx.models import kvcache
 from pdx.errors import PdxError
 from pdx.hardware.catalog import Chip
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point

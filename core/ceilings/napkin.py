@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from pdx import ceilings
 
-from pdx.ceilings import kvcache
+from pdx.models import kvcache
 from pdx.errors import PdxError
 from pdx.hardware import catalog
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from pdx.ceilings.kvcache import KVDims
+from pdx.models.kvcache import KVDims
 
 
 @dataclass(frozen=True)

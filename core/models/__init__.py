@@ -274,7 +274,7 @@ def _hf_experts(config: dict, n_params: int, total_bytes: int, expert_params: in
 
 
 def _hf_sliding(config: dict) -> dict:
-    from pdx.ceilings.kvcache import config_sliding_layers
+    from pdx.models.kvcache import config_sliding_layers
 
     window, sliding = config_sliding_layers(config)
     return {"sliding_window": window, "sliding_layers": sliding} if window and sliding else {}

@@ -1,8 +1,6 @@
-"""The workload of one ``pdx serve-bench`` run: its options as :class:`~pdx.serving.spec.ServeSpec` tests.
-
-Apart from :mod:`pdx.serving.spec` because a workload holds specs: ``pdx.workload`` reads them back
-from stored runs, and this module builds the workload, so neither needs the other's module.
-"""
+"""The workload of one ``pdx serve-bench`` run: its options as :class:`~pdx.serving.spec.ServeSpec` tests,
+and a stored workload of either kind read back (``pdx.workload`` knows pp/tg tests only, so it never
+reaches up into serving)."""
 
 from __future__ import annotations
 
@@ -15,6 +13,11 @@ from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.serving.spec import ServeSpec
 from pdx.serving.traffic import read_trace
 from pdx.workload import Workload
+
+
+def stored_workload(data: dict) -> Workload:
+    """A stored run's workload, pp/tg tests or serving scenarios."""
+    return Workload.from_dict(data, ServeSpec.from_dict)
 
 
 @dataclass(frozen=True, kw_only=True)

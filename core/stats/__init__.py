@@ -66,13 +66,6 @@ def summarize(values: Sequence[float]) -> Summary:
     )
 
 
-def repetition_tokens(test) -> int:
-    """Tokens one repetition of a pp/tg test processes, all sequences of its batch together: of a
-    stored test (a dict) or a :class:`~pdx.workload.TestSpec`."""
-    get = test.get if isinstance(test, dict) else lambda key, default=None: getattr(test, key, default)
-    return (get("n_prompt") + get("n_gen")) * (get("batch", 1) or 1)
-
-
 def rates(tokens: int, samples_ns: Sequence[int]) -> list[float]:
     """Tokens per second of each sample (llama-bench's samples_ts)."""
     return [tokens * 1e9 / ns for ns in samples_ns if ns > 0]

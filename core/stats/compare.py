@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from pdx.stats import rates, repetition_tokens
+from pdx.stats import rates
+from pdx.workload import repetition_tokens
 
 # asv's marks, read as "the new run is ... than the baseline".
 MARKS = {

@@ -16,8 +16,9 @@ own ``reported`` figures, flagged as such.
 from __future__ import annotations
 
 from pdx.energy.figures import energy_stats
-from pdx.stats import outliers, rates, repetition_tokens, summarize
+from pdx.stats import outliers, rates, summarize
 from pdx.stats.speculation import speculation_stats
+from pdx.workload import repetition_tokens
 
 
 def _records(test: dict) -> list:

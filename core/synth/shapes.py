@@ -120,7 +120,7 @@ class Shape:
 
     def kv_dims(self):
         """The KV-cache dimensions of this shape (sliding-window layers included)."""
-        from pdx.ceilings import kvcache
+        from pdx.models import kvcache
 
         return kvcache.make_dims(f"shape {self.name}", self.n_layers, self.n_kv_heads, self.head_dim, self.n_heads,
                                  n_ctx_train=self.n_ctx, sliding_window=self.sliding_window or None,

@@ -10,7 +10,7 @@ PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep
 
 @hookimpl
 def pdx_register_importers(register) -> None:
-    from pdx.importer import Importer
+    from pdx.contract.importer import Importer
     from pdx.registry.importers import (aiperf, guidellm, llama_bench, llama_bench_md, llama_server_log,
                                        mlx_benchmark, vllm_bench, vllm_bench_text)
 
