@@ -26,7 +26,7 @@ from pdx.registry.hub_folder import FILES_PER_TASK, default_workers
 from pdx.errors import ImportFileError, PdxError
 from pdx.reports import bundle_cache, pages, templating
 from pdx.reports.bundle_cache import BundleCache, file_digest
-from pdx.reports.rows import forget_rows
+from pdx.reports.rows import keeping_rows
 from pdx.reports.site import PageRenderer, PublishResult, SiteBuilder, build_site
 from pdx.reports.site_runs import SiteRuns, facts
 from pdx.reports.writer import Stage
@@ -109,9 +109,8 @@ def _start_worker(renderer: PageRenderer, stage: Stage) -> None:
 
 def _read_files(jobs: list[tuple[str, str]]) -> list:
     """Some files: each as :func:`_read_file` gives it."""
-    out = [_read_file(path, name, _WORKER["renderer"], _WORKER["stage"], _WORKER["sent"]) for path, name in jobs]
-    forget_rows()  # each run's page is rendered once: its rows (and the run with its samples) can go
-    return out
+    with keeping_rows():  # each run's page is rendered once: its rows (and the run, samples and all) go after
+        return [_read_file(path, name, _WORKER["renderer"], _WORKER["stage"], _WORKER["sent"]) for path, name in jobs]
 
 
 def _read_file(path: str, name: str, renderer: PageRenderer, stage: Stage, sent: set) -> tuple:
@@ -190,7 +189,8 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
         if index in known:  # the cache had the file, but its entry does not read back: read here
             read_here += 1
             here = here or [writer.stage("runs/"), set()]  # one stage: each copies the last build's digests
-            _, sha256, records = _read_file(path, name, renderer, *here)
+            with keeping_rows():
+                _, sha256, records = _read_file(path, name, renderer, *here)
         else:
             _, sha256, records = next(results)
         if records is None:

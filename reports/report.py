@@ -13,6 +13,7 @@ from pdx.reports import charts as specs
 from pdx.reports import comparison, groups, labels, pages, templating, views
 from pdx.errors import PdxError
 from pdx.reports.chartset import charts_for, make_chart
+from pdx.reports.rows import keeping_rows
 from pdx.reports.leaderboard import leaderboard
 from pdx.reports.render import ChartRenderer
 from pdx.reports.writer import write_file
@@ -27,6 +28,12 @@ REPORT_LIMIT = 500
 
 def render_report(runs: list[dict], title: str = "pdx report", selection: str = "",
                   templates: str | os.PathLike | None = None, renderer: ChartRenderer | None = None) -> str:
+    with keeping_rows():
+        return _render_report(runs, title, selection, templates, renderer)
+
+
+def _render_report(runs: list[dict], title: str, selection: str, templates: str | os.PathLike | None,
+                   renderer: ChartRenderer | None) -> str:
     if len(runs) > REPORT_LIMIT:
         raise PdxError(f"{len(runs)} runs are too many for one file (at most {REPORT_LIMIT})",
                        "narrow the selection with --where, or build a site with `pdx publish`")

@@ -9,7 +9,10 @@ leaves them out.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Iterator
 
 PREFILL, DECODE, BLENDED = "prefill", "decode", "prefill+decode"
 PHASES = (PREFILL, DECODE, BLENDED)
@@ -104,34 +107,43 @@ def rows_of_test(run_id: str, test: dict) -> list[Row]:
     return rows
 
 
-# Pages ask for a run's rows many times (tables, charts, leaderboards); runs are read-only
-# once read, so rows are kept per run object for the length of a build: for every run of a
-# community's site (a cache smaller than the site is emptied, and refilled, on every pass over it).
-_ROWS: dict[int, tuple[dict, list[Row]]] = {}
-_ROWS_LIMIT = 250_000
+# Pages ask for a run's rows many times (tables, charts, leaderboards); runs are read-only once
+# read, so inside :func:`keeping_rows` (a site build, a report) each run's rows are kept by its id,
+# with the run itself, for the length of that build: for every run of a community's site (a store
+# smaller than the site is emptied, and refilled, on every pass over it). Outside one, nothing is kept.
+_KEPT: ContextVar[dict[str, tuple[dict, list[Row]]] | None] = ContextVar("pdx_kept_rows", default=None)
+_KEPT_LIMIT = 250_000
+
+
+@contextmanager
+def keeping_rows() -> Iterator[None]:
+    """Keep each run's rows while the block runs, apart from any outer block's: what it keeps goes at its end."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
 
 
 def run_rows(run: dict) -> list[Row]:
-    hit = _ROWS.get(id(run))
-    if hit is not None and hit[0] is run:
+    kept = _KEPT.get()
+    hit = kept.get(run["id"]) if kept is not None else None
+    if hit is not None and hit[0] is run:  # the same run read twice is two objects: each its own rows
         return hit[1]
     rows = [row for test in run["tests"] for row in rows_of_test(run["id"], test)]
-    if len(_ROWS) >= _ROWS_LIMIT:
-        _ROWS.clear()
-    _ROWS[id(run)] = (run, rows)
+    if kept is not None:
+        if len(kept) >= _KEPT_LIMIT:
+            kept.clear()
+        kept[run["id"]] = (run, rows)
     return rows
 
 
 def forget_run(run: dict) -> None:
     """Let go of one run kept for its rows (a site keeps few of its runs whole)."""
-    hit = _ROWS.get(id(run))
+    kept = _KEPT.get()
+    hit = kept.get(run["id"]) if kept is not None else None
     if hit is not None and hit[0] is run:
-        del _ROWS[id(run)]
-
-
-def forget_rows() -> None:
-    """Let go of every run kept for its rows (a process that renders each run once, and many)."""
-    _ROWS.clear()
+        del kept[run["id"]]
 
 
 def phase_rows(run: dict, phase: str) -> list[Row]:

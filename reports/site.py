@@ -29,6 +29,7 @@ from pdx.reports.chartset import charts_for
 from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
 from pdx.reports.pages import RUNS_SHOWN
 from pdx.reports.render import ChartRenderer
+from pdx.reports.rows import keeping_rows
 from pdx.reports.site_runs import SiteRuns
 from pdx.reports.writer import SiteWriter
 
@@ -329,8 +330,9 @@ def build_site(root: str | os.PathLike, make_builder) -> PublishResult:
     started = time.perf_counter()
     writer = SiteWriter(root)
     try:
-        builder = make_builder(writer)
-        builder.build()
+        with keeping_rows():
+            builder = make_builder(writer)
+            builder.build()
     except BaseException:
         writer.abandon()
         raise
