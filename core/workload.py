@@ -254,33 +254,40 @@ def parse_target_ci(text: str) -> float:
     return number / 100 if value.endswith("%") else number
 
 
-def build_workload(
-    n_prompt: str = "512",
-    n_gen: str = "128",
-    prompt_gen: str | None = None,
-    depth: str = "0",
-    batch: str = "1",
-    repetitions: int = 5,
-    warmup: int = 1,
-    seed: int = 42,
-    target_ci: float | None = None,
-    max_repetitions: int = DEFAULT_MAX_REPETITIONS,
-) -> Workload:
-    """Expand llama-bench style flags into the ordered test matrix.
+@dataclass(frozen=True, kw_only=True)
+class BenchOptions:
+    """What ``pdx bench`` was asked for its test matrix, by name (llama-bench's flags as given: lists in
+    text), so that no two adjacent numbers can be swapped unnoticed on the way to the workload."""
 
-    The order follows llama-bench: for each batch and depth, the pp tests,
-    then tg, then pp+tg.
-    """
-    prompts = [p for p in parse_int_list(n_prompt, "-p") if p > 0]
-    gens = [n for n in parse_int_list(n_gen, "-n") if n > 0]
-    pairs = parse_pairs(prompt_gen, "-pg") if prompt_gen else []
-    depths = parse_int_list(depth, "-d")
-    batches = parse_int_list(batch, "-b", minimum=1, maximum=MAX_BATCH)
-    tests: list[TestSpec] = []
-    for b in dict.fromkeys(batches):
-        for d in dict.fromkeys(depths):
-            tests += [TestSpec(p, 0, d, b) for p in dict.fromkeys(prompts)]
-            tests += [TestSpec(0, n, d, b) for n in dict.fromkeys(gens)]
-            tests += [TestSpec(p, n, d, b) for p, n in dict.fromkeys(pairs)]
-    return Workload(tuple(tests), repetitions=repetitions, warmup=warmup, seed=seed, target_ci=target_ci,
-                    max_repetitions=max_repetitions)
+    n_prompt: str = "512"
+    n_gen: str = "128"
+    prompt_gen: str | None = None
+    depth: str = "0"
+    batch: str = "1"
+    repetitions: int = 5
+    warmup: int = 1
+    seed: int = 42
+    target_ci: float | None = None
+    max_repetitions: int = DEFAULT_MAX_REPETITIONS
+
+    def workload(self) -> Workload:
+        """The ordered test matrix. The order follows llama-bench: for each batch and depth, the pp
+        tests, then tg, then pp+tg."""
+        prompts = [p for p in parse_int_list(self.n_prompt, "-p") if p > 0]
+        gens = [n for n in parse_int_list(self.n_gen, "-n") if n > 0]
+        pairs = parse_pairs(self.prompt_gen, "-pg") if self.prompt_gen else []
+        depths = parse_int_list(self.depth, "-d")
+        batches = parse_int_list(self.batch, "-b", minimum=1, maximum=MAX_BATCH)
+        tests: list[TestSpec] = []
+        for b in dict.fromkeys(batches):
+            for d in dict.fromkeys(depths):
+                tests += [TestSpec(p, 0, d, b) for p in dict.fromkeys(prompts)]
+                tests += [TestSpec(0, n, d, b) for n in dict.fromkeys(gens)]
+                tests += [TestSpec(p, n, d, b) for p, n in dict.fromkeys(pairs)]
+        return Workload(tuple(tests), repetitions=self.repetitions, warmup=self.warmup, seed=self.seed,
+                        target_ci=self.target_ci, max_repetitions=self.max_repetitions)
+
+
+def build_workload(**options) -> Workload:
+    """The workload of :class:`BenchOptions` given by name (none: pdx bench's defaults)."""
+    return BenchOptions(**options).workload()

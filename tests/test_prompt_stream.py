@@ -170,7 +170,7 @@ def test_server_backends_send_the_stream_to_a_live_server(fake_server):
 
 
 def test_the_stored_run_names_the_prompt_stream(fake_server, registry_url):
-    assert Workload.from_dict(build_workload("8", "0").to_dict()).to_dict()["prompts"] == VERSION
+    assert Workload.from_dict(build_workload(n_prompt="8", n_gen="0").to_dict()).to_dict()["prompts"] == VERSION
     result = run_pdx("bench", "--backend", "openai", "--url", fake_server, "-o", "model_name=fake", "-p", "8",
                      "-n", "0", "-r", "1", "--registry", registry_url, "--json")
     assert result.returncode == 0, result.stderr

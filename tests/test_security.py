@@ -465,7 +465,7 @@ def test_server_args_secrets_never_reach_the_record_or_the_log(tiny_gguf, regist
     monkeypatch.setattr(plugin_manager, "backends", lambda: {**real(), StartedServer.name: StartedServer})
     server_args = f"--api-key {API_KEY} --hf-token={TOKEN} -c 4"
     config = api.BenchConfig(backend=StartedServer.name, model=str(tiny_gguf), api_key=API_KEY,
-                             workload=build_workload("8", "4", repetitions=1, warmup=0),
+                             workload=build_workload(n_prompt="8", n_gen="4", repetitions=1, warmup=0),
                              options={"server_args": server_args, "model_name": "fake"},
                              argv=["pdx", "bench", "--server-args", server_args, "--api-key", API_KEY])
     run = api.run_benchmark(config, api.open_registry(registry_url))

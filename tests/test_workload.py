@@ -26,7 +26,7 @@ def test_invalid_lists_name_the_flag(text):
 
 
 def test_matrix_order_and_names_follow_llama_bench():
-    workload = build_workload("512,1024", "128", "512,128", depth="0,4096", batch="1,8")
+    workload = build_workload(n_prompt="512,1024", n_gen="128", prompt_gen="512,128", depth="0,4096", batch="1,8")
     names = [t.name for t in workload.tests]
     assert names[:4] == ["pp512", "pp1024", "tg128", "pp512+tg128"]
     assert names[4:8] == ["pp512@d4096", "pp1024@d4096", "tg128@d4096", "pp512+tg128@d4096"]
@@ -35,9 +35,9 @@ def test_matrix_order_and_names_follow_llama_bench():
 
 
 def test_zero_disables_a_kind_and_no_tests_is_an_error():
-    assert [t.name for t in build_workload("0", "64").tests] == ["tg64"]
+    assert [t.name for t in build_workload(n_prompt="0", n_gen="64").tests] == ["tg64"]
     with pytest.raises(WorkloadError, match="no tests"):
-        build_workload("0", "0")
+        build_workload(n_prompt="0", n_gen="0")
 
 
 @pytest.mark.parametrize("name", ["pp512", "tg128", "pp512+tg128", "tg128@d4096", "pp512+tg128@d4096/b8"])
@@ -60,5 +60,5 @@ def test_spec_properties():
 
 
 def test_workload_round_trips_through_its_dict():
-    workload = build_workload("64", "16", depth="0,32", repetitions=3, warmup=2, seed=7)
+    workload = build_workload(n_prompt="64", n_gen="16", depth="0,32", repetitions=3, warmup=2, seed=7)
     assert type(workload).from_dict(workload.to_dict()) == workload

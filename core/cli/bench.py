@@ -119,10 +119,12 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     from pdx import api
     from pdx.display.ceilings import print_ceiling_moves
     from pdx.display import make_console
-    from pdx.workload import build_workload
+    from pdx.workload import BenchOptions
 
     first, target = adaptive_settings(repetitions, target_ci)
-    workload = build_workload(n_prompt, n_gen, prompt_gen, n_depth, batch, first, warmup, seed, target, max_repetitions)
+    workload = BenchOptions(n_prompt=n_prompt, n_gen=n_gen, prompt_gen=prompt_gen, depth=n_depth, batch=batch,
+                            repetitions=first, warmup=warmup, seed=seed, target_ci=target,
+                            max_repetitions=max_repetitions).workload()
     engine_options = parse_options(options, plugin_options, url=url)
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
                            argv=api.command_line(), hardware=hardware, reprobe=reprobe, api_key=api_key,

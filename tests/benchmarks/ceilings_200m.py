@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("--reprobe", action="store_true", help="measure the probes again first")
     args = parser.parse_args()
     model = str(ensure_gguf("200m", "f16"))
-    workload = build_workload("512", "128", repetitions=args.repetitions)
+    workload = build_workload(n_prompt="512", n_gen="128", repetitions=args.repetitions)
     with tempfile.TemporaryDirectory() as tmp:
         registry = api.open_registry(f"{tmp}/registry.sqlite")
         for threads in (1, 2):

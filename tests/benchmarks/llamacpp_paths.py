@@ -20,7 +20,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         registry = api.open_registry(f"{tmp}/registry.sqlite")
-        workload = build_workload("512", "128", repetitions=args.repetitions)
+        workload = build_workload(n_prompt="512", n_gen="128", repetitions=args.repetitions)
         runs = {
             backend: api.run_benchmark(api.BenchConfig(backend=backend, model=args.model, workload=workload), registry)
             for backend in ("llamacpp-bench", "llamacpp-python")

@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=32)
     parser.add_argument("-r", "--repetitions", type=int, default=5)
     args = parser.parse_args()
-    workload = build_workload(str(args.p), str(args.n), f"{args.p},{args.n}", repetitions=args.repetitions)
+    workload = build_workload(n_prompt=str(args.p), n_gen=str(args.n), prompt_gen=f"{args.p},{args.n}", repetitions=args.repetitions)
     with tempfile.TemporaryDirectory() as tmp:
         registry = api.open_registry(f"{tmp}/registry.sqlite")
         runs = [api.run_benchmark(api.BenchConfig(backend=b, model=args.model, workload=workload,

@@ -28,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         registry = api.open_registry(f"{tmp}/registry.sqlite")
-        base = api.BenchConfig(model=args.model, workload=build_workload("256", "32", repetitions=5))
+        base = api.BenchConfig(model=args.model, workload=build_workload(n_prompt="256", n_gen="32", repetitions=5))
         first = api.run_benchmark(replace(base, threads=1), registry)
         again = api.run_benchmark(rerun_config(first), registry)
         print(f"rerun (1 thread, 5 repetitions), linked: {again['parent_id'] == first['id']}")
@@ -37,7 +37,7 @@ def main() -> None:
             print(f"  {name:>6}: first {old['mean']:8.2f} ± {old['ci95']:6.2f}, rerun {new['mean']:8.2f} "
                   f"({(new['mean'] / old['mean'] - 1):+.1%}; allowed ±{max(old['ci95'] / old['mean'], 0.1):.1%})")
 
-        auto = build_workload("0", "128", repetitions=3, target_ci=0.02, max_repetitions=args.cap)
+        auto = build_workload(n_prompt="0", n_gen="128", repetitions=3, target_ci=0.02, max_repetitions=args.cap)
         started = time.perf_counter()
         run = api.run_benchmark(replace(base, threads=1, workload=auto, backend="llamacpp-bench"), registry)
         adaptive = run["tests"][0]["adaptive"]
