@@ -255,75 +255,14 @@ def _times(block: dict, names: Sequence[str], where: str) -> None:
                 raise _Invalid(f"{where}.{name}", problem)
 
 
-_CLASSES = {"integer": (int,), "number": (int, float), "string": (str,), "null": (type(None),),
-            "boolean": (bool,), "object": (dict,), "array": (list,)}
-_KNOWN = {"type", "minimum", "maxLength", "enum", "items", "minItems", "maxItems", "description"}
-# Levels a run holds thousands of: checked by :func:`_fast` (the JSON Schema validator would take
-# seconds per large run), against the same definitions in bundle.schema.json.
+# Levels a run holds thousands of: each item is checked against its own definition in
+# bundle.schema.json (a fast yes, jsonschema's reason for a no), so a bad sample is named by its place
+# without jsonschema walking every good one.
 _BULK = {"samples": "sample", "requests": "request"}
 
 
-def _compile(rule: dict):
-    """A check of one schema rule, as a function of a value giving the problem or None."""
-    types = rule.get("type")
-    classes = None if types is None else frozenset(
-        c for t in ([types] if isinstance(types, str) else types) for c in _CLASSES[t])
-    item_check = _compile(rule["items"]) if "items" in rule else None
-    low, high = rule.get("minItems", 0), rule.get("maxItems")
-
-    def check(value):
-        if classes is not None and value.__class__ not in classes:  # exact classes: True is no integer
-            return f"{str(value)[:40]!r} is not of type {types!r}"
-        if "enum" in rule and value not in rule["enum"]:
-            return f"{str(value)[:40]!r} is not one of {rule['enum']}"
-        if "minimum" in rule and value.__class__ in (int, float) and value < rule["minimum"]:
-            return f"{value} is less than the minimum of {rule['minimum']}"
-        if "maxLength" in rule and value.__class__ is str and len(value) > rule["maxLength"]:
-            return f"is longer than {rule['maxLength']} characters"
-        if value.__class__ is list:
-            if len(value) < low or (high is not None and len(value) > high):
-                return f"has {len(value)} items"
-            if item_check is not None:
-                for item in value:
-                    problem = item_check(item)
-                    if problem:
-                        return f"an item: {problem}"
-        return None
-
-    return check
-
-
-@lru_cache(maxsize=None)
-def _flat_definition(name: str) -> tuple[frozenset, frozenset, dict]:
-    from pdx.registry.bundle_schema import load_schema
-
-    definition = load_schema()["$defs"][name]
-    raw = definition["properties"]
-
-    def supported(rule: dict) -> bool:
-        return set(rule) <= _KNOWN and ("items" not in rule or supported(rule["items"]))
-
-    assert definition.get("additionalProperties") is False and all(map(supported, raw.values())), name
-    return frozenset(definition["required"]), frozenset(raw), {k: _compile(rule) for k, rule in raw.items()}
-
-
-def _fast(item: object, name: str, where: str) -> None:
-    required, known, rules = _flat_definition(name)
-    if not isinstance(item, dict):
-        raise _Invalid(where, f"{str(item)[:40]!r} is not of type 'object'")
-    keys = item.keys()
-    if not required <= keys:
-        raise _Invalid(where, f"{sorted(required - keys)[0]!r} is a required property")
-    if not keys <= known:
-        raise _Invalid(where, f"Additional properties are not allowed ({sorted(keys - known)[0]!r} was unexpected)")
-    for key, value in item.items():
-        problem = rules[key](value)
-        if problem:
-            raise _Invalid(f"{where}.{key}", problem)
-
-
 def _schema_problem(document: object, definition: str, where: str = "record") -> tuple[str, str] | None:
-    """The schema's verdict on a run or test, its bulk levels checked by :func:`_fast`."""
+    """The schema's verdict on a run or test, its bulk levels item by item."""
     from pdx.registry.bundle_schema import schema_errors
 
     bulk: list[tuple[str, str, list]] = []
@@ -339,7 +278,11 @@ def _schema_problem(document: object, definition: str, where: str = "record") ->
         return problem
     for where, name, items in bulk:
         for i, item in enumerate(items):
-            _fast(item, name, f"{where}[{i}]")
+            found = schema_errors(item, name)
+            if found:
+                path, message = found
+                raise _Invalid(f"{where}[{i}]" + ("" if path == "top level" else
+                                                  path if path.startswith("[") else f".{path}"), message)
     return None
 
 
