@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from pdx.backend import Backend
     from pdx.energy.meter import MeterSource
     from pdx.contract.importer import Importer
-    from pdx.reports.chartset import ChartMaker
-    from pdx.reports.pageset import SitePage
+    from pdx.contract.chart import ChartMaker
+    from pdx.contract.page import SitePage
     from pdx.contract.quantizer import Quantizer
 
 hookspec = pluggy.HookspecMarker("pdx")

@@ -9,13 +9,13 @@ depths, a batch sweep two batch sizes, a latency plot serving records.
 from __future__ import annotations
 
 import functools
-import re
 import sys
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Mapping
 
 from markupsafe import Markup
 
+from pdx.contract.chart import SLUG, ChartMaker, ChartSpec, check_maker  # noqa: F401 (plugins import them here)
 from pdx.errors import PdxError
 from pdx.plugin_manager import registered
 from pdx.reports import charts, figures, labels, serving_charts
@@ -26,8 +26,6 @@ from pdx.reports.render import ChartRenderer
 # the page shows the headline tests per series instead.
 MAX_BARS = 48
 
-
-SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 # A line chart with more series than this is a tangle; the fastest are kept, and the note says so.
 MAX_SERIES = 12
@@ -84,26 +82,6 @@ class ChartView:
     def latest(self) -> figures.Latest:
         """The newest row of each (series, test, phase): what several charts plot, found once a page."""
         return figures.latest_rows(self.runs, self.namer)
-
-
-@dataclass(frozen=True)
-class ChartSpec:
-    """A chart a maker asks for: ``name`` a slug unique on the page, ``vega_lite`` the spec (data, not
-    code), rendered to inline SVG at build time."""
-
-    name: str
-    title: str
-    note: str
-    vega_lite: dict
-
-
-ChartMaker = Callable[[ChartView], "ChartSpec | None"]
-
-
-def check_maker(make: object) -> ChartMaker:
-    if not callable(make):
-        raise PdxError(f"it registered {make!r} as a chart maker, which is not callable")
-    return make
 
 
 def chart_makers() -> list[tuple[str, ChartMaker]]:

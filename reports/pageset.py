@@ -11,25 +11,15 @@ the plugin; the site is built without them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
+from pdx.contract.page import SitePage, check_page  # noqa: F401 (plugins import SitePage here)
 from pdx.errors import PdxError
 from pdx.plugin_manager import registered
-from pdx.reports.chartset import SLUG, warn_once
+from pdx.reports.chartset import warn_once
 
 if TYPE_CHECKING:
     from pdx.reports.site import SiteBuilder
-
-
-@dataclass(frozen=True)
-class SitePage:
-    """What a plugin registers: ``name`` (a slug: its files are ``NAME.html`` and ``NAME/...``),
-    ``title`` (the navigation link's text) and ``build(site)`` (given a :class:`PluginSite`)."""
-
-    name: str
-    title: str
-    build: Callable[["PluginSite"], None]
 
 
 class PluginSite:
@@ -50,16 +40,6 @@ class PluginSite:
         if not allowed or ".." in path.split("/") or "\\" in path:
             raise PdxError(f"page {self.name} may write {self.name}.html and {self.name}/*.html, not {path!r}")
         self._builder.page(path, template, title, data, runs=self.listed, **context)
-
-
-def check_page(page: object) -> SitePage:
-    if not isinstance(page, SitePage):
-        raise PdxError(f"it registered {page!r}, which is not a pdx.reports.pageset.SitePage")
-    if not isinstance(page.name, str) or not SLUG.fullmatch(page.name):
-        raise PdxError(f"its page name {page.name!r} is not a slug (letters, digits, -)")
-    if not isinstance(page.title, str) or not page.title.strip() or not callable(page.build):
-        raise PdxError(f"its page {page.name} needs a title (text) and a build function")
-    return page
 
 
 # Names pdx's own pages and folders hold at a site's root: no plugin page takes one.

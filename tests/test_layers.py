@@ -97,3 +97,14 @@ def test_a_planted_upward_import_is_found(planted, target):
 def test_an_import_under_type_checking_is_no_import():
     source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pdx.api import run_bench\n"
     assert not upward("pdx.registry.store", imports_of("pdx.registry.store", source))
+
+
+def test_the_hook_specifications_stand_on_the_contract_alone():
+    """hookspecs names the types plugins hand over, annotations included: every one is the contract's."""
+    import ast
+
+    tree = ast.parse(MODULES["pdx.hookspecs"].read_text())
+    named = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    named |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+    ours = {name for name in named if name.startswith("pdx.")}
+    assert ours and {name: layer_of(name) for name in ours if layer_of(name) != "contract"} == {}

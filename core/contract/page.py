@@ -1,0 +1,30 @@
+"""What a plugin registers to add a page to a site (``pdx_register_pages``); plugins import it from
+:mod:`pdx.reports.pageset`, beside the site view a page's ``build`` is given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from pdx.contract.chart import SLUG
+from pdx.errors import PdxError
+
+
+@dataclass(frozen=True)
+class SitePage:
+    """What a plugin registers: ``name`` (a slug: its files are ``NAME.html`` and ``NAME/...``),
+    ``title`` (the navigation link's text) and ``build(site)`` (given a :class:`pdx.reports.pageset.PluginSite`)."""
+
+    name: str
+    title: str
+    build: Callable[..., None]  # given a pdx.reports.pageset.PluginSite
+
+
+def check_page(page: object) -> SitePage:
+    if not isinstance(page, SitePage):
+        raise PdxError(f"it registered {page!r}, which is not a pdx.reports.pageset.SitePage")
+    if not isinstance(page.name, str) or not SLUG.fullmatch(page.name):
+        raise PdxError(f"its page name {page.name!r} is not a slug (letters, digits, -)")
+    if not isinstance(page.title, str) or not page.title.strip() or not callable(page.build):
+        raise PdxError(f"its page {page.name} needs a title (text) and a build function")
+    return page
