@@ -33,7 +33,7 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-@dataclass
+@dataclass(slots=True)  # a misspelt field set on an outcome raises, never goes unstored
 class TestOutcome:
     """One finished, failed, skipped or interrupted test, ready to store."""
 

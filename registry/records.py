@@ -119,10 +119,14 @@ def outcome_record(outcome, finished_at: datetime) -> dict:
         "n_gen": test.n_gen, "depth": test.depth, "batch": test.batch, "status": outcome.status,
         "error": outcome.error, "warmup": outcome.warmup, "started_at": iso(outcome.started_at),
         "finished_at": iso(outcome.finished_at or finished_at),
-        **{k: getattr(outcome, k, None) for k in TEST_OBJECTS},  # what the runner measured of each
+        # What the runner measured of each test object; a column only importers fill (the runner's
+        # TestOutcome has no such field) is None.
+        **{k: getattr(outcome, k, None) for k in TEST_OBJECTS},
         "spec": test.to_dict() if test.kind == "serve" else {},
-        "samples": [{k: getattr(s, k, None) for k in _SAMPLE_FIELDS} for s in outcome.samples],
-        "requests": [{"sample_idx": i} | {k: getattr(r, k, None) for k in _REQUEST_FIELDS if k != "sample_idx"}
+        # Every stored sample and request field is the runner's (pdx.backend.Sample,
+        # pdx.serving.records.RequestRecord): a column either lacks fails here, not as a silent None.
+        "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in outcome.samples],
+        "requests": [{"sample_idx": i} | {k: getattr(r, k) for k in _REQUEST_FIELDS if k != "sample_idx"}
                      | {"events": [list(e) for e in r.events]} for i, r in owned],
     }
 

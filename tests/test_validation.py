@@ -327,3 +327,22 @@ def test_a_test_field_is_one_column_and_its_migration(tmp_path):
     pdx_copy("publish", str(tmp_path / "site"), "--registry", second)
     site = json.loads((tmp_path / "site" / "runs" / f"{run_id}.json").read_text())["run"]
     assert site["tests"][0]["probe_note"] == {"seen": 1}
+
+
+def test_the_runner_s_types_carry_every_stored_sample_and_request_column():
+    """Samples and requests cross from the runner into the registry by their column names: each column
+    is a field (or property) of pdx.backend.Sample and pdx.serving.records.RequestRecord, and a test
+    outcome refuses a field it does not declare (set by a misspelt name, it would never be stored)."""
+    from pdx.backend import Sample
+    from pdx.registry.fields import REQUEST_COLUMNS, SAMPLE_FIELDS
+    from pdx.runner import TestOutcome
+    from pdx.serving.records import RequestRecord
+
+    sample = Sample(ns=1_000, n_prompt=8, n_gen=0)
+    request = RequestRecord(idx=0, n_prompt=8, max_tokens=4)
+    assert [k for k in SAMPLE_FIELDS if not hasattr(sample, k)] == []
+    assert [k for k in REQUEST_COLUMNS if k != "sample_idx" and not hasattr(request, k)] == []
+    outcome = TestOutcome(0, TestSpec(8, 0), warmup=0)
+    outcome.energy = {"meters": {}}
+    with pytest.raises(AttributeError):
+        outcome.enrgy = {"meters": {}}
