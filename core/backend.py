@@ -101,9 +101,9 @@ class EngineInfo:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # by name: a copy made field by field loses what it forgets (the key)
 class BackendConfig:
-    """Settings the user chose for one run."""
+    """Settings the user chose for one run; a variant of one is ``dataclasses.replace(config, ...)``."""
 
     threads: int | None = None
     options: Mapping[str, str] = field(default_factory=dict)

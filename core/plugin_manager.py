@@ -222,21 +222,33 @@ def _check_backend(backend: object) -> type[Backend]:
 @functools.lru_cache(maxsize=1)
 def backends() -> dict[str, type[Backend]]:
     found: dict[str, type[Backend]] = {}
-    owner: dict[str, str] = {}
     state = plugin_state()
     for record in state.records:
         record.backends = []
-    for record, _, given in call_each("pdx_register_backends", state,
-                                      fresh=lambda: {"register": _Collector(_check_backend)}):
-        for backend in given["register"]:
-            if backend.name in found:
-                clash = f"backend {backend.name} is already registered by plugin {owner[backend.name]}; " \
-                        "this one is left out"
-                record.warnings += [clash] if clash not in record.warnings else []
-                continue
-            found[backend.name], owner[backend.name] = backend, record.name
-            record.backends.append(backend.name)
+    pairs = [(record, backend) for record, _, given in call_each(
+        "pdx_register_backends", state, fresh=lambda: {"register": _Collector(_check_backend)})
+        for backend in given["register"]]
+    for record, backend in first_of_each_name(pairs, "backend", lambda b: b.name):
+        found[backend.name] = backend
+        record.backends.append(backend.name)
     return found
+
+
+def first_of_each_name(pairs: Iterable[tuple[PluginRecord, Any]], noun: str,
+                       name_of: Callable[[Any], str]) -> list[tuple[PluginRecord, Any]]:
+    """The clash rule of every extension kind whose things have names: the first registered of a name
+    is kept, a later one left out with a warning on the plugin that brought it."""
+    owner: dict[str, str] = {}
+    kept = []
+    for record, thing in pairs:
+        name = name_of(thing)
+        if name in owner:
+            clash = f"{noun} {name} is already registered by plugin {owner[name]}; this one is left out"
+            record.warnings += [clash] if clash not in record.warnings else []
+            continue
+        owner[name] = record.name
+        kept.append((record, thing))
+    return kept
 
 
 class _Collector(list):
@@ -286,14 +298,8 @@ def require_available(name: str, options: dict[str, str] | None = None) -> type[
 @functools.lru_cache(maxsize=1)
 def importers() -> dict:
     """Every format ``pdx import`` reads, by name, in detection order (``pdx_register_importers``)."""
-    found: dict = {}
-    for record, importer in registered("pdx_register_importers", _check_importer):
-        if importer.name in found:
-            clash = f"importer {importer.name} is already registered by plugin {found[importer.name].plugin}; " \
-                    "this one is left out"
-            record.warnings += [clash] if clash not in record.warnings else []
-            continue
-        found[importer.name] = replace(importer, plugin=record.name)
+    found = {importer.name: replace(importer, plugin=record.name) for record, importer in first_of_each_name(
+        registered("pdx_register_importers", _check_importer), "importer", lambda importer: importer.name)}
     return dict(sorted(found.items(), key=lambda item: (item[1].priority, item[0])))
 
 

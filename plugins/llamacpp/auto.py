@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator, Mapping
 
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
@@ -33,8 +34,7 @@ class LlamaCpp(Backend):
         super().__init__(config)
         use_bench = LlamaBench.availability(config.options).available
         if not use_bench:
-            config = BackendConfig(config.threads, {k: v for k, v in config.options.items() if k != "llama_bench"},
-                                   config.seed)
+            config = replace(config, options={k: v for k, v in config.options.items() if k != "llama_bench"})
         self.delegate: Backend = LlamaBench(config) if use_bench else LlamaPython(config)
 
     def load(self, model: ModelInfo) -> EngineInfo:
