@@ -137,7 +137,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         try:
             outcomes = run_tests(
                 backend, workload.tests, workload.repetitions, workload.warmup,
-                save=lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome)))),
+                save=lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome))).to_record()),
                 progress=progress,
                 rule=rule, delay=config.delay, metering=_metering(config),
             )

@@ -26,6 +26,8 @@ from pdx.adaptive import StopRule
 from pdx.backend import Backend, Sample
 from pdx.energy.session import MAX_LENGTHEN, Metering
 from pdx.errors import PdxError, interruption
+from pdx.registry.fields import REQUEST_COLUMNS, SAMPLE_FIELDS, TEST_OBJECTS
+from pdx.registry.records import iso
 from pdx.workload import TestSpec
 
 
@@ -55,6 +57,28 @@ class TestOutcome:
     energy: dict | None = None  # joules over the timed windows (pdx.energy.session), where meters exist
     lengthened: int = 0  # repetitions added so the meters could read the test
     batches: list[int] = field(default_factory=list)  # samples of each backend.run call, in order (not stored)
+
+    def to_record(self) -> dict:
+        """This test as a record's ``tests`` entry (the shape ``pdx show --json`` prints), what the
+        registry stores and checks as it does every record's: the runner's objects never reach it."""
+        test = self.test
+        owned = [(i, r) for i, s in enumerate(self.samples) for r in s.requests]
+        owned += [(None, r) for r in self.requests]
+        return {
+            "ordinal": self.ordinal, "name": test.name, "kind": test.kind, "n_prompt": test.n_prompt,
+            "n_gen": test.n_gen, "depth": test.depth, "batch": test.batch, "status": self.status,
+            "error": self.error, "warmup": self.warmup, "started_at": iso(self.started_at),
+            "finished_at": iso(self.finished_at or now()),
+            # What the runner measured of each test object; a column only importers fill (this class
+            # has no such field) is None.
+            **{k: getattr(self, k, None) for k in TEST_OBJECTS},
+            "spec": test.to_dict() if test.kind == "serve" else {},
+            # Every stored sample and request field is the runner's (pdx.backend.Sample,
+            # pdx.serving.records.RequestRecord): a column either lacks fails here, not as a silent None.
+            "samples": [{k: getattr(s, k) for k in SAMPLE_FIELDS} for s in self.samples],
+            "requests": [{"sample_idx": i} | {k: getattr(r, k) for k in REQUEST_COLUMNS if k != "sample_idx"}
+                         | {"events": [list(e) for e in r.events]} for i, r in owned],
+        }
 
 
 @dataclass

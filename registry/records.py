@@ -108,29 +108,6 @@ def run_row(record: dict, environment_id: str) -> Run:
     )
 
 
-def outcome_record(outcome, finished_at: datetime) -> dict:
-    """A finished test of a running benchmark (a runner's outcome: its test spec, samples and
-    requests) as a record's ``tests`` entry, so it is checked and stored as every record is."""
-    test = outcome.test
-    owned = [(i, r) for i, s in enumerate(outcome.samples) for r in s.requests]
-    owned += [(None, r) for r in outcome.requests]
-    return {
-        "ordinal": outcome.ordinal, "name": test.name, "kind": test.kind, "n_prompt": test.n_prompt,
-        "n_gen": test.n_gen, "depth": test.depth, "batch": test.batch, "status": outcome.status,
-        "error": outcome.error, "warmup": outcome.warmup, "started_at": iso(outcome.started_at),
-        "finished_at": iso(outcome.finished_at or finished_at),
-        # What the runner measured of each test object; a column only importers fill (the runner's
-        # TestOutcome has no such field) is None.
-        **{k: getattr(outcome, k, None) for k in TEST_OBJECTS},
-        "spec": test.to_dict() if test.kind == "serve" else {},
-        # Every stored sample and request field is the runner's (pdx.backend.Sample,
-        # pdx.serving.records.RequestRecord): a column either lacks fails here, not as a silent None.
-        "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in outcome.samples],
-        "requests": [{"sample_idx": i} | {k: getattr(r, k) for k in _REQUEST_FIELDS if k != "sample_idx"}
-                     | {"events": [list(e) for e in r.events]} for i, r in owned],
-    }
-
-
 def model_record(model: Model) -> dict:
     data = {c.name: getattr(model, c.name) for c in Model.__table__.columns}
     data["sha256"] = data["id"]

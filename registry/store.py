@@ -20,7 +20,7 @@ from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
 from pdx.registry import bulk, connection, leases, migrate
 from pdx.registry.records import (add_record, add_shared_rows, damage, environment_id, iso, model_record,
-                                  outcome_record, run_record, run_row, test_row)
+                                  run_record, run_row, test_row)
 from pdx.registry.schema import Hardware, Model, Run, RunTag
 from pdx.registry.validate import check_record, check_records, check_test, same_model
 
@@ -123,9 +123,9 @@ class Registry:
             leases.take(session, start.id)  # given back by finish_run; a killed run's is found by reap
         return start.id
 
-    def save_test(self, run_id: str, outcome) -> None:
-        """Store one finished test (a runner's outcome) with its samples and requests."""
-        test = outcome_record(outcome, now())
+    def save_test(self, run_id: str, test: dict) -> None:
+        """Store one finished test, a record's ``tests`` entry (a runner's: ``TestOutcome.to_record()``),
+        with its samples and requests."""
         check_test(test, f"{test['name']} of run {run_id}")
         with self._session() as session, session.begin():
             row = test_row(test)

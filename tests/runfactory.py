@@ -91,7 +91,7 @@ def add_run(registry: Registry, hw: dict, mdl: ModelInfo, backend: str, when: da
         if judged:
             stats = derive_stats({**test.to_dict(), "samples": [{"ns": x.ns} for x in samples]})
             outcome.ceilings = ceilings.test_ceilings(test.to_dict(), stats, *judged)
-        registry.save_test(run_id, outcome)
+        registry.save_test(run_id, outcome.to_record())
     registry.finish_run(run_id, "complete")
     return run_id
 

@@ -98,7 +98,7 @@ def _rates_run(registry: Registry) -> str:
                               if ordinal == 2 else {})
         stats = derive_stats({**test.to_dict(), "samples": [s.to_dict() for s in samples]})
         outcome.ceilings = ceilings.test_ceilings(test.to_dict(), stats, *judged)
-        registry.save_test(run_id, outcome)
+        registry.save_test(run_id, outcome.to_record())
     registry.finish_run(run_id, "complete")
     return run_id
 
@@ -122,7 +122,7 @@ def _serve(registry: Registry, run_id: str, ordinal: int, spec: ServeSpec, reque
                     engine=sample_engine or {}, requests=list(requests))
     registry.save_test(run_id, TestOutcome(ordinal=ordinal, test=spec, warmup=0, samples=[sample] if requests else [],
                                            started_at=START, finished_at=START, status=status, error=error,
-                                           engine=engine or {}, conditions=conditions))
+                                           engine=engine or {}, conditions=conditions).to_record())
 
 
 def _serving_runs(registry: Registry) -> list[str]:
@@ -209,7 +209,7 @@ def _http_run(registry: Registry) -> str:
     samples = [Sample(ns=30 * MS + k * MS, n_gen=4, requests=[_stream(k, send=k * 100, first=50, gaps=(10, 10, 11))])
                for k in range(3)]
     registry.save_test(run_id, TestOutcome(ordinal=0, test=test, warmup=1, samples=samples, started_at=START,
-                                           finished_at=START, conditions=QUIET))
+                                           finished_at=START, conditions=QUIET).to_record())
     registry.finish_run(run_id, "complete")
     return run_id
 

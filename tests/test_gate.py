@@ -31,7 +31,7 @@ def store(url, model, base_ns, tags=(), tests=(PP, TG), hour=None, backend=None,
         result = outcome(ordinal, spec, n=5, base=base_ns * (2 if spec.n_gen else 1))
         if spec.name in failed:
             result.samples, result.status, result.error = [], "failed", "engine crashed"
-        registry.save_test(run_id, result)
+        registry.save_test(run_id, result.to_record())
     registry.finish_run(run_id, "complete")
     registry.close()
     return run_id

@@ -173,7 +173,7 @@ def record(tmp_path_factory, tiny_gguf) -> dict:
 
     registry = Registry(f"sqlite:///{tmp_path_factory.mktemp('props') / 'r.sqlite'}")
     run_id = registry.start_run(make_start(identify(tiny_gguf)))
-    registry.save_test(run_id, outcome(0, Spec(16, 0)))
+    registry.save_test(run_id, outcome(0, Spec(16, 0)).to_record())
     registry.finish_run(run_id, "complete")
     (found,) = registry.records([run_id])
     registry.close()

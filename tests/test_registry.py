@@ -69,8 +69,8 @@ def test_round_trip_keeps_every_sample(registry_url, tiny_gguf):
     model = identify(tiny_gguf)
     run_id = registry.start_run(make_start(model))
     pp, tg = TestSpec(64, 0), TestSpec(0, 16, depth=32)
-    registry.save_test(run_id, outcome(0, pp))
-    registry.save_test(run_id, outcome(1, tg, n=2, base=2_000_000))
+    registry.save_test(run_id, outcome(0, pp).to_record())
+    registry.save_test(run_id, outcome(1, tg, n=2, base=2_000_000).to_record())
     registry.finish_run(run_id, "complete")
     run = read_run(registry, run_id[:8])
     assert run["id"] == run_id and run["status"] == "complete" and run["finished_at"]
@@ -93,7 +93,7 @@ def test_runs_filter_by_hardware_and_can_carry_samples(registry_url, tiny_gguf):
     start = make_start(identify(tiny_gguf))
     start.hardware = {**start.hardware, "id": "feedbeef00000000", "name": "Test Chip 9000"}
     run_id = registry.start_run(start)
-    registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
+    registry.save_test(run_id, outcome(0, TestSpec(64, 0)).to_record())
     other = registry.start_run(make_start(identify(tiny_gguf)))
     assert [r["id"] for r in read_runs(registry, hardware="Chip 9000")] == [run_id]
     assert [r["id"] for r in read_runs(registry, hardware="feedbeef")] == [run_id]
@@ -109,8 +109,8 @@ def test_reading_many_runs_gives_what_reading_one_gives(registry_url, tiny_gguf)
     model = identify(tiny_gguf)
     for tags in (("a", "b"), ()):
         run_id = registry.start_run(make_start(model, tags=tags))
-        registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
-        registry.save_test(run_id, outcome(1, TestSpec(0, 16, depth=32, batch=2), n=2))
+        registry.save_test(run_id, outcome(0, TestSpec(64, 0)).to_record())
+        registry.save_test(run_id, outcome(1, TestSpec(0, 16, depth=32, batch=2), n=2).to_record())
         registry.finish_run(run_id, "complete")
     listed = registry.runs()
     assert len(listed) == 2 and listed[0]["created_at"] >= listed[1]["created_at"]
@@ -139,9 +139,9 @@ def test_run_ids_resolve_by_unique_prefix(registry_url, tiny_gguf):
 def test_a_test_is_saved_whole_or_not_at_all(registry_url, tiny_gguf):
     registry = Registry(registry_url)
     run_id = registry.start_run(make_start(identify(tiny_gguf)))
-    registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
+    registry.save_test(run_id, outcome(0, TestSpec(64, 0)).to_record())
     with pytest.raises(Exception):
-        registry.save_test(run_id, outcome(0, TestSpec(0, 8)))  # same ordinal: rejected
+        registry.save_test(run_id, outcome(0, TestSpec(0, 8)).to_record())  # same ordinal: rejected
     run = read_run(registry, run_id)
     assert len(run["tests"]) == 1 and len(run["tests"][0]["samples"]) == 3
     assert count(registry_url, "samples") == 3
@@ -155,7 +155,7 @@ def _writer(url, model_path, n_runs, queue):
         for _ in range(n_runs):
             run_id = registry.start_run(make_start(model))
             for i in range(3):
-                registry.save_test(run_id, outcome(i, TestSpec(64 + i, 0)))
+                registry.save_test(run_id, outcome(i, TestSpec(64 + i, 0)).to_record())
             registry.finish_run(run_id, "complete")
             ids.append(run_id)
     except BaseException:  # named in the test's failure, not lost in a child's stderr
@@ -229,7 +229,7 @@ def test_ceilings_and_their_basis_are_stored_with_the_results(registry_url, tiny
     run_id = registry.start_run(start)
     done = outcome(0, TestSpec(0, 16))
     done.ceilings = {"version": 1, "ceiling": 50.0, "bound": "memory", "fraction": 0.5, "phases": {}}
-    registry.save_test(run_id, done)
+    registry.save_test(run_id, done.to_record())
     run = read_run(registry, run_id)
     assert run["ceiling_basis"] == basis
     assert run["tests"][0]["ceilings"]["bound"] == "memory" and run["tests"][0]["ceilings"]["fraction"] == 0.5
@@ -244,7 +244,7 @@ def test_a_registry_from_before_ceilings_upgrades_and_keeps_its_runs(tmp_path, t
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     registry = Registry(url)
     run_id = registry.start_run(make_start(identify(tiny_gguf)))
-    registry.save_test(run_id, outcome(0, TestSpec(64, 0)))
+    registry.save_test(run_id, outcome(0, TestSpec(64, 0)).to_record())
     registry.close()
     engine = create_engine(url)
     with engine.begin() as conn:  # back to the foundation's schema, as an older pdx left it
@@ -272,7 +272,7 @@ def test_request_records_are_stored_and_travel_with_the_run(tmp_path, tiny_gguf)
     failed = RequestRecord(1, 8, 2, send_ns=9, end_ns=500, status="error", error="HTTP 500: boom", http_status=500)
     result = TestOutcome(ordinal=0, test=spec, warmup=0,
                          samples=[Sample(ns=4_000_000, n_prompt=8, n_gen=2, requests=[done])], requests=[failed])
-    registry.save_test(run_id, result)
+    registry.save_test(run_id, result.to_record())
     registry.finish_run(run_id, "complete")
     (test,) = read_run(registry, run_id)["tests"]
     assert test["kind"] == "serve" and test["spec"]["concurrency"] == 2 and test["spec"]["slo"] == {"ttft": 100.0}

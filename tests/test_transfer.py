@@ -18,7 +18,7 @@ def fill(url, model_path) -> list[str]:
     registry = Registry(url)
     model = identify(model_path)
     first = registry.start_run(make_start(model, tags=("base", "ci")))
-    registry.save_test(first, outcome(0, TestSpec(64, 0)))
+    registry.save_test(first, outcome(0, TestSpec(64, 0)).to_record())
     registry.finish_run(first, "complete")
     start = make_start(model, tags=())
     start.parent_id, start.provenance = first, {"rerun_of": first, "drift": {"engine.commit": {"was": "a", "now": "b"}}}
@@ -26,10 +26,10 @@ def fill(url, model_path) -> list[str]:
     adaptive = outcome(0, TestSpec(0, 16, depth=32), n=4)
     adaptive.adaptive = {"target_ci": 0.02, "max_repetitions": 30, "repetitions": 4, "achieved_ci": 0.011,
                          "stopped_by": "target", "calls": 2}
-    registry.save_test(second, adaptive)
+    registry.save_test(second, adaptive.to_record())
     failed = outcome(1, TestSpec(128, 0), n=0)
     failed.status, failed.error = "failed", "engine said no"
-    registry.save_test(second, failed)
+    registry.save_test(second, failed.to_record())
     registry.finish_run(second, "partial", "pp128: engine said no")
     registry.close()
     imported = pdx_here("import", str(DATA / "vllm_bench_serve_detailed.json"), "--registry", url, "--json")

@@ -162,8 +162,8 @@ def test_a_benchmark_test_with_a_bad_value_is_refused_before_it_is_saved(tmp_pat
     bad = TestOutcome(ordinal=0, test=TestSpec(8, 0), warmup=0,
                       samples=[Sample(ns=1000, n_prompt=8, n_gen=0, engine={"rate": math.nan})])
     with pytest.raises(RecordError, match=r"pp8 of run .*samples\[0\]\.engine\.rate"):
-        registry.save_test(run_id, bad)
-    registry.save_test(run_id, outcome(0, TestSpec(8, 0)))
+        registry.save_test(run_id, bad.to_record())
+    registry.save_test(run_id, outcome(0, TestSpec(8, 0)).to_record())
     assert [t["name"] for t in read_run(registry, run_id)["tests"]] == ["pp8"]
     start = make_start(identify(tiny_gguf))
     start.threads = 2**70
