@@ -16,7 +16,7 @@ import functools
 import inspect
 import os
 import warnings
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator
@@ -25,6 +25,11 @@ import pluggy
 
 from pdx import hookspecs
 from pdx.backend import Backend
+from pdx.contract.chart import check_maker
+from pdx.contract.importer import Importer
+from pdx.contract.page import check_page
+from pdx.contract.quantizer import check_quantizer
+from pdx.energy.meter import check_source
 from pdx.errors import BackendUnavailable, PdxError
 
 ENTRY_POINT_GROUP = "pdx"
@@ -161,7 +166,7 @@ def reset() -> None:
 
 def _forget_registered() -> None:
     """Forget what plugins registered (each extension kind's cache), so it is asked again."""
-    for cached in (backends, registered, importers, quantizers, meter_sources):
+    for cached in (backends, registered, extensions):
         cached.cache_clear()
 
 
@@ -295,33 +300,57 @@ def require_available(name: str, options: dict[str, str] | None = None) -> type[
     return backend
 
 
-@functools.lru_cache(maxsize=1)
-def importers() -> dict:
-    """Every format ``pdx import`` reads, by name, in detection order (``pdx_register_importers``)."""
-    found = {importer.name: replace(importer, plugin=record.name) for record, importer in first_of_each_name(
-        registered("pdx_register_importers", _check_importer), "importer", lambda importer: importer.name)}
-    return dict(sorted(found.items(), key=lambda item: (item[1].priority, item[0])))
+@dataclass(frozen=True, eq=False)
+class ExtensionKind:
+    """One kind of thing plugins register through a ``pdx_register_*(register)`` hook: ``check`` vets
+    each as it comes (raising PdxError); with ``name_of``, the first of a name is kept and a later one
+    left out with a warning on its plugin (:func:`first_of_each_name`), without, every one is kept."""
+
+    hook: str
+    check: Callable[[Any], Any]
+    noun: str
+    name_of: Callable[[Any], str] | None = None
 
 
-@functools.lru_cache(maxsize=1)
-def quantizers() -> tuple:
-    """Every GGUF quantiser plugins register (``pdx_register_quantizers``), pdx's own first."""
-    from pdx.contract.quantizer import check_quantizer
-
-    return tuple(replace(q, plugin=record.name) for record, q in registered("pdx_register_quantizers", check_quantizer))
-
-
-@functools.lru_cache(maxsize=1)
-def meter_sources() -> tuple:
-    """Every energy meter source plugins register (``pdx_register_meters``), pdx's own first."""
-    from pdx.energy.meter import check_source
-
-    return tuple(replace(s, plugin=record.name) for record, s in registered("pdx_register_meters", check_source))
-
-
-def _check_importer(importer: object):
-    from pdx.contract.importer import Importer
-
+def _check_importer(importer: object) -> Importer:
     if not isinstance(importer, Importer):
         raise PdxError(f"it registered {importer!r}, which is not a pdx.importer.Importer")
     return importer
+
+
+IMPORTERS = ExtensionKind("pdx_register_importers", _check_importer, "importer", lambda importer: importer.name)
+QUANTIZERS = ExtensionKind("pdx_register_quantizers", check_quantizer, "quantizer")
+METERS = ExtensionKind("pdx_register_meters", check_source, "meter source")
+CHARTS = ExtensionKind("pdx_register_charts", check_maker, "chart maker")
+PAGES = ExtensionKind("pdx_register_pages", check_page, "page")
+
+
+@functools.lru_cache(maxsize=None)
+def extensions(kind: ExtensionKind) -> tuple[tuple[PluginRecord, Any], ...]:
+    """(plugin, thing) of every ``kind`` plugins register, pdx's own first, clashes left out; a thing
+    with a ``plugin`` field names the plugin that registered it."""
+    pairs = registered(kind.hook, kind.check)
+    if kind.name_of is not None:
+        pairs = first_of_each_name(pairs, kind.noun, kind.name_of)
+    return tuple((record, _stamped(thing, record.name)) for record, thing in pairs)
+
+
+def _stamped(thing: Any, plugin: str) -> Any:
+    named = is_dataclass(thing) and any(f.name == "plugin" for f in fields(thing))
+    return replace(thing, plugin=plugin) if named else thing
+
+
+def importers() -> dict:
+    """Every format ``pdx import`` reads, by name, in detection order (``pdx_register_importers``)."""
+    found = {importer.name: importer for _, importer in extensions(IMPORTERS)}
+    return dict(sorted(found.items(), key=lambda item: (item[1].priority, item[0])))
+
+
+def quantizers() -> tuple:
+    """Every GGUF quantiser plugins register (``pdx_register_quantizers``), pdx's own first."""
+    return tuple(quantizer for _, quantizer in extensions(QUANTIZERS))
+
+
+def meter_sources() -> tuple:
+    """Every energy meter source plugins register (``pdx_register_meters``), pdx's own first."""
+    return tuple(source for _, source in extensions(METERS))

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from pdx.contract.chart import SLUG, ChartMaker, ChartSpec, check_maker  # noqa: F401 (plugins import them here)
 from pdx.errors import PdxError
-from pdx.plugin_manager import registered
+from pdx.plugin_manager import CHARTS, extensions
 from pdx.reports import charts, figures, labels, serving_charts
 from pdx.reports.figures import Namer
 from pdx.reports.render import ChartRenderer
@@ -86,7 +86,7 @@ class ChartView:
 
 def chart_makers() -> list[tuple[str, ChartMaker]]:
     """(plugin name, maker) of every chart maker, pdx's own first, in the order pages show them."""
-    return [(record.name, make) for record, make in registered("pdx_register_charts", check_maker)]
+    return [(record.name, make) for record, make in extensions(CHARTS)]
 
 
 def _checked(spec: object, plugin: str) -> ChartSpec:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pdx.contract.page import SitePage, check_page  # noqa: F401 (plugins import SitePage here)
 from pdx.errors import PdxError
-from pdx.plugin_manager import registered
+from pdx.plugin_manager import PAGES, extensions
 from pdx.reports.chartset import warn_once
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ RESERVED = frozenset({"index", "runs", "hardware", "models", "compare", "chips",
 def page_makers() -> list[tuple[str, bool, SitePage]]:
     """(plugin, whether it is pdx's own, page) of every page maker, pdx's own first."""
     return [(record.name, record.distribution == "pdx", page)
-            for record, page in registered("pdx_register_pages", check_page)]
+            for record, page in extensions(PAGES)]
 
 
 def navigation() -> list[tuple[str, str]]:
