@@ -111,6 +111,62 @@ class BackendConfig:
     api_key: str | None = field(default=None, repr=False)  # sent to servers, never stored or shown
 
 
+@dataclass(frozen=True, kw_only=True)
+class Option:
+    """An engine option a backend declares for ``-o KEY=VALUE``, typed: its help, its default (None:
+    unset, the engine's own), and how its text is read: ``kind`` "int" (``minimum``/``maximum``),
+    "choice" (``choices`` maps each accepted text, lower case, to its value) or "text". pdx reads
+    every given value before the backend is made (:func:`read_options`), so a bad one is a one-line
+    error naming the option whatever the backend; a plain help string declares a text option."""
+
+    help: str
+    default: object = None
+    kind: str = "text"
+    minimum: int | None = None
+    maximum: int = 2**31 - 1  # an engine's 32-bit int
+    choices: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("text", "int", "choice") or (self.kind == "choice") != bool(self.choices):
+            raise PdxError(f"option kind {self.kind!r}: use text, int, or choice with its choices")
+
+    def read(self, key: str, text: str) -> object:
+        if self.kind == "int":
+            from pdx.numbers import parse_int
+
+            return parse_int(text, f"-o {key}", self.minimum, self.maximum)
+        if self.kind == "choice":
+            if text.strip().lower() not in self.choices:
+                raise PdxError(f"-o {key}={text}: use one of {', '.join(self.choices)}")
+            return self.choices[text.strip().lower()]
+        return text
+
+    def described(self) -> str:
+        """The help ``pdx backends -v`` shows, with the default as given on a command line."""
+        if self.default is None:
+            return self.help
+        shown = next((text for text, value in self.choices.items() if value == self.default), self.default)
+        return f"{self.help} [default: {shown}]"
+
+
+def option_help(declared: str | Option) -> str:
+    return declared.described() if isinstance(declared, Option) else declared
+
+
+def read_options(declared: Mapping[str, str | Option], given: Mapping[str, str]) -> dict[str, object]:
+    """The values of a backend's options: each typed one read from its text (or its default when not
+    given), each text one as given; one-line errors name the option. Keys not declared are the
+    caller's to refuse (:class:`Backend` does)."""
+    values: dict[str, object] = {}
+    for key, option in declared.items():
+        if isinstance(option, Option):
+            text = given.get(key)
+            values[key] = option.default if text is None or text == "" else option.read(key, text)
+        elif key in given:
+            values[key] = given[key]
+    return values
+
+
 def option_pairs(items: Iterable[str]) -> dict[str, str]:
     """``KEY=VALUE`` strings as a dict; ValueError naming the first that is not one."""
     options = {}
@@ -144,8 +200,8 @@ class Backend(ABC):
     summary: ClassVar[str] = ""
     #: model formats accepted: "gguf", "hf"
     model_formats: ClassVar[tuple[str, ...]] = ()
-    #: engine options accepted with ``-o KEY=VALUE``, with their help text
-    options: ClassVar[Mapping[str, str]] = {}
+    #: engine options accepted with ``-o KEY=VALUE``: a help text, or an :class:`Option` (typed)
+    options: ClassVar[Mapping[str, "str | Option"]] = {}
     #: whether it runs serving scenarios (``pdx serve-bench``) as well as pp/tg tests
     serves: ClassVar[bool] = False
     #: weight type of the synthetic model made when no model is given
@@ -159,6 +215,8 @@ class Backend(ABC):
             known = ", ".join(sorted(self.options)) or "none"
             raise PdxError(f"backend {self.name} has no option {unknown[0]!r}; its options: {known}")
         self.config = config
+        #: every option's value, typed where the backend declared an :class:`Option` (defaults included)
+        self.option_values = read_options(self.options, config.options)
 
     @classmethod
     @abstractmethod

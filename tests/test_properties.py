@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdx.backend import int_option, option_pairs
+from pdx.backend import Option, int_option, option_pairs, read_options
 from pdx.errors import PdxError
 from pdx.numbers import MAX_TOKENS, parse_float, parse_int
 from pdx.registry.bundle import digest, make_bundle, read_bundle
@@ -159,6 +159,38 @@ def test_any_key_value_is_options_or_one_line(items):
             except PdxError as exc:
                 one_line(exc)
                 assert f"-o {key}" in str(exc)
+
+
+_DECLARED = {
+    "size": Option(help="a size", default=8, kind="int", minimum=1, maximum=4096),
+    "mode": Option(help="a mode", default="auto", kind="choice", choices={"on": "on", "1": "on", "auto": "auto"}),
+    "path": "a path, as text",
+}
+
+
+@given(st.dictionaries(st.sampled_from(sorted(_DECLARED)), ANY_TEXT, max_size=3))
+def test_a_declared_option_reads_typed_or_fails_in_one_line_naming_it(given_options):
+    """Every typed option given is read to its type and range, or refused in one line naming it; one not
+    given takes its default; a text option is kept as given."""
+    try:
+        values = read_options(_DECLARED, given_options)
+    except PdxError as exc:
+        one_line(exc)
+        assert any(f"-o {key}" in str(exc) for key in given_options)
+    else:
+        assert 1 <= values["size"] <= 4096 and isinstance(values["size"], int)
+        assert values["mode"] in ("on", "auto")
+        assert values.get("path") == given_options.get("path")
+        if not given_options.get("size"):
+            assert values["size"] == 8
+
+
+def test_an_option_shows_its_default_as_written_on_a_command_line():
+    assert _DECLARED["size"].described() == "a size [default: 8]"
+    assert Option(help="repack", default=True, kind="choice", choices={"1": True, "0": False}).described() == \
+        "repack [default: 1]"
+    with pytest.raises(PdxError):
+        Option(help="x", kind="choice")  # a choice of nothing
 
 
 # -- the bundle reader and the record check ------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pdx.cli.base import echo_json, json_option
 def backends(verbose, as_json) -> None:
     """List backends: available or not, why, and how to install."""
     from pdx import plugin_manager
+    from pdx.backend import option_help
 
     rows = []
     for name, backend in sorted(plugin_manager.backends().items()):
@@ -26,7 +27,7 @@ def backends(verbose, as_json) -> None:
             "install": status.install or None,
             "summary": backend.summary,
             "model_formats": list(backend.model_formats),
-            "options": dict(backend.options),
+            "options": {key: option_help(declared) for key, declared in backend.options.items()},
         })
     if as_json:
         echo_json(rows)

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Mapping
 
 from pdx import plugin_manager
-from pdx.backend import Availability, EngineInfo, Sample
+from pdx.backend import Availability, EngineInfo, Option, Sample, option_help
 from pdx.errors import PdxError
 from pdx.runner import check_sample
 from pdx.testing import processes
@@ -142,8 +142,8 @@ def check_manifest(h: Harness) -> None:
     assert cls.model_formats and all(isinstance(f, str) and f for f in cls.model_formats), \
         f"{cls.name}.model_formats names the model formats it loads, e.g. ('gguf',)"
     assert isinstance(cls.options, Mapping) and all(
-        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in cls.options.items()), \
-        f"{cls.name}.options maps each -o key to its help text"
+        isinstance(k, str) and isinstance(v, (str, Option)) and option_help(v).strip() for k, v in cls.options.items()), \
+        f"{cls.name}.options maps each -o key to its help text or a pdx.backend.Option"
     if isinstance(h.target.backend, str):
         record = next((r for r in plugin_manager.plugin_state().records if cls.name in r.backends), None)
         assert record is not None and record.distribution and record.version, \

@@ -11,15 +11,17 @@ import platform
 import sys
 from dataclasses import asdict, dataclass
 
-from pdx.backend import Availability, BackendConfig, int_option
+from pdx.backend import Availability, BackendConfig, Option, read_options
 from pdx.environment import installed_version
 from pdx.errors import PdxError
 from pdx.plugins.mlx.speculation import OPTIONS as SPECULATION_OPTIONS, Speculation, from_options
 
 OPTIONS = {
     "device": "gpu (Metal on an Apple Silicon Mac) or cpu (default: gpu where MLX has one, else cpu)",
-    "prefill_step_size": "prompt tokens per forward pass in prefill (default 2048, as mlx-lm)",
-    "mlx_lm_runs": "runs of mlx-lm's own generate per test, for its prompt_tps/generation_tps (default 1; 0: none)",
+    "prefill_step_size": Option(help="prompt tokens per forward pass in prefill (as mlx-lm)", default=2048,
+                                kind="int", minimum=1),
+    "mlx_lm_runs": Option(help="runs of mlx-lm's own generate per test, for its prompt_tps/generation_tps (0: none)",
+                          default=1, kind="int", minimum=0),
 } | SPECULATION_OPTIONS
 ON_MAC = sys.platform == "darwin" and platform.machine() == "arm64"
 INSTALL_HINT = 'pip install "mlx-lm"' if ON_MAC else 'pip install "mlx-lm[cpu]" (MLX\'s CPU backend on Linux)'
@@ -28,8 +30,8 @@ INSTALL_HINT = 'pip install "mlx-lm"' if ON_MAC else 'pip install "mlx-lm[cpu]" 
 @dataclass(frozen=True)
 class MlxSettings:
     device: str  # "gpu" or "cpu"
-    prefill_step_size: int = 2048
-    mlx_lm_runs: int = 1
+    prefill_step_size: int  # read (or defaulted) by OPTIONS' declarations, as mlx_lm_runs
+    mlx_lm_runs: int
     # kept out of to_dict: the run records it apart, with the draft's identity (see speculation.record)
     speculation: Speculation | None = None
 
@@ -76,9 +78,10 @@ def availability(options: dict | None) -> Availability:
 
 def parse_settings(config: BackendConfig, mx) -> MlxSettings:
     options = dict(config.options)
+    values = read_options(OPTIONS, options)
     return MlxSettings(
         device=chosen_device(options, mx),
-        prefill_step_size=int_option(options, "prefill_step_size", 2048, 1),
-        mlx_lm_runs=int_option(options, "mlx_lm_runs", 1, 0),
+        prefill_step_size=values["prefill_step_size"],
+        mlx_lm_runs=values["mlx_lm_runs"],
         speculation=from_options(options),
     )

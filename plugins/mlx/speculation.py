@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from pdx.backend import int_option
+from pdx.backend import Option, read_options
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
 from pdx.stats.speculation import draft_record
@@ -22,8 +22,9 @@ DEFAULT_DRAFT_TOKENS = 3
 OPTIONS = {
     "draft_model": "speculative decoding: the draft model mlx-lm drafts with (an MLX or Hugging Face model "
                    "directory with the target's vocabulary)",
-    "num_draft_tokens": "speculative decoding: tokens the draft proposes per pass of the target "
-                        f"(default {DEFAULT_DRAFT_TOKENS}, as mlx-lm's --num-draft-tokens)",
+    "num_draft_tokens": Option(help="speculative decoding: tokens the draft proposes per pass of the target "
+                                    "(as mlx-lm's --num-draft-tokens)", default=DEFAULT_DRAFT_TOKENS, kind="int",
+                               minimum=1),  # at least one: a draft of nothing is no speculation
 }
 METHOD = "draft-model"
 
@@ -44,8 +45,7 @@ def from_options(options: dict) -> Speculation | None:
             raise PdxError("-o num_draft_tokens needs a draft model to draft with",
                            "add -o draft_model=DIR (an MLX or Hugging Face model directory)")
         return None
-    # at least one: a draft of nothing is no speculation, only a second model loaded for nothing
-    return Speculation(draft, int_option(options, "num_draft_tokens", DEFAULT_DRAFT_TOKENS, 1))
+    return Speculation(draft, read_options(OPTIONS, options)["num_draft_tokens"])
 
 
 def draft_info(spec: Speculation, target: ModelInfo) -> ModelInfo:
