@@ -14,7 +14,7 @@ from typing import Callable
 
 import pdx
 from pdx import ceilings, environment, hardware, plugin_manager
-from pdx.models import arg as model_arg
+from pdx import model_arg
 from pdx.secrets import scrub, scrub_text
 from pdx.adaptive import StopRule
 from pdx.backend import BackendConfig, EngineInfo

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from pdx.models import identify
 from pdx.registry import Registry
-from pdx.stats.gate import EXIT_NOTHING_COMPARED, EXIT_REGRESSION
+from pdx.reports.gate import EXIT_NOTHING_COMPARED, EXIT_REGRESSION
 from pdx.workload import TestSpec
 
 from conftest import assert_one_line_error, run_pdx_here

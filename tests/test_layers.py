@@ -2,7 +2,8 @@
 (contract < domain < registry < measure < reports and display < api < cli), counting lazy imports
 inside functions too (not those under ``if TYPE_CHECKING``: annotations only). No import points up.
 A layer is a module's, not its package's: a package may hold modules of two layers (pdx.serving's
-arithmetic is domain, its HTTP client measures), and then its own imports still go down only."""
+arithmetic is domain, its HTTP client measures), and then its own imports still go down only. No two
+packages import each other, taken whole or layer by layer."""
 
 from __future__ import annotations
 
@@ -19,16 +20,16 @@ LAYER_OF = {
     "pdx.paths": "contract", "pdx.files": "contract", "pdx.secrets": "contract", "pdx.workers": "contract",
     "pdx.stats": "domain", "pdx.ceilings": "domain", "pdx.models": "domain", "pdx.hardware": "domain",
     "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",
-    "pdx.prompt_stream": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain", "pdx.energy.meter": "contract",
+    "pdx.prompt_stream": "domain", "pdx.speculation": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain", "pdx.energy.meter": "contract",
     "pdx.energy.trace": "measure", "pdx.energy.session": "measure", "pdx.energy.zeus_meters": "measure",
-    "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure", "pdx.models.arg": "measure",
+    "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure", "pdx.model_arg": "measure",
     "pdx.registry": "registry",
     "pdx.runner": "measure", "pdx.conditions": "measure", "pdx.environment": "measure", "pdx.plugins": "measure",
     "pdx.hardware.probe": "measure", "pdx.hardware.probe_child": "measure", "pdx.hardware.detect": "measure",
     "pdx.serving.backend": "measure", "pdx.serving.generic": "measure", "pdx.serving.http_stream": "measure",
     "pdx.serving.load": "measure", "pdx.serving.managed": "measure", "pdx.serving.openai": "measure",
     "pdx.serving.runs": "measure", "pdx.serving.shards": "measure", "pdx.serving.plans": "measure",
-    "pdx.stats.results": "reports", "pdx.stats.gate": "reports", "pdx.stats.compare": "reports",
+    "pdx.stats.results": "reports", "pdx.stats.compare": "reports",
     "pdx.reports": "reports", "pdx.display": "reports", "pdx.figures": "reports",
     "pdx.api": "api", "pdx.rerun": "api", "pdx.contrib": "api", "pdx.testing": "api",
     "pdx.cli": "cli", "pdx.__main__": "cli",
@@ -67,20 +68,22 @@ def test_no_import_points_up_a_layer():
         sorted(f"{a} ({layer_of(a)}) imports {b} ({layer_of(b)})" for a, b in found))
 
 
-def package_part(module: str) -> str:
-    """A module's package (pdx.X, a plugin's pdx.plugins.X) and layer: the unit the package check
-    takes, since a package may hold modules of two layers."""
+def package_of(module: str, by_layer: bool = False) -> str:
+    """A module's package (pdx.X, a plugin's pdx.plugins.X), and with ``by_layer`` its layer too: a
+    package may hold modules of two layers, and each part must stand on its own."""
     parts = module.split(".")
     package = ".".join(parts[:3] if parts[:2] == ["pdx", "plugins"] else parts[:2])
-    return f"{package} ({layer_of(module)})"
+    return f"{package} ({layer_of(module)})" if by_layer else package
 
 
-def test_no_import_cycle_between_packages():
+@pytest.mark.parametrize("by_layer", [False, True], ids=["packages", "packages layer by layer"])
+def test_no_import_cycle_between_packages(by_layer):
     graph: dict[str, set[str]] = {}
     for module in MODULES:
-        mine = package_part(module)
+        mine = package_of(module, by_layer)
         graph.setdefault(mine, set()).update(
-            package_part(t) for t in imports_of(module) if package_part(t) != mine and not t.startswith(module + "."))
+            package_of(t, by_layer) for t in imports_of(module)
+            if package_of(t, by_layer) != mine and not t.startswith(module + "."))
     found = cycles(graph)
     assert not found, f"packages that import each other: {found}"
 

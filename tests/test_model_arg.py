@@ -10,7 +10,7 @@ from pdx import plugin_manager
 
 from pdx.models import hub
 
-from pdx.models import arg as model_arg
+from pdx import model_arg
 from pdx.errors import ModelError
 from pdx.synth import get_shape, write_hf
 

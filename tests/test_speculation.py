@@ -9,7 +9,7 @@ from pdx import ceilings, figures
 from pdx.ceilings.roofline import HardwareFigures
 from pdx.errors import PdxError
 from pdx.plugins.llamacpp import speculation
-from pdx.stats.speculation import NGRAM_NOTE, speculation_stats
+from pdx.speculation import NGRAM_NOTE, speculation_stats
 
 
 def _request(drafted, accepted, predicted, role="tg", status="ok"):

@@ -161,7 +161,7 @@ def test_synthetic_hf_models_are_seeded_and_tie_when_the_shape_does(tmp_path):
 
 def test_hf_backends_get_a_default_synthetic_model(tmp_path, monkeypatch):
     from pdx import plugin_manager
-    from pdx.models import arg as model_arg
+    from pdx import model_arg
 
     monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(model_arg, "DEFAULT_SHAPE", "tiny")

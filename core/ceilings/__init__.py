@@ -135,7 +135,7 @@ def _rate(stats: dict | None, key: str) -> float | None:
 
 
 def speculative(decode: dict, spec: dict, bandwidth: float | None, draft_bytes: int | None) -> dict:
-    """The decode phase of a speculating test (``spec``: :func:`pdx.stats.speculation.speculation_stats`):
+    """The decode phase of a speculating test (``spec``: :func:`pdx.speculation.speculation_stats`):
     per output token, ``target_passes_per_token`` passes of the target model, each costing what one
     token costs at the single-token ceiling, and ``drafted_per_token`` passes of the draft model,
     each reading its weights once (``draft_bytes``; n-gram lookup drafts without a model, and a

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pdx import hardware
+from pdx import hardware as this_machine  # a run's machine is a dict named hardware below
 from pdx.ceilings import CEILINGS_VERSION, PROBE, basis_record, chip_figures, compute_dtype, given_figures
 from pdx.ceilings.roofline import HardwareFigures
 from pdx.errors import PdxError
@@ -112,14 +112,14 @@ def hardware_sources(name: str | None, bandwidth: str | None, flops: str | None,
     first = hardware_figures(name, bandwidth, flops, dtype, threads)
     if first.source != "catalog" or bandwidth or flops:
         return [first]
-    machine = hardware.detect()
+    machine = this_machine.detect()
     if machine.get("catalog") != first.ref:
         return [first]
     on_cpu = machine.get("kind") not in ("gpu", "soc")
-    probed = device_probe(machine, threads or hardware.default_threads(), "cpu" if on_cpu else "gpu")
+    probed = device_probe(machine, threads or this_machine.default_threads(), "cpu" if on_cpu else "gpu")
     return [first, probe_figures(probed, dtype)] if probed else [first]
 
 
 def _this_machine_probe(threads: int | None) -> dict:
-    machine = hardware.detect()
-    return probe.measure(machine["id"], threads or hardware.default_threads())
+    machine = this_machine.detect()
+    return probe.measure(machine["id"], threads or this_machine.default_threads())

@@ -105,7 +105,7 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
     from pdx import api
     from pdx.stats.compare import DEFAULT_ALPHA, compare_runs
     from pdx.display import print_check
-    from pdx.stats.gate import CheckResult
+    from pdx.reports.gate import CheckResult
     from pdx.reports import comparison
     from pdx.reports.report import render_comparison
     from pdx.reports.writer import write_file

@@ -77,8 +77,8 @@ def check(ctx: click.Context, run_id, baseline, factor, alpha, registry, as_json
     """
     from pdx import api
     from pdx.display import print_check
-    from pdx.stats.gate import EXIT_REGRESSION
-    from pdx.stats.gate import check as run_check
+    from pdx.reports.gate import EXIT_REGRESSION
+    from pdx.reports.gate import check as run_check
 
     result = run_check(api.open_registry(registry), baseline, run_id, factor, alpha)
     if as_json:

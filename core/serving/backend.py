@@ -31,7 +31,7 @@ from pdx.serving.openai import TIMEOUT_RULE, CompletionsClient, OpenAICompletion
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed, TokensInOneBurst
 from pdx.serving.runs import matrix_sample, scenario_sample
-from pdx.stats.speculation import draft_identity
+from pdx.speculation import draft_identity
 from pdx.workload import TestSpec
 
 # A pp/tg sample whose tokens all arrived in one read is sent again this many times, on fresh prompts,
@@ -265,7 +265,7 @@ class ServerBackend(Backend):
         """What the started server's command sets of speculative decoding (method, draft model's
         identity, draft length), recorded with the run; None where it does not speculate. A server
         that speculates says, per request, what it drafted and accepted in its engine figures
-        (:mod:`pdx.stats.speculation` reads them)."""
+        (:mod:`pdx.speculation` reads them)."""
         return None
 
     def speculation_counts(self, figures: dict) -> dict | None:
@@ -276,7 +276,7 @@ class ServerBackend(Backend):
 
     @staticmethod
     def draft_identity(path: str) -> dict:
-        """A draft model as a run records it (:func:`pdx.stats.speculation.draft_identity`)."""
+        """A draft model as a run records it (:func:`pdx.speculation.draft_identity`)."""
         return draft_identity(path)
 
     def scrape(self) -> prometheus.Series | None:

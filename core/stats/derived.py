@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pdx.energy.figures import energy_stats
 from pdx.stats import outliers, rates, summarize
-from pdx.stats.speculation import speculation_stats
+from pdx.speculation import speculation_stats
 from pdx.workload import repetition_tokens
 
 

@@ -14,7 +14,7 @@ from typing import Iterable
 from pdx.backend import Option, read_options
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
-from pdx.stats.speculation import draft_record
+from pdx.speculation import draft_record
 
 # mlx_lm.generate's and mlx_lm.server's own default (speculative_generate_step's bare default, 2, is
 # what neither of mlx-lm's commands uses)

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from pdx.errors import PdxError
-from pdx.stats.speculation import NGRAM_NOTE, draft_identity
+from pdx.speculation import NGRAM_NOTE, draft_identity
 
 OPTIONS = {
     "speculative_config": "speculative decoding: vLLM's --speculative-config JSON, e.g. "

@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 
 from pdx import api
-from pdx.stats.gate import check
+from pdx.reports.gate import check
 from pdx.rerun import rerun_config
 from pdx.workload import build_workload
 
