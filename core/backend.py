@@ -31,7 +31,7 @@ from pdx.errors import PdxError
 
 if TYPE_CHECKING:
     from pdx.models import ModelInfo
-    from pdx.serving.records import RequestRecord
+    from pdx.contract.request import RequestRecord
     from pdx.workload import TestSpec
 
 
