@@ -26,7 +26,7 @@ import pluggy
 from pdx import hookspecs
 from pdx.backend import Backend
 from pdx.contract.chart import check_maker
-from pdx.contract.importer import Importer
+from pdx.contract.importer import check_importer
 from pdx.contract.page import check_page
 from pdx.contract.quantizer import check_quantizer
 from pdx.energy.meter import check_source
@@ -312,13 +312,7 @@ class ExtensionKind:
     name_of: Callable[[Any], str] | None = None
 
 
-def _check_importer(importer: object) -> Importer:
-    if not isinstance(importer, Importer):
-        raise PdxError(f"it registered {importer!r}, which is not a pdx.importer.Importer")
-    return importer
-
-
-IMPORTERS = ExtensionKind("pdx_register_importers", _check_importer, "importer", lambda importer: importer.name)
+IMPORTERS = ExtensionKind("pdx_register_importers", check_importer, "importer", lambda importer: importer.name)
 QUANTIZERS = ExtensionKind("pdx_register_quantizers", check_quantizer, "quantizer")
 METERS = ExtensionKind("pdx_register_meters", check_source, "meter source")
 CHARTS = ExtensionKind("pdx_register_charts", check_maker, "chart maker")

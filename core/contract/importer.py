@@ -43,3 +43,10 @@ class Importer:
                            "(not auto or bundle)")
         if not callable(self.read) or (self.detect is not None and not callable(self.detect)):
             raise PdxError(f"importer {self.name}: read (and detect, if given) must be callables")
+
+
+def check_importer(importer: object) -> Importer:
+    """A registered importer, vetted before pdx relies on it."""
+    if not isinstance(importer, Importer):
+        raise PdxError(f"it registered {importer!r}, which is not a pdx.importer.Importer")
+    return importer
