@@ -16,14 +16,15 @@ LAYERS = ("contract", "domain", "registry", "measure", "reports", "api", "cli")
 # and the hookimpl marker) only: a new top-level module needs its own line.
 LAYER_OF = {
     "pdx": "contract", "pdx.errors": "contract", "pdx.backend": "contract", "pdx.hookspecs": "contract",
-    "pdx.plugin_manager": "contract", "pdx.contract": "contract", "pdx.importer": "registry", "pdx.units": "contract", "pdx.numbers": "contract",
+    "pdx.plugin_manager": "contract", "pdx.contract": "contract", "pdx.units": "contract", "pdx.numbers": "contract",
     "pdx.paths": "contract", "pdx.files": "contract", "pdx.secrets": "contract", "pdx.workers": "contract",
+    "pdx.energy.meter": "contract",
     "pdx.stats": "domain", "pdx.ceilings": "domain", "pdx.models": "domain", "pdx.hardware": "domain",
     "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",
-    "pdx.prompt_stream": "domain", "pdx.speculation": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain", "pdx.energy.meter": "contract",
+    "pdx.prompt_stream": "domain", "pdx.speculation": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain",
     "pdx.energy.trace": "measure", "pdx.energy.session": "measure", "pdx.energy.zeus_meters": "measure",
     "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure", "pdx.model_arg": "measure",
-    "pdx.registry": "registry",
+    "pdx.registry": "registry", "pdx.importer": "registry",  # the importer plugins' facade of registry helpers
     "pdx.runner": "measure", "pdx.conditions": "measure", "pdx.environment": "measure", "pdx.plugins": "measure",
     "pdx.hardware.probe": "measure", "pdx.hardware.probe_child": "measure", "pdx.hardware.detect": "measure",
     "pdx.serving.backend": "measure", "pdx.serving.generic": "measure", "pdx.serving.http_stream": "measure",

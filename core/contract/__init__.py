@@ -1,7 +1,8 @@
 """The contract at the bottom of pdx: the types plugins hand to pdx (an importer, a quantiser, a chart,
 a page, a server backend's request records), checked where pdx receives them; this package imports
-nothing of pdx's but its errors. The rest of the contract keeps the import paths plugin authors already use: :mod:`pdx.backend`,
-:mod:`pdx.energy.meter`, :mod:`pdx.errors`, :mod:`pdx.hookspecs` (which imports only the contract);
-:mod:`pdx.importer`, :mod:`pdx.synth.quantizers`, :mod:`pdx.reports.chartset`, :mod:`pdx.reports.pageset`
-and :mod:`pdx.serving.records` re-export the types here beside their helpers.
+nothing of pdx's but its errors. The rest of the contract keeps the import paths plugin authors
+already use: :mod:`pdx.backend`, :mod:`pdx.energy.meter`, :mod:`pdx.errors`, :mod:`pdx.hookspecs`
+(which imports only the contract); :mod:`pdx.importer`, :mod:`pdx.synth.quantizers`,
+:mod:`pdx.reports.chartset`, :mod:`pdx.reports.pageset` and :mod:`pdx.serving.records` re-export the
+types here beside their helpers.
 """
