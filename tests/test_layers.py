@@ -112,3 +112,9 @@ def test_the_hook_specifications_stand_on_the_contract_alone():
     named |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
     ours = {name for name in named if name.startswith("pdx.")}
     assert ours and {name: layer_of(name) for name in ours if layer_of(name) != "contract"} == {}
+
+
+def test_the_contract_package_imports_nothing_of_pdx_but_its_errors():
+    """pdx.contract is what plugins and pdx both stand on: it must not grow a dependency on either."""
+    for module in (m for m in MODULES if m == "pdx.contract" or m.startswith("pdx.contract.")):
+        assert {t for t in imports_of(module) if not t.startswith("pdx.contract")} <= {"pdx.errors"}, module
