@@ -74,7 +74,7 @@ class TestOutcome:
             **{k: getattr(self, k, None) for k in TEST_OBJECTS},
             "spec": test.to_dict() if test.kind == "serve" else {},
             # Every stored sample and request field is the runner's (pdx.backend.Sample,
-            # pdx.serving.records.RequestRecord): a column either lacks fails here, not as a silent None.
+            # pdx.contract.request.RequestRecord): a column either lacks fails here, not as a silent None.
             "samples": [{k: getattr(s, k) for k in SAMPLE_FIELDS} for s in self.samples],
             "requests": [{"sample_idx": i} | {k: getattr(r, k) for k in REQUEST_COLUMNS if k != "sample_idx"}
                          | {"events": [list(e) for e in r.events]} for i, r in owned],
