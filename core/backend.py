@@ -180,13 +180,9 @@ def option_pairs(items: Iterable[str]) -> dict[str, str]:
 
 def int_option(options: Mapping[str, str], key: str, default: int, minimum: int, maximum: int = 2**31 - 1) -> int:
     """An engine option that is a whole number (``-o KEY=N``, ASCII digits, an engine's 32-bit int at
-    most unless ``maximum`` says otherwise), or one-line error."""
-    from pdx.numbers import parse_int
-
-    value = options.get(key)
-    if value is None:
-        return default
-    return parse_int(value, f"-o {key}", minimum, maximum)
+    most unless ``maximum`` says otherwise), or one-line error: an undeclared :class:`Option`'s read."""
+    option = Option(help=key, default=default, kind="int", minimum=minimum, maximum=maximum)
+    return read_options({key: option}, options)[key]
 
 
 class Backend(ABC):

@@ -86,7 +86,7 @@ class LlamaBench(Backend):
 
     def __init__(self, config: BackendConfig) -> None:
         super().__init__(config)
-        self.settings = parse_settings(config)
+        self.settings = parse_settings(config, self.option_values)
         self.binary: Path | None = None
         self.model: ModelInfo | None = None
         self._info: dict = {}

@@ -118,7 +118,7 @@ class LlamaPython(Backend):
 
     def __init__(self, config: BackendConfig) -> None:
         super().__init__(config)
-        self.settings = parse_settings(config)
+        self.settings = parse_settings(config, self.option_values)
         if self.settings.n_cpu_moe:
             raise PdxError("-o n_cpu_moe: llama.cpp's library takes no such setting (llama-bench and llama-server "
                            "turn it into tensor overrides)", "use --backend llamacpp-bench, or llamacpp-server "

@@ -4,8 +4,9 @@ validated with one-line errors."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Mapping
 
-from pdx.backend import BackendConfig, Option, read_options
+from pdx.backend import BackendConfig, Option
 
 _CACHE_TYPES = {t: t for t in ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")}
 # The defaults are llama-bench's.
@@ -43,5 +44,6 @@ class LlamaSettings:
         return asdict(self)
 
 
-def parse_settings(config: BackendConfig) -> LlamaSettings:
-    return LlamaSettings(threads=config.threads or 1, **read_options(OPTIONS, config.options))
+def parse_settings(config: BackendConfig, values: Mapping[str, object]) -> LlamaSettings:
+    """The settings of a run from its backend's option values (``Backend.option_values``, read once)."""
+    return LlamaSettings(threads=config.threads or 1, **{key: values[key] for key in OPTIONS})

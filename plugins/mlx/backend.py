@@ -75,7 +75,7 @@ class Mlx(Backend):
     def __init__(self, config: BackendConfig) -> None:
         super().__init__(config)
         self.mx = mlx_settings.import_mlx()
-        self.settings = mlx_settings.parse_settings(config, self.mx)
+        self.settings = mlx_settings.parse_settings(config, self.mx, self.option_values)
         self.model = self.tokenizer = self.measure = None
         self._infos: dict[TestSpec, dict] = {}  # what test_info reports, per test
         self._current: TestSpec | None = None

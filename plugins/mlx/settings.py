@@ -10,8 +10,9 @@ from __future__ import annotations
 import platform
 import sys
 from dataclasses import asdict, dataclass
+from typing import Mapping
 
-from pdx.backend import Availability, BackendConfig, Option, read_options
+from pdx.backend import Availability, BackendConfig, Option
 from pdx.environment import installed_version
 from pdx.errors import PdxError
 from pdx.plugins.mlx.speculation import OPTIONS as SPECULATION_OPTIONS, Speculation, from_options
@@ -76,12 +77,12 @@ def availability(options: dict | None) -> Availability:
     return Availability(True, version=f"mlx {installed_version('mlx')}, mlx-lm {installed_version('mlx-lm')}")
 
 
-def parse_settings(config: BackendConfig, mx) -> MlxSettings:
+def parse_settings(config: BackendConfig, mx, values: Mapping[str, object]) -> MlxSettings:
+    """The settings of a run from its backend's option values (``Backend.option_values``, read once)."""
     options = dict(config.options)
-    values = read_options(OPTIONS, options)
     return MlxSettings(
         device=chosen_device(options, mx),
         prefill_step_size=values["prefill_step_size"],
         mlx_lm_runs=values["mlx_lm_runs"],
-        speculation=from_options(options),
+        speculation=from_options(options, values["num_draft_tokens"]),
     )

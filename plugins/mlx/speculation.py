@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from pdx.backend import Option, read_options
+from pdx.backend import Option
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
 from pdx.speculation import draft_record
@@ -37,15 +37,15 @@ class Speculation:
     num_draft_tokens: int = DEFAULT_DRAFT_TOKENS
 
 
-def from_options(options: dict) -> Speculation | None:
-    """The speculation ``-o draft_model`` (and ``num_draft_tokens``) ask for; None without a draft."""
+def from_options(options: dict, num_draft_tokens: int) -> Speculation | None:
+    """The speculation ``-o draft_model`` (and ``num_draft_tokens``, read) ask for; None without a draft."""
     draft = options.get("draft_model", "")
     if not draft:
         if options.get("num_draft_tokens") not in (None, ""):
             raise PdxError("-o num_draft_tokens needs a draft model to draft with",
                            "add -o draft_model=DIR (an MLX or Hugging Face model directory)")
         return None
-    return Speculation(draft, read_options(OPTIONS, options)["num_draft_tokens"])
+    return Speculation(draft, num_draft_tokens)
 
 
 def draft_info(spec: Speculation, target: ModelInfo) -> ModelInfo:
