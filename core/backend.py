@@ -131,13 +131,13 @@ class Option:
             raise PdxError(f"option kind {self.kind!r}: use text, int, or choice with its choices")
 
     def read(self, key: str, text: str) -> object:
-        if self.kind == "int":
-            from pdx.numbers import parse_int
+        from pdx.numbers import parse_int, quoted
 
+        if self.kind == "int":
             return parse_int(text, f"-o {key}", self.minimum, self.maximum)
         if self.kind == "choice":
             if text.strip().lower() not in self.choices:
-                raise PdxError(f"-o {key}={text}: use one of {', '.join(self.choices)}")
+                raise PdxError(f"-o {key}: {quoted(text)} is not one of {', '.join(self.choices)}")
             return self.choices[text.strip().lower()]
         return text
 

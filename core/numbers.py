@@ -28,7 +28,8 @@ MAX_COUNT = 10**6  # repetitions, requests, concurrency
 MAX_THREADS = 4096
 
 
-def _shown(text: str) -> str:
+def quoted(text: str) -> str:
+    """A value as given, quoted and cut short, so that an error naming it stays one line."""
     return repr(text if len(text) <= 24 else text[:21] + "...")
 
 
@@ -37,7 +38,7 @@ def _text(value: object, flag: str) -> str:
     if not text:
         raise PdxError(f"{flag}: a number is needed, not an empty value")
     if len(text) > MAX_TEXT:
-        raise PdxError(f"{flag}: {_shown(text)} is too long to be a number")
+        raise PdxError(f"{flag}: {quoted(text)} is too long to be a number")
     return text
 
 
@@ -48,9 +49,9 @@ def _number(value: float) -> str:
 def _bounds(value, text: str, flag: str, minimum, maximum, min_open: bool = False) -> None:
     if minimum is not None and (value < minimum or (min_open and value == minimum)):
         edge = "above" if min_open else "at least"
-        raise PdxError(f"{flag}: {_shown(text)} is too small; it must be {edge} {_number(minimum)}")
+        raise PdxError(f"{flag}: {quoted(text)} is too small; it must be {edge} {_number(minimum)}")
     if maximum is not None and value > maximum:
-        raise PdxError(f"{flag}: {_shown(text)} is too large; it must be at most {_number(maximum)}")
+        raise PdxError(f"{flag}: {quoted(text)} is too large; it must be at most {_number(maximum)}")
 
 
 def parse_int(value: object, flag: str, minimum: int | None = 0, maximum: int | None = MAX_INT) -> int:
@@ -60,7 +61,7 @@ def parse_int(value: object, flag: str, minimum: int | None = 0, maximum: int | 
     else:
         text = _text(value, flag)
         if not INTEGER.fullmatch(text):
-            raise PdxError(f"{flag}: {_shown(text)} is not a whole number (use ASCII digits, e.g. 512)")
+            raise PdxError(f"{flag}: {quoted(text)} is not a whole number (use ASCII digits, e.g. 512)")
         number = int(text)
     _bounds(number, text, flag, minimum, MAX_INT if maximum is None else maximum)
     _bounds(number, text, flag, -MAX_INT - 1, None)
@@ -75,10 +76,10 @@ def parse_float(value: object, flag: str, minimum: float | None = None, maximum:
     else:
         text = _text(value, flag)
         if not DECIMAL.fullmatch(text):
-            raise PdxError(f"{flag}: {_shown(text)} is not a number (use ASCII digits, e.g. 1.05 or 2e-3)")
+            raise PdxError(f"{flag}: {quoted(text)} is not a number (use ASCII digits, e.g. 1.05 or 2e-3)")
         number = float(text)
     if not math.isfinite(number):
-        raise PdxError(f"{flag}: {_shown(text)} is not a finite number")
+        raise PdxError(f"{flag}: {quoted(text)} is not a finite number")
     _bounds(number, text, flag, minimum, MAX_FLOAT if maximum is None else maximum, min_open)
     _bounds(number, text, flag, -MAX_FLOAT, None)
     return number
