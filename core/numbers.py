@@ -22,7 +22,6 @@ MAX_TEXT = 64  # characters: longer than any sensible number
 MAX_INT = 2**63 - 1
 MAX_FLOAT = 1e30
 MAX_TOKENS = 2**24  # prompt, generation and context lengths, model dimensions: 16M, past any model's context
-TEST_NAME_MAX = 64  # characters of a test's name: the registry's tests.name column and the bundle schema
 MAX_BATCH = 2**16
 MAX_COUNT = 10**6  # repetitions, requests, concurrency
 MAX_THREADS = 4096

@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 from pdx import conditions
 from pdx.adaptive import StopRule
 from pdx.backend import Backend, Sample
+from pdx.contract import record
 from pdx.energy.session import MAX_LENGTHEN, Metering
 from pdx.errors import PdxError, interruption
 from pdx.registry.fields import REQUEST_COLUMNS, SAMPLE_FIELDS, TEST_OBJECTS
@@ -58,7 +59,7 @@ class TestOutcome:
     lengthened: int = 0  # repetitions added so the meters could read the test
     batches: list[int] = field(default_factory=list)  # samples of each backend.run call, in order (not stored)
 
-    def to_record(self) -> dict:
+    def to_record(self) -> record.Test:
         """This test as a record's ``tests`` entry (the shape ``pdx show --json`` prints), what the
         registry stores and checks as it does every record's: the runner's objects never reach it."""
         test = self.test

@@ -1,50 +1,67 @@
-"""The fields of a run record, level by level: the one list the row builders
+"""The fields of a run record, level by level, as lists: what the row builders
 (:mod:`pdx.registry.records`), the bundle schema (``bundle.schema.json``, kept
 in step by a test) and content ids read.
 
-Adding a field to a test, a sample or a request: a column of its table in
-:mod:`pdx.registry.schema` and its migration, nothing more. Those levels' fields
-are their tables' columns (a test's: its scalar columns, its two times, and
-every other column as an object it carries as it is), the row builders and
-readers (:mod:`pdx.registry.records`) go over them, and the bundle schema
-derives a rule for a column it does not spell out (see
+Every list is read from the record types of :mod:`pdx.contract.record`, the
+one declaration of each field; the measurement levels' tables are generated
+from the same types (:mod:`pdx.registry.schema`). Adding a field to a test, a
+sample or a request is one line in its record type and a migration: the row
+builders and readers go over these lists, and the bundle schema derives a rule
+for a field it does not spell out (see
 :func:`pdx.registry.bundle_schema.load_schema`; old records without it stay
 valid); ``tests/test_validation.py`` adds one and finds it in the row, the
 bundle, ``pdx show --json`` and the site's JSON. A run's and a model's fields
-are listed here, and in their table with a migration and in ``bundle.schema.json``. Content ids do not change: they hash the fields of
+are also written in their table with a migration and in
+``bundle.schema.json``. Content ids do not change: they hash the fields of
 :data:`CONTENT_ID_FIELDS` for the record's content-id version, and a new field
 joins only a new version.
 """
 
 from __future__ import annotations
 
+from typing import Union, get_args, get_origin, get_type_hints
+
+from pdx.contract import record
 from pdx.registry.schema import RequestRow, SampleRow, TestResult
+
+
+def fields_of(level: type) -> tuple[str, ...]:
+    return tuple(level.__annotations__)
+
+
+def typed_fields(level: type, kind: type, nullable: bool) -> tuple[str, ...]:
+    """The fields of ``level`` that hold a ``kind`` (int or dict; a record type below is not a dict
+    here), null allowed or not: what a reader checks a stored record's fields against."""
+    found = []
+    for name, hint in get_type_hints(level).items():
+        null = get_origin(hint) is Union and type(None) in get_args(hint)
+        if null:
+            (hint,) = [a for a in get_args(hint) if a is not type(None)]
+        if null == nullable and (hint is kind or get_origin(hint) is kind):
+            found.append(name)
+    return tuple(found)
+
 
 # Columns that are no plain record field: the row's own id, its run or test, a sample's place in the test
 # (the list's order), a request's events (a list of pairs, written out in bundle.schema.json).
 ROW_ONLY = {"tests": ("id", "run_id"), "samples": ("id", "test_id", "idx"), "requests": ("id", "test_id", "events")}
-# The measurement levels, whose fields are their table's columns.
+# The measurement levels, whose tables are generated from their record types.
 TABLES = {"test": (TestResult, ROW_ONLY["tests"]), "sample": (SampleRow, ROW_ONLY["samples"]),
           "request": (RequestRow, ROW_ONLY["requests"])}
 
-RUN_FIELDS = ("id", "status", "created_at", "finished_at", "backend", "engine", "threads", "options", "workload",
-              "command", "error", "parent_id", "pdx_version", "origin", "provenance", "tags", "model", "hardware",
-              "environment", "ceiling_basis", "tests")
-# Columns of the tests table that a record's test carries as they are; the rest are built around them.
+RUN_FIELDS = fields_of(record.Run)
+# Fields of a test that a row carries as they are; the rest are built around them.
 TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
 TEST_TIMES = ("started_at", "finished_at")  # ISO 8601 text in a record, datetimes in a row
-# Every other column of the tests table: an object the test carries as it is (engine, ceilings, adaptive,
-# spec, conditions, energy, and whatever column comes next); a nullable one may be null.
-TEST_OBJECTS = tuple(c.name for c in TestResult.__table__.columns
-                     if c.name not in (*ROW_ONLY["tests"], *TEST_COLUMNS, *TEST_TIMES))
-TEST_OPTIONAL_OBJECTS = tuple(name for name in TEST_OBJECTS if TestResult.__table__.columns[name].nullable)
-TEST_FIELDS = (*TEST_COLUMNS, *TEST_TIMES, *TEST_OBJECTS, "samples", "requests")
-SAMPLE_FIELDS = tuple(c.name for c in SampleRow.__table__.columns if c.name not in ROW_ONLY["samples"])
-REQUEST_COLUMNS = tuple(c.name for c in RequestRow.__table__.columns if c.name not in ROW_ONLY["requests"])
-REQUEST_FIELDS = (*REQUEST_COLUMNS, "events")
-MODEL_FIELDS = ("id", "sha256", "name", "path", "format", "architecture", "n_params", "dtype", "n_layers", "n_heads",
-                "n_kv_heads", "head_dim", "n_embd", "n_ff", "n_vocab", "n_ctx_train", "file_bytes", "synthetic",
-                "extra")
+TEST_LEVELS = ("samples", "requests")  # the levels below, each a table of its own
+# Every other field of a test: an object the test carries as it is (engine, ceilings, adaptive, spec,
+# conditions, energy, and whatever field comes next).
+TEST_OBJECTS = tuple(name for name in fields_of(record.Test) if name not in (*TEST_COLUMNS, *TEST_TIMES, *TEST_LEVELS))
+TEST_FIELDS = fields_of(record.Test)
+SAMPLE_FIELDS = fields_of(record.Sample)
+REQUEST_FIELDS = fields_of(record.Request)
+REQUEST_COLUMNS = tuple(name for name in REQUEST_FIELDS if name not in ROW_ONLY["requests"])
+MODEL_FIELDS = fields_of(record.Model)
 
 # Labels, not content: the same run keeps its id whatever it is tagged, whichever file or pdx brought it.
 NOT_CONTENT = ("id", "tags", "provenance", "pdx_version")

@@ -16,12 +16,14 @@ from datetime import datetime, timezone
 
 from sqlalchemy.orm import Session
 
-from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, RunTag, SampleRow, TestResult
-
+from pdx.contract.record import LEVELS
+from pdx.contract.record import Run as RunRecord
+from pdx.contract.record import Test as TestRecord
 from pdx.registry.fields import REQUEST_COLUMNS as _REQUEST_FIELDS
 from pdx.registry.fields import SAMPLE_FIELDS as _SAMPLE_FIELDS
 from pdx.registry.fields import TEST_COLUMNS as _TEST_FIELDS
-from pdx.registry.fields import TEST_OBJECTS, TEST_OPTIONAL_OBJECTS
+from pdx.registry.fields import TEST_OBJECTS, typed_fields
+from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, RunTag, SampleRow, TestResult
 
 
 def iso(value: datetime | None) -> str | None:
@@ -70,7 +72,7 @@ def add_shared_rows(session: Session, model: dict, hardware: dict, environment: 
     })
 
 
-def test_row(test: dict) -> TestResult:
+def test_row(test: TestRecord) -> TestResult:
     """The rows of one test record (an entry of a record's ``tests``), samples and requests included."""
     return TestResult(
         **{k: test[k] for k in _TEST_FIELDS}, started_at=parse_time(test["started_at"]),
@@ -84,13 +86,13 @@ def test_row(test: dict) -> TestResult:
     )
 
 
-def add_record(session: Session, record: dict, environment_id: str) -> None:
+def add_record(session: Session, record: RunRecord, environment_id: str) -> None:
     """Write one run record (as :func:`run_record` makes them) with its tests and samples."""
     add_shared_rows(session, record["model"], record["hardware"], record["environment"], environment_id)
     session.add(run_row(record, environment_id))
 
 
-def run_row(record: dict, environment_id: str) -> Run:
+def run_row(record: RunRecord, environment_id: str) -> Run:
     """The rows of one run record; its shared rows (model, hardware, environment) are :func:`add_shared_rows`'."""
     engine = record["engine"]
     return Run(
@@ -114,7 +116,7 @@ def model_record(model: Model) -> dict:
     return data
 
 
-def run_record(run: Run) -> dict:
+def run_record(run: Run) -> RunRecord:
     """A stored run as a record: every field, every sample, no derived statistics."""
     tests = [
         {k: getattr(t, k) for k in _TEST_FIELDS}
@@ -161,16 +163,13 @@ def run_record(run: Run) -> dict:
 
 # -- reading back: what a registry altered by hand can hold --------------------------------------
 
-_WHOLE = {  # fields that are whole numbers, with their least value
-    "test": {"ordinal": 0, "n_prompt": 0, "n_gen": 0, "depth": 0, "batch": 1, "warmup": 0},
-    "sample": {"ns": 1, "n_prompt": 0, "n_gen": 0},
-    "request": {"idx": 0, "n_prompt": 0, "max_tokens": 0, "n_gen": 0, "send_ns": 0},
-}
-_OPTIONAL_WHOLE = {"sample": ("prompt_ns", "gen_ns"), "request": ("first_ns", "end_ns", "scheduled_ns")}
-_OBJECTS = {"run": ("options", "workload", "provenance", "hardware", "environment"),
-            "test": tuple(k for k in TEST_OBJECTS if k not in TEST_OPTIONAL_OBJECTS), "sample": ("engine",),
-            "request": ("usage", "engine")}
-_OPTIONAL_OBJECTS = {"run": ("ceiling_basis",), "test": TEST_OPTIONAL_OBJECTS}
+_LEVELS = {name: level for name, level in LEVELS.items() if name in ("run", "test", "sample", "request")}
+_LEAST = {("test", "batch"): 1, ("sample", "ns"): 1}  # whole numbers are at least 0, these at least 1
+_WHOLE = {name: {field: _LEAST.get((name, field), 0) for field in typed_fields(level, int, nullable=False)}
+          for name, level in _LEVELS.items()}
+_OPTIONAL_WHOLE = {name: typed_fields(level, int, nullable=True) for name, level in _LEVELS.items()}
+_OBJECTS = {name: typed_fields(level, dict, nullable=False) for name, level in _LEVELS.items()}
+_OPTIONAL_OBJECTS = {name: typed_fields(level, dict, nullable=True) for name, level in _LEVELS.items()}
 
 
 class _Damaged(Exception):

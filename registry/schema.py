@@ -1,19 +1,21 @@
 """The registry's tables, as SQLAlchemy 2 typed models.
 
 Raw samples are the record; every statistic is derived from them when read.
-A change here needs an Alembic migration in ``migrations/versions`` (a test
-compares this metadata with the migrated schema).
+The tables of the measurement levels (tests, samples, requests) are generated
+from their record types in :mod:`pdx.contract.record`; the others are written
+here. A change to either needs an Alembic migration in ``migrations/versions``
+(a test compares this metadata with the migrated schema).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Optional
+from typing import Annotated, Any, NotRequired, Optional, Union, get_args, get_origin, get_type_hints, is_typeddict
 
-from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer, String, Table, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from pdx.numbers import TEST_NAME_MAX
+from pdx.contract import record
 
 
 class Base(DeclarativeBase):
@@ -124,32 +126,52 @@ class RunTag(Base):
     tag: Mapped[str] = mapped_column(String(128), primary_key=True, index=True)
 
 
-class TestResult(Base):
-    __tablename__ = "tests"
-    __table_args__ = (UniqueConstraint("run_id", "ordinal"),)
-    __test__ = False  # not a pytest class
+def record_columns(level: type) -> list[Column]:
+    """The columns of a measurement level's table, one per field of its record type
+    (:mod:`pdx.contract.record`), in its order; a list of records below it is a table of its own."""
+    return [_column(name, hint) for name, hint in get_type_hints(level, include_extras=True).items()
+            if not _is_child_level(hint)]
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
-    ordinal: Mapped[int] = mapped_column(Integer)
-    name: Mapped[str] = mapped_column(String(TEST_NAME_MAX))
-    kind: Mapped[str] = mapped_column(String(8))
-    n_prompt: Mapped[int] = mapped_column(Integer)
-    n_gen: Mapped[int] = mapped_column(Integer)
-    depth: Mapped[int] = mapped_column(Integer)
-    batch: Mapped[int] = mapped_column(Integer)
-    status: Mapped[str] = mapped_column(String(16))
-    error: Mapped[Optional[str]] = mapped_column(Text)
-    warmup: Mapped[int] = mapped_column(Integer)
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    engine: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    # Each phase's bounds, the binding ceiling and the fraction reached (pdx.ceilings.test_ceilings).
-    ceilings: Mapped[Optional[dict[str, Any]]] = mapped_column()
-    adaptive: Mapped[Optional[dict[str, Any]]] = mapped_column()  # an adaptive run's stop record
-    spec: Mapped[dict[str, Any]] = mapped_column(default=dict)  # a serving scenario's parameters
-    conditions: Mapped[Optional[dict[str, Any]]] = mapped_column()  # what the machine did meanwhile (pdx.conditions)
-    energy: Mapped[Optional[dict[str, Any]]] = mapped_column()  # joules over the timed windows (pdx.energy)
+
+def _column(name: str, hint: object) -> Column:
+    nullable = False
+    if get_origin(hint) is NotRequired:
+        (hint,) = get_args(hint)
+    if get_origin(hint) is Union and type(None) in get_args(hint):
+        (hint,) = [a for a in get_args(hint) if a is not type(None)]
+        nullable = True
+    storage = None
+    if get_origin(hint) is Annotated:
+        hint, storage = get_args(hint)[0], get_args(hint)[1]
+    default = None
+    if storage is not None:
+        kind = {"int64": BigInteger(), "time": DateTime(timezone=True), "chars": String(storage.length)}[storage.kind]
+    elif hint is int:
+        kind = Integer()
+    elif hint is str:
+        kind = Text()
+    elif get_origin(hint) in (dict, list):
+        kind, default = JSON(), None if nullable else get_origin(hint)
+    else:
+        raise TypeError(f"{name}: no column for a field of type {hint!r}")
+    return Column(name, kind, nullable=nullable, default=default)
+
+
+def _is_child_level(hint: object) -> bool:
+    if get_origin(hint) is NotRequired:
+        (hint,) = get_args(hint)
+    return get_origin(hint) is list and is_typeddict(get_args(hint)[0])
+
+
+class TestResult(Base):
+    __test__ = False  # not a pytest class
+    __table__ = Table(
+        "tests", Base.metadata,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+        *record_columns(record.Test),
+        UniqueConstraint("run_id", "ordinal"),
+    )
 
     samples: Mapped[list["SampleRow"]] = relationship(
         cascade="all, delete-orphan", order_by="SampleRow.idx", lazy="selectin"
@@ -160,41 +182,21 @@ class TestResult(Base):
 
 
 class SampleRow(Base):
-    __tablename__ = "samples"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    test_id: Mapped[int] = mapped_column(ForeignKey("tests.id", ondelete="CASCADE"), index=True)
-    idx: Mapped[int] = mapped_column(Integer)
-    ns: Mapped[int] = mapped_column(BigInteger)
-    n_prompt: Mapped[int] = mapped_column(Integer)
-    n_gen: Mapped[int] = mapped_column(Integer)
-    prompt_ns: Mapped[Optional[int]] = mapped_column(BigInteger)
-    gen_ns: Mapped[Optional[int]] = mapped_column(BigInteger)
-    engine: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    __table__ = Table(
+        "samples", Base.metadata,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("test_id", ForeignKey("tests.id", ondelete="CASCADE"), nullable=False, index=True),
+        Column("idx", Integer, nullable=False),  # its place in the test: the record's list order
+        *record_columns(record.Sample),
+    )
 
 
 class RequestRow(Base):
     """One request a serving test sent: raw times (ns) and counts, never a summary."""
 
-    __tablename__ = "requests"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    test_id: Mapped[int] = mapped_column(ForeignKey("tests.id", ondelete="CASCADE"), index=True)
-    sample_idx: Mapped[Optional[int]] = mapped_column(Integer)  # None: failed before it made a sample
-    idx: Mapped[int] = mapped_column(Integer)
-    role: Mapped[str] = mapped_column(String(32))
-    n_prompt: Mapped[int] = mapped_column(Integer)
-    max_tokens: Mapped[int] = mapped_column(Integer)
-    n_gen: Mapped[int] = mapped_column(Integer)
-    send_ns: Mapped[int] = mapped_column(BigInteger)  # from the start of its load run
-    scheduled_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # when it was due (open loop), from the same start
-    shard: Mapped[Optional[int]] = mapped_column(Integer)  # the client process that sent it (--clients N); None: one
-    first_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # from send
-    end_ns: Mapped[Optional[int]] = mapped_column(BigInteger)  # from send
-    status: Mapped[str] = mapped_column(String(16))
-    error: Mapped[Optional[str]] = mapped_column(Text)
-    http_status: Mapped[Optional[int]] = mapped_column(Integer)
-    finish_reason: Mapped[Optional[str]] = mapped_column(String(32))
-    events: Mapped[list[Any]] = mapped_column(default=list)  # [arrival ns from send, tokens] per event
-    usage: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    engine: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    __table__ = Table(
+        "requests", Base.metadata,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("test_id", ForeignKey("tests.id", ondelete="CASCADE"), nullable=False, index=True),
+        *record_columns(record.Request),
+    )

@@ -16,6 +16,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pdx.backend import EngineInfo
+from pdx.contract.record import Run as RunRecord
+from pdx.contract.record import Test as TestRecord
 from pdx.errors import PdxError, RegistryError
 from pdx.models import ModelInfo
 from pdx.registry import bulk, connection, leases, migrate
@@ -56,7 +58,7 @@ class RunStart:
     created_at: datetime = field(default_factory=now)
 
 
-def start_record(start: RunStart) -> dict:
+def start_record(start: RunStart) -> RunRecord:
     """A run as it starts, as a record with no tests yet."""
     engine = start.engine
     return {
@@ -123,7 +125,7 @@ class Registry:
             leases.take(session, start.id)  # given back by finish_run; a killed run's is found by reap
         return start.id
 
-    def save_test(self, run_id: str, test: dict) -> None:
+    def save_test(self, run_id: str, test: TestRecord) -> None:
         """Store one finished test, a record's ``tests`` entry (a runner's: ``TestOutcome.to_record()``),
         with its samples and requests."""
         check_test(test, f"{test['name']} of run {run_id}")

@@ -134,7 +134,7 @@ def test_multi_turn_through_the_cli(fake_server, registry_url, tmp_path):
 
 
 def test_a_test_name_fits_the_registry_however_many_options_it_has():
-    from pdx.numbers import TEST_NAME_MAX
+    from pdx.contract.record import TEST_NAME_MAX
     from pdx.serving.spec import ServeSpec
 
     long_ones = [ServeSpec("capacity", 32, 8, concurrency=1, slo={"ttft": 2000, "tpot": 200, "itl": 50, "e2el": 9000},

@@ -255,6 +255,39 @@ def test_the_record_fields_and_the_bundle_schema_agree():
         assert set(levels["run"]) | set(fields.NOT_CONTENT) == set(fields.RUN_FIELDS)
 
 
+def test_each_record_type_says_which_fields_a_bundle_may_lack():
+    """A field a record type marks NotRequired is one the bundle schema does not require (records made
+    before it existed lack it), and every other field is required, at every level."""
+    from pdx.contract.record import LEVELS
+    from pdx.registry.bundle_schema import load_schema
+
+    defs = load_schema()["$defs"]
+    for name, level in LEVELS.items():
+        assert set(defs[name]["required"]) == level.__required_keys__, name
+
+
+def test_the_run_and_model_tables_hold_what_their_record_types_say():
+    """The run and model tables are laid out for storage, not generated; a field they share with their
+    record type has the same name there and holds null exactly where the type allows it."""
+    from typing import Union, get_args, get_origin, get_type_hints
+
+    from pdx.contract import record
+    from pdx.registry.schema import Model, Run
+
+    def nullable(level, name):
+        hint = get_type_hints(level)[name]
+        return get_origin(hint) is Union and type(None) in get_args(hint)
+
+    model_columns = Model.__table__.columns
+    assert set(model_columns.keys()) == set(record.Model.__annotations__) - {"sha256"}
+    run_columns = Run.__table__.columns
+    shared = set(run_columns.keys()) & set(record.Run.__annotations__)
+    assert shared >= {"id", "status", "created_at", "finished_at", "threads", "error", "ceiling_basis"}
+    for table, level, names in ((Model, record.Model, model_columns.keys()), (Run, record.Run, shared)):
+        for name in names:
+            assert table.__table__.columns[name].nullable == nullable(level, name), (level.__name__, name)
+
+
 def test_a_sample_column_gives_the_rule_the_schema_spells_out():
     """A sample field added to the table gets its bundle rule from the column (no schema edit): the
     rule derived for each column of today's table is the type the schema writes out for it."""
@@ -269,10 +302,11 @@ def test_a_sample_column_gives_the_rule_the_schema_spells_out():
     assert column_rule(SampleRow.__table__.columns["engine"]) == {}  # a JSON column's shape is the schema's to say
 
 
-def test_a_test_field_is_one_column_and_its_migration(tmp_path):
-    """Issue 28's acceptance: a copy of pdx gains a test field by one line in its table and a migration,
-    nothing else; a bundle carrying it is read, stored in the row, shown by `pdx show --json`, written
-    to a bundle (the schema derives its rule) and to the site's JSON."""
+def test_a_test_field_is_one_line_in_its_record_and_its_migration(tmp_path):
+    """Issue 28's acceptance: a copy of pdx gains a test field by one line in its record type and a
+    migration, nothing else; a bundle carrying it is read, stored in the row (its column generated from
+    the record), shown by `pdx show --json`, written to a bundle (the schema derives its rule) and to
+    the site's JSON."""
     import os
     import shutil
     import subprocess
@@ -286,11 +320,11 @@ def test_a_test_field_is_one_column_and_its_migration(tmp_path):
 
     copy = tmp_path / "pkg" / "pdx"
     shutil.copytree(Path(pdx.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    schema = copy / "registry" / "schema.py"
-    anchor = "    energy: Mapped[Optional[dict[str, Any]]] = mapped_column()"
-    text = schema.read_text()
-    assert anchor in text
-    schema.write_text(text.replace(anchor, anchor + "\n    probe_note: Mapped[Optional[dict[str, Any]]] = mapped_column()"))
+    declared = copy / "contract" / "record.py"
+    anchor = "    energy: NotRequired[Optional[dict[str, Any]]]"
+    text = declared.read_text()
+    assert text.count(anchor) == 1
+    declared.write_text(text.replace(anchor, "    probe_note: NotRequired[Optional[dict[str, Any]]]\n" + anchor))
     (copy / "registry" / "migrations" / "versions" / "0099_probe_note.py").write_text(
         "from alembic import op\nimport sqlalchemy as sa\n\nrevision = '0099'\n"
         f"down_revision = {head_revision()!r}\n"

@@ -28,8 +28,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field
 
+from pdx.contract.record import TEST_NAME_MAX
 from pdx.errors import WorkloadError
-from pdx.numbers import TEST_NAME_MAX
 from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_MAX_POINTS, DEFAULT_PERCENTILE, DEFAULT_PRECISION
 from pdx.serving.metrics import DEFAULT_PERCENTILES
 from pdx.serving.saturation import DEFAULT_WINDOW_S
