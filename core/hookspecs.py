@@ -34,11 +34,11 @@ if TYPE_CHECKING:
     import click
 
     from pdx.backend import Backend
-    from pdx.energy.meter import MeterSource
-    from pdx.contract.importer import Importer
     from pdx.contract.chart import ChartMaker
+    from pdx.contract.importer import Importer
     from pdx.contract.page import SitePage
     from pdx.contract.quantizer import Quantizer
+    from pdx.energy.meter import MeterSource
 
 hookspec = pluggy.HookspecMarker("pdx")
 hookimpl = pluggy.HookimplMarker("pdx")
@@ -151,14 +151,14 @@ def pdx_register_charts(register: Callable[["ChartMaker"], None]) -> None:
     """Register chart makers for report and site pages.
 
     A chart maker is a function ``make(view)`` given a
-    :class:`pdx.reports.chartset.ChartView` (``runs``: the page's runs as
+    :class:`pdx.reports.charts.chartset.ChartView` (``runs``: the page's runs as
     ``pdx show --json`` prints them, newest first: a report's every run; on a
     site's machine and model pages, the runs that hold each series' newest
     measurement of each test and each configuration's best and newest two
-    (:mod:`pdx.reports.site_runs`), which is what a chart of many runs plots;
+    (:mod:`pdx.reports.site.runs`), which is what a chart of many runs plots;
     ``namer``: the page's label for a run;
     ``headline``: phase -> headline test; ``per_test``) and returning a
-    :class:`pdx.reports.chartset.ChartSpec` (``name``, ``title``, ``note``,
+    :class:`pdx.reports.charts.chartset.ChartSpec` (``name``, ``title``, ``note``,
     ``vega_lite``; a dict with those keys will do) or ``None`` when the runs
     hold nothing for it to draw. pdx renders the Vega-Lite spec to inline SVG.
 
@@ -181,9 +181,9 @@ def pdx_register_charts(register: Callable[["ChartMaker"], None]) -> None:
 def pdx_register_pages(register: Callable[["SitePage"], None]) -> None:
     """Register pages for the sites ``pdx publish`` builds.
 
-    A page is a :class:`pdx.reports.pageset.SitePage` (``name``: a slug;
+    A page is a :class:`pdx.reports.site.pageset.SitePage` (``name``: a slug;
     ``title``: the text of its link in every page's navigation; ``build``: a
-    function of one argument, a :class:`pdx.reports.pageset.PluginSite`).
+    function of one argument, a :class:`pdx.reports.site.pageset.PluginSite`).
     ``build(site)`` is called once per build, after pdx's own pages; it reads
     ``site.runs`` (the runs the site keeps whole) and ``site.listed`` (every
     run's listing) and writes with ``site.page(path, template, title, data,
@@ -201,7 +201,7 @@ def pdx_register_pages(register: Callable[["SitePage"], None]) -> None:
 
         @hookimpl
         def pdx_register_pages(register):
-            from pdx.reports.pageset import SitePage
+            from pdx.reports.site.pageset import SitePage
             from pdx_example.pages import backends_page
 
             register(SitePage("backends", "backends", backends_page))

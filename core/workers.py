@@ -3,7 +3,7 @@
 multiprocessing's spawn imports the calling program's main module in every worker (a script
 without a ``__main__`` guard runs again there), and a fork copies a process whose other threads
 (a chart renderer's) may hold locks. A pdx worker is a fresh interpreter running this module,
-as the chart workers are (:mod:`pdx.reports.chart_worker`): it reads tasks and writes results
+as the chart workers are (:mod:`pdx.reports.charts.worker`): it reads tasks and writes results
 as length-prefixed pickles on its pipes. Only pdx's own code is pickled across them.
 
     for result in ordered_map("pdx.x:work", chunks, workers=2, setup="pdx.x:start", setup_args=(...,)):

@@ -95,7 +95,7 @@ def headline_tests(runs: list[dict]) -> dict[str, str]:
 @dataclass
 class Group:
     """Runs sharing a key, newest first: ``runs`` those its pages read whole (a site's: the runs
-    that hold its newest and best figures, :mod:`pdx.reports.site_runs`), ``listed`` every one of
+    that hold its newest and best figures, :mod:`pdx.reports.site.runs`), ``listed`` every one of
     them as lists show it (by default ``runs`` itself)."""
 
     key: tuple

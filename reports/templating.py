@@ -19,8 +19,10 @@ import jinja2
 from markupsafe import Markup
 
 from pdx.errors import PdxError
-from pdx.reports import hubdata, labels, leaderboard, views
-from pdx.reports.charts import chart_text
+from pdx.reports import labels, views
+from pdx.reports.charts.specs import chart_text
+from pdx.reports.hub import hubdata
+from pdx.reports.site import leaderboard
 from pdx.reports.urls import web_url
 
 TEMPLATES = Path(__file__).with_name("templates")

@@ -1,5 +1,5 @@
 """A second `pdx publish --bundles` reads only the files that are new or changed
-(pdx.reports.bundle_cache), and still writes byte for byte the site a build from nothing writes;
+(pdx.reports.hub.bundle_cache), and still writes byte for byte the site a build from nothing writes;
 a cache that is not one, a page removed from the site, another title, a failed build: each costs
 reading files again, never a wrong page."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pdx.errors import PdxError
-from pdx.reports.bundle_cache import BundleCache, default_path
 from pdx.contrib.publish import publish_bundles
-from pdx.reports.site_runs import SiteRuns
+from pdx.errors import PdxError
+from pdx.reports.hub.bundle_cache import BundleCache, default_path
+from pdx.reports.site.runs import SiteRuns
 from pdx.reports.writer import SiteWriter
 
 from test_bundle_site import _files, results  # noqa: F401 (the fixture: 24 runs as `pdx submit` writes them)

@@ -1,4 +1,4 @@
-"""`pdx publish --bundles` at scale (pdx.reports.bundle_site): the folder read in worker processes,
+"""`pdx publish --bundles` at scale (pdx.reports.hub.bundle_site): the folder read in worker processes,
 each run's page rendered there, the rest of the site built from runs without most samples.
 The same folder must give byte for byte the site that every run held whole in memory gives;
 a file that changes under the build, or a bad one, stops it and leaves the site as it was."""
@@ -13,12 +13,12 @@ import pytest
 
 import runfactory
 from conftest import run_pdx
-from pdx.registry import hub_folder as results_folder
+from pdx.contrib.publish import publish_bundles
 from pdx.errors import PdxError
 from pdx.registry import Registry, bundle
-from pdx.contrib.publish import publish_bundles
-from pdx.reports import bundle_site
-from pdx.reports.site import publish
+from pdx.registry import hub_folder as results_folder
+from pdx.reports.hub import bundle_site
+from pdx.reports.site.builder import publish
 from pdx.stats.results import with_stats
 from pdx.workers import WorkerFailed, ordered_map
 

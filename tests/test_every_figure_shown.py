@@ -20,9 +20,9 @@ from pdx.backend import EngineInfo, Sample
 from pdx.registry import Registry, RunStart
 from pdx.registry.bundle_schema import load_schema
 from pdx.reports.labels import fmt_pct, fmt_rate
-from pdx.reports.report import render_report
+from pdx.reports.report.single_file import render_report
 from pdx.reports.rows import run_rows
-from pdx.reports.site import publish
+from pdx.reports.site.builder import publish
 from pdx.runner import TestOutcome
 from pdx.serving import capacity
 from pdx.serving.records import RequestRecord

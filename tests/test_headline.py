@@ -8,7 +8,8 @@ import random
 
 from pdx.headline import headline_test
 from pdx.registry import Registry
-from pdx.reports import groups, hubdata
+from pdx.reports import groups
+from pdx.reports.hub import hubdata
 from pdx.stats.results import read_runs
 from pdx.workload import TestSpec
 

@@ -15,10 +15,13 @@ from xml.etree import ElementTree
 import pytest
 
 from pdx.registry import Registry
-from pdx.reports import charts, chartset, comparison, labels, runcharts
-from pdx.reports.leaderboard import leaderboard_chart
-from pdx.reports.render import unsafe_markup
-from pdx.reports.site import publish
+from pdx.reports import comparison, labels
+from pdx.reports.charts import chartset
+from pdx.reports.charts import runcharts
+from pdx.reports.charts import specs as charts
+from pdx.reports.charts.render import unsafe_markup
+from pdx.reports.site.builder import publish
+from pdx.reports.site.leaderboard import leaderboard_chart
 from pdx.stats.results import read_runs
 from pdx.workload import TestSpec
 

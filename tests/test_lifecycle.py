@@ -43,7 +43,7 @@ def _site_files(site: Path) -> dict[str, bytes]:
 def _published_whole(site: Path, runs: list[dict]) -> None:
     """Published again, the site is what a build from scratch makes: no journal left, every file in its
     manifest, no file of the stopped build's that this one does not make."""
-    from pdx.reports.site import publish
+    from pdx.reports.site.builder import publish
 
     publish(runs, site)
     manifest = json.loads((site / "pdx-site.json").read_text())
@@ -78,7 +78,7 @@ class _FullDisk:
 @pytest.mark.parametrize("after", [0, 12])
 def test_a_publish_stopped_by_a_full_disk_can_be_published_again(runs, tmp_path, monkeypatch, after):
     from pdx.errors import PdxError
-    from pdx.reports.site import publish
+    from pdx.reports.site.builder import publish
 
     site = tmp_path / "site"
     with monkeypatch.context() as patch:
@@ -97,7 +97,7 @@ def test_a_publish_onto_a_real_full_file_system_can_be_published_again(runs, tmp
                       capture_output=True).returncode != 0:
         pytest.skip("mounting a tmpfs needs root")
     from pdx.errors import PdxError
-    from pdx.reports.site import publish
+    from pdx.reports.site.builder import publish
 
     try:
         site = disk / "site"

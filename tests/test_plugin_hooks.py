@@ -80,8 +80,8 @@ def test_hook_pdx_register_charts_adds_a_chart_to_reports_and_sites(tmp_path):
     import random
 
     from pdx.registry import Registry
-    from pdx.reports.report import render_report
-    from pdx.reports.site import publish
+    from pdx.reports.report.single_file import render_report
+    from pdx.reports.site.builder import publish
 
     from runfactory import START, add_run, hardware, model
 
@@ -101,7 +101,7 @@ def test_hook_pdx_register_pages_adds_a_page_to_sites(tmp_path):
     """The example's page: built from the site's runs, linked from every page, beside pdx's own hub
     pages (registered through the same hook)."""
     from pdx.registry import Registry
-    from pdx.reports.site import publish
+    from pdx.reports.site.builder import publish
 
     from runfactory import fill
 
@@ -121,8 +121,8 @@ def test_hook_pdx_register_pages_adds_a_page_to_sites(tmp_path):
 def test_a_broken_page_maker_costs_its_page_not_the_site(tmp_path, capsys):
     from pdx import hookimpl
     from pdx.registry import Registry
-    from pdx.reports.pageset import SitePage
-    from pdx.reports.site import publish
+    from pdx.reports.site.builder import publish
+    from pdx.reports.site.pageset import SitePage
 
     from runfactory import fill
 
@@ -152,7 +152,7 @@ def test_a_broken_chart_maker_costs_its_chart_not_the_page(capsys):
 
     from pdx import hookimpl
     from pdx.registry import Registry
-    from pdx.reports.report import render_report
+    from pdx.reports.report.single_file import render_report
 
     from runfactory import START, add_run, hardware, model
 
@@ -177,7 +177,7 @@ def test_an_override_extends_the_template_it_replaces(tmp_path):
     import random
 
     from pdx.registry import Registry
-    from pdx.reports.report import render_report
+    from pdx.reports.report.single_file import render_report
 
     from runfactory import START, add_run, hardware, model
 

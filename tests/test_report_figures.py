@@ -5,8 +5,9 @@ import copy
 
 import pytest
 
-from pdx.reports import charts, figures
-from pdx.reports.report import render_report
+from pdx.reports.charts import figures
+from pdx.reports.charts import specs as charts
+from pdx.reports.report.single_file import render_report
 from pdx.reports.rows import DECODE, PREFILL, ceiling_of, run_rows
 
 from runfactory import START

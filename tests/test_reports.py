@@ -14,8 +14,8 @@ from pdx.errors import PdxError
 from pdx.registry import Registry
 from pdx.registry.where import parse_where
 from pdx.reports import selection
-from pdx.reports.report import write_report
-from pdx.reports.site import publish
+from pdx.reports.report.single_file import write_report
+from pdx.reports.site.builder import publish
 
 from conftest import assert_one_line_error, run_pdx
 from runfactory import START, add_run, fill, hardware, model
@@ -221,7 +221,7 @@ def test_names_carrying_markup_render_as_text_everywhere(registry, tmp_path):
     runs = read_runs(registry, samples=True)
     root = tmp_path / "site"
     publish(runs, root)
-    from pdx.reports.report import write_report
+    from pdx.reports.report.single_file import write_report
 
     write_report(runs, tmp_path / "report.html")
     pages = [tmp_path / "report.html", *root.rglob("*.html")]
@@ -252,7 +252,7 @@ def test_templates_can_be_overridden_by_a_folder_and_by_a_plugin(filled, registr
     assert "ACME benchmarks" in out.read_text() and "Side by side" in out.read_text()
 
     from pdx import hookimpl, plugin_manager
-    from pdx.reports.report import render_report
+    from pdx.reports.report.single_file import render_report
 
     plugin_dir = tmp_path / "plugin"
     plugin_dir.mkdir()
@@ -300,7 +300,7 @@ def test_the_data_layout_doc_names_every_field(filled, tmp_path):
 
 
 def test_a_report_of_many_runs_leads_with_the_leaderboard(registry, monkeypatch):
-    from pdx.reports import report
+    from pdx.reports.report import single_file as report
 
     fill(registry, 14, n_hardware=2, n_models=2)
     runs = read_runs(registry, samples=True)

@@ -260,8 +260,8 @@ def _hostile_runs(registry) -> list[dict]:
 
 
 def test_payloads_in_every_free_text_field_render_inert(registry, tmp_path):
-    from pdx.reports.report import write_report
-    from pdx.reports.site import publish
+    from pdx.reports.report.single_file import write_report
+    from pdx.reports.site.builder import publish
 
     runs = _hostile_runs(registry)
     report = tmp_path / "report.html"
@@ -290,7 +290,7 @@ def test_payloads_in_every_free_text_field_render_inert(registry, tmp_path):
 
 
 def test_the_svg_check_reads_markup_not_text():
-    from pdx.reports.render import unsafe_markup
+    from pdx.reports.charts.render import unsafe_markup
 
     ok = '<svg xmlns="http://www.w3.org/2000/svg"><text>vllm one=2 javascript:alert(1) &lt;script&gt;</text></svg>'
     assert unsafe_markup(ok) is None
@@ -303,7 +303,7 @@ def test_the_svg_check_reads_markup_not_text():
 
 
 def test_non_finite_figures_make_valid_site_json(registry, tmp_path):
-    from pdx.reports.site import publish
+    from pdx.reports.site.builder import publish
 
     runs = _hostile_runs(registry)
     runs[0]["tests"][0]["engine"] = {"nan": float("nan"), "inf": float("inf"), "neg": float("-inf")}
@@ -351,7 +351,7 @@ def test_publish_refuses_root_home_and_folders_it_did_not_make(stored, registry_
 
 def test_a_planted_manifest_deletes_and_overwrites_nothing(stored, tmp_path):
     from pdx.errors import PdxError
-    from pdx.reports.site import publish
+    from pdx.reports.site.builder import publish
 
     outside = tmp_path / "outside.txt"
     outside.write_text("keep")
@@ -378,7 +378,7 @@ def test_a_planted_manifest_deletes_and_overwrites_nothing(stored, tmp_path):
 
 def test_symlinks_inside_the_folder_are_never_followed(stored, tmp_path):
     from pdx.errors import PdxError
-    from pdx.reports.site import publish
+    from pdx.reports.site.builder import publish
 
     runs = read_runs(stored, samples=True)
     outside = tmp_path / "outside"
@@ -444,8 +444,8 @@ def test_server_args_secrets_never_reach_the_record_or_the_log(tiny_gguf, regist
     import sys
 
     from pdx import api, plugin_manager
-    from pdx.serving.generic import OpenAIBackend
     from pdx.serving.backend import SERVER_OPTIONS
+    from pdx.serving.generic import OpenAIBackend
     from pdx.workload import build_workload
 
     class StartedServer(OpenAIBackend):

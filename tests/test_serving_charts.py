@@ -1,7 +1,7 @@
 """Serving charts from stored records: the requests timeline and the capacity curve, in a report."""
 
-from pdx.reports import serving_charts
-from pdx.reports.report import render_report
+from pdx.reports.charts import serving as serving_charts
+from pdx.reports.report.single_file import render_report
 
 from test_report_figures import run_dict
 

@@ -1,4 +1,4 @@
-"""A site keeps few of its runs whole (pdx.reports.site_runs): its pages must come out exactly as they
+"""A site keeps few of its runs whole (pdx.reports.site.runs): its pages must come out exactly as they
 do from every run kept whole. Runs of many kinds (threads that differ in one configuration, runs made
 at one time, runs lacking the headline or classic tests, imported serving runs with requests and a
 llama-bench table) are published both ways and the two sites compared file by file."""
@@ -13,10 +13,12 @@ from hypothesis import given, settings, strategies as st
 
 from pdx.registry import Registry
 from pdx.registry.transfer import import_file
-from pdx.reports import comparison, figures, groups, hubdata, labels
+from pdx.reports import comparison, groups, labels
+from pdx.reports.charts import figures
+from pdx.reports.hub import hubdata
 from pdx.reports.pages import SiteLinks
-from pdx.reports.site import SiteBuilder, build_site
-from pdx.reports.site_runs import SiteRuns
+from pdx.reports.site.builder import SiteBuilder, build_site
+from pdx.reports.site.runs import SiteRuns
 from pdx.stats.results import read_runs
 from pdx.workload import TestSpec
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from pdx.stats.compare import DEFAULT_FACTOR
 from pdx.cli.base import Number, echo_json, json_option, registry_option, where_option
+from pdx.stats.compare import DEFAULT_FACTOR
 
 templates_option = click.option(
     "--templates", type=click.Path(file_okay=False), envvar="PDX_TEMPLATES",
@@ -27,7 +27,7 @@ def report(runs, where, output, title, templates, registry) -> None:
     from pdx import api
     from pdx.registry.where import parse_where
     from pdx.reports import selection
-    from pdx.reports.report import write_report
+    from pdx.reports.report.single_file import write_report
 
     filters = parse_where(where)
     chosen = selection.select_runs(api.open_registry(registry), runs, filters)
@@ -57,10 +57,10 @@ def publish(directory, runs, where, title, bundles, cache, no_cache, skip_reject
     """Build (or update) a static site of runs in DIRECTORY: leaderboard, run, model,
     hardware and comparison pages, each with the JSON it was made from."""
     from pdx import api
+    from pdx.display.text import printable
     from pdx.registry.where import parse_where
     from pdx.reports import selection
-    from pdx.display.text import printable
-    from pdx.reports.site import publish as build_site
+    from pdx.reports.site.builder import publish as build_site
 
     if bundles:
         from pdx.contrib.publish import publish_bundles
@@ -103,12 +103,12 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
     """Compare run B against run A test by test on their raw samples (Mann-Whitney U):
     asv's marks, + slower, - faster, ~ changed but not significantly."""
     from pdx import api
-    from pdx.stats.compare import DEFAULT_ALPHA, compare_runs
     from pdx.display import print_check
-    from pdx.reports.gate import CheckResult
     from pdx.reports import comparison
-    from pdx.reports.report import render_comparison
+    from pdx.reports.gate import CheckResult
+    from pdx.reports.report.single_file import render_comparison
     from pdx.reports.writer import write_file
+    from pdx.stats.compare import DEFAULT_ALPHA, compare_runs
 
     from pdx.stats.results import read_run
 

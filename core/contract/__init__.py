@@ -3,6 +3,6 @@ a page, a server backend's request records), checked where pdx receives them; th
 nothing of pdx's but its errors. The rest of the contract keeps the import paths plugin authors
 already use: :mod:`pdx.backend`, :mod:`pdx.energy.meter`, :mod:`pdx.errors`, :mod:`pdx.hookspecs`
 (which imports only the contract); :mod:`pdx.importer`, :mod:`pdx.synth.quantizers`,
-:mod:`pdx.reports.chartset`, :mod:`pdx.reports.pageset` and :mod:`pdx.serving.records` re-export the
+:mod:`pdx.reports.charts.chartset`, :mod:`pdx.reports.site.pageset` and :mod:`pdx.serving.records` re-export the
 types here beside their helpers.
 """

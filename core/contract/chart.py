@@ -1,5 +1,5 @@
 """What a plugin's chart maker returns (``pdx_register_charts``); plugins import it from
-:mod:`pdx.reports.chartset`, beside the view a maker is given."""
+:mod:`pdx.reports.charts.chartset`, beside the view a maker is given."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class ChartSpec:
     vega_lite: dict
 
 
-# Given a pdx.reports.chartset.ChartView (the page's runs, namer, headline tests).
+# Given a pdx.reports.charts.chartset.ChartView (the page's runs, namer, headline tests).
 ChartMaker = Callable[..., "ChartSpec | None"]
 
 

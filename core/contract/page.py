@@ -1,5 +1,5 @@
 """What a plugin registers to add a page to a site (``pdx_register_pages``); plugins import it from
-:mod:`pdx.reports.pageset`, beside the site view a page's ``build`` is given."""
+:mod:`pdx.reports.site.pageset`, beside the site view a page's ``build`` is given."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ from pdx.errors import PdxError
 @dataclass(frozen=True)
 class SitePage:
     """What a plugin registers: ``name`` (a slug: its files are ``NAME.html`` and ``NAME/...``),
-    ``title`` (the navigation link's text) and ``build(site)`` (given a :class:`pdx.reports.pageset.PluginSite`)."""
+    ``title`` (the navigation link's text) and ``build(site)`` (given a :class:`pdx.reports.site.pageset.PluginSite`)."""
 
     name: str
     title: str
-    build: Callable[..., None]  # given a pdx.reports.pageset.PluginSite
+    build: Callable[..., None]  # given a pdx.reports.site.pageset.PluginSite
 
 
 def check_page(page: object) -> SitePage:
     if not isinstance(page, SitePage):
-        raise PdxError(f"it registered {page!r}, which is not a pdx.reports.pageset.SitePage")
+        raise PdxError(f"it registered {page!r}, which is not a pdx.reports.site.pageset.SitePage")
     if not isinstance(page.name, str) or not SLUG.fullmatch(page.name):
         raise PdxError(f"its page name {page.name!r} is not a slug (letters, digits, -)")
     if not isinstance(page.title, str) or not page.title.strip() or not callable(page.build):

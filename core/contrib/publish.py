@@ -1,5 +1,5 @@
 """``pdx publish --bundles``: a hub folder checked as `pdx hub verify` checks it, then built into a
-site (:mod:`pdx.reports.bundle_site`) from what verify passes."""
+site (:mod:`pdx.reports.hub.bundle_site`) from what verify passes."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 
 from pdx.contrib.verify import verify_folder
 from pdx.errors import PdxError
-from pdx.reports.bundle_site import build_from_folder
-from pdx.reports.site import PublishResult
+from pdx.reports.hub.bundle_site import build_from_folder
+from pdx.reports.site.builder import PublishResult
 
 
 def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: str | None = None,
@@ -16,7 +16,7 @@ def publish_bundles(folder: str | os.PathLike, root: str | os.PathLike, title: s
                     cache: str | os.PathLike | bool = True, skip_rejected: bool = False) -> PublishResult:
     """The site of a results folder: what verify rejects refuses the build, or with ``skip_rejected``
     is left out (the result's ``rejected`` lists it). ``cache``: as
-    :func:`pdx.reports.bundle_site.build_from_folder` keeps it."""
+    :func:`pdx.reports.hub.bundle_site.build_from_folder` keeps it."""
     problems = rejected_files(folder, skip_rejected, workers)
     result = build_from_folder(folder, root, title, templates, workers, cache,
                                frozenset(problem.file for problem in problems))

@@ -11,7 +11,7 @@ then written as one redacted bundle per run named by its content id, exactly as
 adds is taken away after).
 
 Each step runs in a process of its own, as a user's command does: verify, the first build (with a
-cache of its own, pdx.reports.bundle_cache, made anew), and the rebuild after one new bundle
+cache of its own, pdx.reports.hub.bundle_cache, made anew), and the rebuild after one new bundle
 ("read": the files it read). "MiB" is each step's own peak resident set; "worker MiB" the largest
 of the first build's worker processes, which counts the pages a chart renderer forked late shares
 with the main process (a file reader alone stays near 100 MiB: 16,000 files read in one process
@@ -40,7 +40,7 @@ samples' means, which verify then reported, 53,006 problems):
    3c90748  100000    122.5    456.1    4.56  100549    419.1     -         19      2901
 
 Since 183097d the site keeps of each run a listing, and whole only the few runs per configuration
-that hold a page's figure (pdx.reports.site_runs), where it held each run's aggregate record before
+that hold a page's figure (pdx.reports.site.runs), where it held each run's aggregate record before
 (23.5 KB, then 18 KB). Since 8d85f70 a build keeps what each file gave it, and a rebuild after one
 new bundle reads that one file. At 0dd3dd2 a worker hashes each file once and sends its runs without
 walking them to intern their words (the main process interns a listing's words), and the run page's
@@ -75,13 +75,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import runfactory  # noqa: E402
 from runfactory import fill  # noqa: E402
 
-from pdx.registry.hub_folder import SUFFIX, file_name  # noqa: E402
+from pdx.contrib.publish import publish_bundles  # noqa: E402
 from pdx.contrib.verify import verify_folder  # noqa: E402
 from pdx.registry import Registry, bundle  # noqa: E402
-from pdx.stats.results import derive_stats  # noqa: E402
-from pdx.contrib.publish import publish_bundles  # noqa: E402
+from pdx.registry.hub_folder import SUFFIX, file_name  # noqa: E402
 from pdx.registry.redact import redact_record  # noqa: E402
 from pdx.registry.transfer import write_json  # noqa: E402
+from pdx.stats.results import derive_stats  # noqa: E402
 
 DISTINCT = 1_000
 TITLE = "pdx hub benchmark"
@@ -181,7 +181,7 @@ def main() -> None:
     bundles.mkdir(parents=True, exist_ok=True)
     make_folder(bundles, args.runs)
     shutil.rmtree(site, ignore_errors=True)
-    cache = root / "site-cache.sqlite"  # what each file gave a build, for the next (pdx.reports.bundle_cache)
+    cache = root / "site-cache.sqlite"  # what each file gave a build, for the next (pdx.reports.hub.bundle_cache)
     cache.unlink(missing_ok=True)
 
     verify_s, verified, verify_mib, _ = run_step("verify", bundles, site, cache)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from runfactory import fill  # noqa: E402
 
 from pdx.registry import Registry  # noqa: E402
-from pdx.reports.site import publish  # noqa: E402
+from pdx.reports.site.builder import publish  # noqa: E402
 from pdx.stats.results import read_runs
 
 SIZES = (1_000, 10_000)

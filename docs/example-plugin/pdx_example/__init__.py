@@ -49,7 +49,7 @@ def pdx_register_charts(register):
 
 @hookimpl
 def pdx_register_pages(register):
-    from pdx.reports.pageset import SitePage
+    from pdx.contract.page import SitePage
     from pdx_example.pages import backends_page
 
     register(SitePage("backends", "backends", backends_page))

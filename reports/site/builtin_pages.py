@@ -8,7 +8,7 @@ from pdx import hookimpl
 
 @hookimpl
 def pdx_register_pages(register):
-    from pdx.reports import hubpages
-    from pdx.reports.pageset import SitePage
+    from pdx.reports.hub import hubpages
+    from pdx.reports.site.pageset import SitePage
 
     register(SitePage("hub", "chips and what to buy", hubpages.build))

@@ -1,4 +1,4 @@
-"""Chart data from runs: the records that :mod:`pdx.reports.charts` plots.
+"""Chart data from runs: the records that :mod:`pdx.reports.charts.specs` plots.
 
 Each function takes runs and a way to name a series (a run, a system, a
 model) and returns plain records, or nothing when the runs hold nothing to

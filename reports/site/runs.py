@@ -11,7 +11,7 @@ runs then holds 100,000 listings and, per configuration, a handful of runs, what
 runs each has; every page comes out as it would from every run (tests/test_site_runs.py builds a
 site both ways and compares the files).
 
-A page's charts are given its configurations' kept runs (:class:`pdx.reports.chartset.ChartView`),
+A page's charts are given its configurations' kept runs (:class:`pdx.reports.charts.chartset.ChartView`),
 newest first: what each chart of pdx's draws (newest rows, newest serving tests) is among them.
 """
 
@@ -22,8 +22,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from pdx.reports import comparison, figures, groups, hubdata
+from pdx.reports import comparison, groups
+from pdx.reports.charts import figures
 from pdx.reports.groups import Group, HeadlineCounter
+from pdx.reports.hub import hubdata
 from pdx.reports.rows import forget_run, run_rows
 
 # The fields of a run that its listing keeps as they are (hardware, model and engine are objects
@@ -65,7 +67,7 @@ def places(run: dict) -> list[list]:
     """[place, rate or None] of every place in its configuration the run may hold: the run with
     the highest rate there (where one is given), then the newest, holds it. One line each of the
     readers whose choice it mirrors. Lists, not tuples: a run's places are kept between builds as
-    JSON (:mod:`pdx.reports.bundle_cache`)."""
+    JSON (:mod:`pdx.reports.hub.bundle_cache`)."""
     found = [[["newest"], None]]  # Group.latest
     # comparison.comparable_pair: its two runs are the newest two that measured some test.
     found += [[["shares", name], None] for name in sorted(comparison.measured(run))]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from pdx.reports import charts, groups, labels
-from pdx.reports.chartset import Chart, make_chart
-from pdx.reports.figures import bar_record
-from pdx.reports.render import ChartRenderer
+from pdx.reports import groups, labels
+from pdx.reports.charts import specs as charts
+from pdx.reports.charts.chartset import Chart, make_chart
+from pdx.reports.charts.figures import bar_record
+from pdx.reports.charts.render import ChartRenderer
 from pdx.reports.rows import Row
 
 # A chart of every configuration stops being readable past this many rows.

@@ -8,7 +8,7 @@ from pdx import hookimpl
 
 @hookimpl
 def pdx_register_charts(register):
-    from pdx.reports.chartset import BUILTIN
+    from pdx.reports.charts.chartset import BUILTIN
 
     for make in BUILTIN:
         register(make)

@@ -1,7 +1,7 @@
 """A chart-rendering worker: a JSON list of Vega-Lite specs on stdin, their SVGs as a JSON list on stdout.
 
-Started by :class:`pdx.reports.render.ChartRenderer` as ``python -m
-pdx.reports.chart_worker``: a fresh interpreter, so it works whatever the
+Started by :class:`pdx.reports.charts.render.ChartRenderer` as ``python -m
+pdx.reports.charts.worker``: a fresh interpreter, so it works whatever the
 calling program's main module does (multiprocessing's spawn would re-run it).
 """
 

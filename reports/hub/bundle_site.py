@@ -7,7 +7,7 @@ derives each run's statistics, renders the run's own page (it reads only the run
 configuration has a page to link) into the site writer's stage, and sends the run back as every
 other page reads it (:func:`aggregate_record`, without most samples; the parts many runs hold
 alike sent once, :func:`_pack`). The main process keeps of each run its listing, and whole only
-the runs that hold a configuration's newest or best figures (:mod:`pdx.reports.site_runs`),
+the runs that hold a configuration's newest or best figures (:mod:`pdx.reports.site.runs`),
 builds the leaderboard, group, hub and comparison pages from those, and moves the staged run
 pages into place once every file has passed: a folder with a bad file leaves the site as it was. A comparison reads its two runs
 again from their files, refusing a file whose text changed during the build.
@@ -21,14 +21,15 @@ import hashlib
 import os
 from pathlib import Path
 
+from pdx.errors import ImportFileError, PdxError
 from pdx.registry import hub_folder as results_folder
 from pdx.registry.hub_folder import FILES_PER_TASK, default_workers
-from pdx.errors import ImportFileError, PdxError
-from pdx.reports import bundle_cache, pages, templating
-from pdx.reports.bundle_cache import BundleCache, file_digest
+from pdx.reports import pages, templating
+from pdx.reports.hub import bundle_cache
+from pdx.reports.hub.bundle_cache import BundleCache, file_digest
 from pdx.reports.rows import keeping_rows
-from pdx.reports.site import PageRenderer, PublishResult, SiteBuilder, build_site
-from pdx.reports.site_runs import SiteRuns, facts
+from pdx.reports.site.builder import PageRenderer, PublishResult, SiteBuilder, build_site
+from pdx.reports.site.runs import SiteRuns, facts
 from pdx.reports.writer import Stage
 from pdx.stats.results import with_stats
 from pdx.workers import chunked

@@ -1,14 +1,15 @@
 """The hub's pages of a site: decode against its ceiling by chip (``chips.html``), one page
 per chip with its ceilings and every run on it (``chips/<slug>.html``), and "what to buy"
 (``buy.html``, computed in the page by ``assets/buy.js``). Figures come from
-:mod:`pdx.reports.hubdata`; each page's JSON lies beside it as every page's does.
+:mod:`pdx.reports.hub.hubdata`; each page's JSON lies beside it as every page's does.
 """
 
 from __future__ import annotations
 
 import json
 
-from pdx.reports import hubdata, labels
+from pdx.reports import labels
+from pdx.reports.hub import hubdata
 from pdx.reports.pages import RUNS_SHOWN
 
 
@@ -19,7 +20,7 @@ def _script_json(data: dict) -> str:
 
 
 def build(builder) -> None:
-    """Write the hub pages through ``builder`` (a :class:`pdx.reports.site.SiteBuilder`)."""
+    """Write the hub pages through ``builder`` (a :class:`pdx.reports.site.builder.SiteBuilder`)."""
     top = builder.links("")
     rows = hubdata.decode_vs_ceiling(builder.runs, top)
     builder.page("chips.html", "hub_chips.html", "Decode vs ceiling by chip", {"rows": rows}, rows=rows,

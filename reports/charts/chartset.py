@@ -18,9 +18,12 @@ from markupsafe import Markup
 from pdx.contract.chart import SLUG, ChartMaker, ChartSpec, check_maker  # noqa: F401 (plugins import them here)
 from pdx.errors import PdxError
 from pdx.plugin_manager import CHARTS, extensions
-from pdx.reports import charts, figures, labels, serving_charts
-from pdx.reports.figures import Namer
-from pdx.reports.render import ChartRenderer
+from pdx.reports import labels
+from pdx.reports.charts import figures
+from pdx.reports.charts import serving as serving_charts
+from pdx.reports.charts import specs as charts
+from pdx.reports.charts.figures import Namer
+from pdx.reports.charts.render import ChartRenderer
 
 # Above this many bars a per-test chart of every run stops being readable:
 # the page shows the headline tests per series instead.
@@ -134,7 +137,7 @@ def warn_once(message: str, _said: set[str] = set()) -> None:
         print(message, file=sys.stderr)
 
 
-# pdx's own charts, registered through pdx_register_charts like any plugin's (pdx.reports.builtin_charts).
+# pdx's own charts, registered through pdx_register_charts like any plugin's (pdx.reports.charts.builtin).
 
 def phase_chart(view: ChartView) -> ChartSpec | None:
     runs, namer = view.runs, view.namer

@@ -3,8 +3,8 @@ curve, its batch curve and a serving run's latency distributions, where the run 
 
 A site has a page per run, and a community's site 100,000 of them: at a tenth of a second a chart
 (vl-convert's text layout), Vega-Lite would cost a site hours. These few chart forms are drawn here
-in a millisecond each, with the same data (:mod:`pdx.reports.figures`), colours, fonts, per-panel
-scales (:func:`pdx.reports.charts.rate_scale`) and knee labels (:func:`pdx.reports.charts.knee_rows`)
+in a millisecond each, with the same data (:mod:`pdx.reports.charts.figures`), colours, fonts, per-panel
+scales (:func:`pdx.reports.charts.specs.rate_scale`) and knee labels (:func:`pdx.reports.charts.specs.knee_rows`)
 as the Vega-Lite charts of the site's other pages, every label placed where it meets no other.
 Stored text reaches the SVG only escaped.
 """
@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from pdx.reports import charts, figures
-from pdx.reports.charts import CEILING_COLOUR, PHASE_COLOURS, chart_text, text_width
+from pdx.reports.charts import figures
+from pdx.reports.charts import specs as charts
+from pdx.reports.charts.specs import CEILING_COLOUR, PHASE_COLOURS, chart_text, text_width
 from pdx.reports.rows import DECODE, PHASES, PREFILL
 
 WIDTH = 640
@@ -98,7 +99,7 @@ def _x_axis(body: list[str], left: float, width: float, y: float, ticks: list[tu
 
 
 def _rate_ticks(scale: dict, width: float) -> list[tuple[float, str]]:
-    """(px from the plot's left, label) of a rate axis as :func:`pdx.reports.charts.rate_scale` fits it."""
+    """(px from the plot's left, label) of a rate axis as :func:`pdx.reports.charts.specs.rate_scale` fits it."""
     lo, hi = scale["domain"]
     if scale.get("type") == "log":
         first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))

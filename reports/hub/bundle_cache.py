@@ -2,7 +2,7 @@
 the files that are new or changed (``pdx publish --bundles``).
 
 A file is known by the SHA-256 of its bytes. For each, the cache holds what the site's pages read
-of its runs (:func:`pdx.reports.site_runs.facts`: listing, places, headline candidates) and the
+of its runs (:func:`pdx.reports.site.runs.facts`: listing, places, headline candidates) and the
 digests of the run pages rendered from it; a run kept whole is read from its file again. Entries
 hold only under the context they were made in (pdx's version, the site's title, the templates'
 bytes): another context starts the cache afresh. The cache is a SQLite file outside the site (a
@@ -22,11 +22,11 @@ import sys
 import zlib
 from pathlib import Path
 
-import pdx
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 from pdx.reports.pages import SiteLinks
-from pdx.reports.site_runs import held_once
+from pdx.reports.site.runs import held_once
+import pdx
 
 FORMAT = "pdx-bundle-cache/5"  # 4: places by test shared (comparison pairs) and the best estimate run; 5: runs redacted on read
 SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
@@ -44,7 +44,7 @@ def context(title: str, template_dirs: list[Path]) -> str:
     for folder in template_dirs:
         for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
             digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    from pdx.reports.pageset import navigation  # a plugin's page is linked from every run page
+    from pdx.reports.site.pageset import navigation  # a plugin's page is linked from every run page
 
     return json.dumps([FORMAT, pdx.__version__, title, digest.hexdigest(), navigation()])
 

@@ -73,7 +73,7 @@ def _to_svg(spec: dict) -> str:
 
 
 def _worker(specs: list[dict]) -> list[str]:
-    proc = subprocess.run([sys.executable, "-m", "pdx.reports.chart_worker"], input=json.dumps(specs),
+    proc = subprocess.run([sys.executable, "-m", "pdx.reports.charts.worker"], input=json.dumps(specs),
                           capture_output=True, text=True)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]

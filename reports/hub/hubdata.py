@@ -51,7 +51,7 @@ def _prefill(run: dict) -> dict | None:
 
 def headline_figures(run: dict) -> tuple[dict | None, dict | None]:
     """A run's headline prefill and decode figures (the tests the hub pages show), each with the
-    fraction of its ceiling; a run's listing (:mod:`pdx.reports.site_runs`) carries them made."""
+    fraction of its ceiling; a run's listing (:mod:`pdx.reports.site.runs`) carries them made."""
     if "headline_figures" in run:
         return run["headline_figures"]
     found = _prefill(run), _decode(run)

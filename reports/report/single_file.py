@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pdx.reports import charts as specs
-from pdx.reports import comparison, groups, labels, pages, templating, views
 from pdx.errors import PdxError
-from pdx.reports.chartset import charts_for, make_chart
+from pdx.reports import comparison, groups, labels, pages, templating, views
+from pdx.reports.charts import specs
+from pdx.reports.charts.chartset import charts_for, make_chart
+from pdx.reports.charts.render import ChartRenderer
 from pdx.reports.rows import keeping_rows
-from pdx.reports.leaderboard import leaderboard
-from pdx.reports.render import ChartRenderer
+from pdx.reports.site.leaderboard import leaderboard
 from pdx.reports.writer import write_file
 
 # Past this many runs, charts name series by system instead of by run, and the side-by-side

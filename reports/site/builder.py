@@ -12,7 +12,7 @@
 
 Beside every page lies the JSON it was made from (``x.html`` -> ``x.json``).
 Charts are rendered per page of a group, never per run, and each distinct
-spec once (see :mod:`pdx.reports.render`).
+spec once (see :mod:`pdx.reports.charts.render`).
 """
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.reports import comparison, groups, labels, pages, pageset, runcharts, templating
-from pdx.reports.chartset import charts_for
-from pdx.reports.leaderboard import leaderboard, leaderboard_chart, public
+from pdx.reports import comparison, groups, labels, pages, templating
+from pdx.reports.charts import runcharts
+from pdx.reports.charts.chartset import charts_for
+from pdx.reports.charts.render import ChartRenderer
 from pdx.reports.pages import RUNS_SHOWN
-from pdx.reports.render import ChartRenderer
 from pdx.reports.rows import keeping_rows
-from pdx.reports.site_runs import SiteRuns
+from pdx.reports.site import pageset
+from pdx.reports.site.leaderboard import leaderboard, leaderboard_chart, public
+from pdx.reports.site.runs import SiteRuns
 from pdx.reports.writer import SiteWriter
 
 SCHEMA = "pdx-site/2"
@@ -287,7 +289,7 @@ def search_script(runs: list[dict]) -> str:
     """``runs/search.js``: every run as one compact row for the runs page's filter and sort, names
     and pages of machines and models once each (a script, not JSON to fetch: a site opened from
     ``file://`` may not fetch)."""
-    from pdx.reports import hubdata
+    from pdx.reports.hub import hubdata
 
     tables: dict[str, dict] = {"hardware": {}, "models": {}}
     rows = []
@@ -325,7 +327,7 @@ def publish(runs: list[dict], root: str | os.PathLike, title: str | None = None,
 
 def build_site(root: str | os.PathLike, make_builder) -> PublishResult:
     """Build a site into ``root`` with the :class:`SiteBuilder` that ``make_builder(writer)`` returns
-    (a results folder's reads its runs through the writer: :mod:`pdx.reports.bundle_site`). A build
+    (a results folder's reads its runs through the writer: :mod:`pdx.reports.hub.bundle_site`). A build
     that stops is recorded so that the next one may replace what it wrote (:meth:`SiteWriter.abandon`)."""
     started = time.perf_counter()
     writer = SiteWriter(root)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from pdx.reports.charts import CEILING_COLOUR, PHASE_COLOURS, WIDTH, _spec
-from pdx.reports.figures import Namer, newest_serving
+from pdx.reports.charts.figures import Namer, newest_serving
+from pdx.reports.charts.specs import CEILING_COLOUR, PHASE_COLOURS, WIDTH, _spec
 from pdx.reports.rows import DECODE, PREFILL
 
 MAX_TIMELINE_TESTS = 3

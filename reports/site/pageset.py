@@ -1,7 +1,7 @@
 """Pages a site builds, as plugins: page makers registered through ``pdx_register_pages``.
 
 pdx's own pages beyond the lists (the hub's chip pages and "what to buy") register through the same
-hook (:mod:`pdx.reports.builtin_pages`). A plugin's page is a :class:`SitePage`: a name, a title for
+hook (:mod:`pdx.reports.site.builtin_pages`). A plugin's page is a :class:`SitePage`: a name, a title for
 the site's navigation, and ``build(site)``, called once per build with a :class:`PluginSite`. It
 writes ``NAME.html`` at the site's root (linked from every page's navigation) and any files under
 ``NAME/``, through templates of its ``pdx_report_templates`` folder that extend pdx's ``base.html``;
@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from pdx.contract.page import SitePage, check_page  # noqa: F401 (plugins import SitePage here)
 from pdx.errors import PdxError
 from pdx.plugin_manager import PAGES, extensions
-from pdx.reports.chartset import warn_once
+from pdx.reports.charts.chartset import warn_once
 
 if TYPE_CHECKING:
-    from pdx.reports.site import SiteBuilder
+    from pdx.reports.site.builder import SiteBuilder
 
 
 class PluginSite:

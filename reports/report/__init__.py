@@ -1,0 +1,1 @@
+"""``pdx report``: one self-contained HTML file comparing the selected runs."""
