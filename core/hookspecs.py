@@ -158,7 +158,7 @@ def pdx_register_charts(register: Callable[["ChartMaker"], None]) -> None:
     (:mod:`pdx.reports.site.runs`), which is what a chart of many runs plots;
     ``namer``: the page's label for a run;
     ``headline``: phase -> headline test; ``per_test``) and returning a
-    :class:`pdx.reports.charts.chartset.ChartSpec` (``name``, ``title``, ``note``,
+    :class:`pdx.contract.chart.ChartSpec` (``name``, ``title``, ``note``,
     ``vega_lite``; a dict with those keys will do) or ``None`` when the runs
     hold nothing for it to draw. pdx renders the Vega-Lite spec to inline SVG.
 
@@ -181,7 +181,7 @@ def pdx_register_charts(register: Callable[["ChartMaker"], None]) -> None:
 def pdx_register_pages(register: Callable[["SitePage"], None]) -> None:
     """Register pages for the sites ``pdx publish`` builds.
 
-    A page is a :class:`pdx.reports.site.pageset.SitePage` (``name``: a slug;
+    A page is a :class:`pdx.contract.page.SitePage` (``name``: a slug;
     ``title``: the text of its link in every page's navigation; ``build``: a
     function of one argument, a :class:`pdx.reports.site.pageset.PluginSite`).
     ``build(site)`` is called once per build, after pdx's own pages; it reads
@@ -201,7 +201,7 @@ def pdx_register_pages(register: Callable[["SitePage"], None]) -> None:
 
         @hookimpl
         def pdx_register_pages(register):
-            from pdx.reports.site.pageset import SitePage
+            from pdx.contract.page import SitePage
             from pdx_example.pages import backends_page
 
             register(SitePage("backends", "backends", backends_page))

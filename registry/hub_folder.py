@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from pdx.errors import ImportFileError, PdxError
+from pdx.errors import PdxError
 from pdx.registry import bundle
 from pdx.secrets import redact_secrets
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pdx.errors import PdxError
 from pdx.registry import Registry
+
+if TYPE_CHECKING:
+    from pdx.ceilings.imported import Given
 
 
 @dataclass
@@ -64,7 +68,7 @@ def _with_model(record: dict, model_path: str) -> dict:
 
 
 def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,
-                model: str | None = None, given: "Given | str | None" = None) -> Transfer:
+                model: str | None = None, given: Given | str | None = None) -> Transfer:
     """``given``: the chip or figures the user named (a :class:`pdx.ceilings.imported.Given`, or a chip's name)."""
     from pdx.ceilings.imported import Given, judge
     from pdx.registry.importers import read_file

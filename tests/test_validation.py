@@ -380,3 +380,14 @@ def test_the_runner_s_types_carry_every_stored_sample_and_request_column():
     outcome.energy = {"meters": {}}
     with pytest.raises(AttributeError):
         outcome.enrgy = {"meters": {}}
+
+
+def test_a_model_s_facts_are_the_fields_of_its_record():
+    """What pdx reads of a model file (:class:`pdx.models.ModelInfo`) is its record's model entry but
+    its id (the record names it by content: the id is the sha256)."""
+    from dataclasses import fields as dataclass_fields
+
+    from pdx.contract import record
+    from pdx.models import ModelInfo
+
+    assert {f.name for f in dataclass_fields(ModelInfo)} == set(record.Model.__annotations__) - {"id"}
