@@ -13,23 +13,23 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import pdx
-from pdx import ceilings, environment, hardware, plugin_manager
-from pdx import model_arg
-from pdx.secrets import scrub, scrub_text
+from pdx import ceilings, environment, hardware, model_arg, plugin_manager
 from pdx.adaptive import StopRule
 from pdx.backend import BackendConfig, EngineInfo
-from pdx.conditions import gpu_memory
-from pdx.errors import PdxError, interruption
-from pdx.models import ModelInfo
-from pdx.registry import Registry, RunStart
-from pdx.registry.records import environment_id
-from pdx.stats.results import derive_stats, read_run
 from pdx.ceilings import placement, sources
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures
-from pdx.runner import Progress, TestOutcome, run_tests
+from pdx.conditions import gpu_memory
 from pdx.energy import session as energy_session
 from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH
 from pdx.energy.session import Metering
+from pdx.errors import PdxError, interruption
+from pdx.hardware import probe
+from pdx.models import ModelInfo
+from pdx.registry import Registry, RunStart
+from pdx.registry.records import environment_id
+from pdx.runner import Progress, TestOutcome, run_tests
+from pdx.secrets import scrub, scrub_text
+from pdx.stats.results import derive_stats, read_run
 from pdx.workload import Workload, build_workload
 
 # Tried in this order when no backend is named: the first available one runs.
@@ -233,8 +233,6 @@ def _residency_check(model: ModelFigures, workload: Workload, progress: Progress
 def hardware_report(threads: int | None = None, run_probe: bool = True, force: bool = False,
                     device: str = "cpu", sizes: dict | None = None) -> dict:
     """This machine: what detection found, its catalog match, and the probes of ``device`` at ``threads``."""
-    from pdx.hardware import probe
-
     machine = hardware.detect()
     threads = threads or hardware.default_threads()
     chip = hardware.catalog.get(machine["catalog"]) if machine.get("catalog") else None

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Mapping
 
 from pdx.errors import PdxError
+from pdx.numbers import parse_int, quoted
 
 if TYPE_CHECKING:
-    from pdx.models import ModelInfo
     from pdx.contract.request import RequestRecord
+    from pdx.models import ModelInfo
     from pdx.workload import TestSpec
 
 
@@ -131,8 +132,6 @@ class Option:
             raise PdxError(f"option kind {self.kind!r}: use text, int, or choice with its choices")
 
     def read(self, key: str, text: str) -> object:
-        from pdx.numbers import parse_int, quoted
-
         if self.kind == "int":
             return parse_int(text, f"-o {key}", self.minimum, self.maximum)
         if self.kind == "choice":

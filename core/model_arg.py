@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pdx.models import hub
 from pdx.errors import ModelError, PdxError
-from pdx.models import ModelInfo, identify
+from pdx.models import ModelInfo, hub, identify
+from pdx.synth import ensure_gguf, ensure_hf
 from pdx.synth.shapes import DEFAULT_SHAPE, get_shape
 
 SYNTH_PREFIX = "synth:"
@@ -25,8 +25,6 @@ class SynthModel:
     dtype: str | None = None  # a SYNTH_TYPES key; None: the backend's default type
 
     def identify(self, formats: tuple[str, ...], default_dtype: str) -> ModelInfo:
-        from pdx.synth import ensure_gguf, ensure_hf
-
         layout = "gguf" if "gguf" in formats else "hf" if "hf" in formats else None
         if layout is None:
             raise PdxError("this backend loads no model pdx can write", "give one with --model")

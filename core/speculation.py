@@ -22,6 +22,8 @@ From their sums over the test (every sample, warm-ups excluded):
 from __future__ import annotations
 
 from typing import Iterable
+from pdx.errors import ModelError, PdxError
+from pdx.models import identify
 
 # n-gram lookups draft from the text so far; pdx's prompts are random ids (pdx.prompt_stream), so what
 # they find is repetition in what the model itself generates (greedy decoding of a random-weight model
@@ -32,9 +34,6 @@ NGRAM_NOTE = ("n-gram lookup drafts from the text so far: pdx's prompts are rand
 def draft_identity(path: str) -> dict:
     """A draft model as a run records it (``settings["speculation"]["draft_model"]``): its identity,
     not its path alone; the decode ceiling reads its ``file_bytes``."""
-    from pdx.errors import ModelError, PdxError
-    from pdx.models import identify  # models reads files: only a speculating run with a draft needs it
-
     try:
         draft = identify(path)
     except (ModelError, OSError) as exc:

@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Sequence
 
 import pdx
-from pdx.errors import ImportFileError
+from pdx.errors import ImportFileError, PdxError
 from pdx.files import NotRegularFile, open_regular
-from pdx.registry.fields import CONTENT_ID_FIELDS, CONTENT_ID_VERSION
+from pdx.numbers import parse_int
 from pdx.registry.bundle_schema import SCHEMA_FILE, canonical, digest, field_path, schema_errors  # noqa: F401
+from pdx.registry.fields import CONTENT_ID_FIELDS, CONTENT_ID_VERSION
 from pdx.registry.redact import redact_record
+from pdx.registry.validate import RecordError, check_records, check_shape
 
 SCHEMA_VERSION = 1
 FORMAT = "pdx-bundle"
@@ -69,9 +71,6 @@ def fail(source: str | Path, reason: str, hint: str | None = None) -> ImportFile
 
 def validate_records(records: Sequence[dict], source: str) -> None:
     """Check records made by an importer with the registry's one record check."""
-    from pdx.errors import PdxError
-    from pdx.registry.validate import check_records
-
     try:
         check_records(records, "record")
     except PdxError as exc:
@@ -96,8 +95,6 @@ def make_bundle(records: Sequence[dict], redact: bool = False) -> dict:
 
 def max_bytes() -> int:
     """The largest file pdx reads: PDX_IMPORT_MAX_BYTES (a whole number of bytes), else :data:`MAX_BYTES`."""
-    from pdx.numbers import parse_int
-
     given = os.environ.get("PDX_IMPORT_MAX_BYTES")
     return parse_int(given, "PDX_IMPORT_MAX_BYTES", 1) if given and given.strip() else MAX_BYTES
 
@@ -183,7 +180,6 @@ def read_bundle(document: dict, source: str) -> list[dict]:
     if _newer(version):
         raise fail(source, f"bundle schema version {str(version)[:20]} is newer than this pdx reads "
                            f"({SCHEMA_VERSION})", "upgrade pdx")
-    from pdx.registry.validate import RecordError, check_shape
 
     try:
         check_shape(document, "bundle")  # before the schema and the digests: both recurse

@@ -8,6 +8,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
+from pdx.registry.fields import TABLES
 
 SCHEMA_FILE = Path(__file__).with_name("bundle.schema.json")
 
@@ -53,8 +54,6 @@ def load_schema() -> dict:
     """bundle.schema.json, with a rule for every column of the ``samples`` and ``requests`` tables that
     it does not spell out (:data:`pdx.registry.fields.TABLES`): a field added to either table needs no
     edit here. Such a field is optional, so records made before it existed stay valid."""
-    from pdx.registry.fields import TABLES
-
     schema = json.loads(SCHEMA_FILE.read_text())
     for level, (table, row_only) in TABLES.items():
         properties = schema["$defs"][level]["properties"]

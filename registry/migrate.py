@@ -19,6 +19,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
+from pdx.registry.schema import Base
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _PG_LOCK_KEY = 0x706478  # "pdx"
@@ -95,8 +96,6 @@ def _refuse_unversioned(conn: Connection, current: str | None) -> None:
 
 def check_tables(engine: Engine) -> None:
     """Every table of the schema is there (one dropped by hand fails every read that needs it)."""
-    from pdx.registry.schema import Base
-
     missing = sorted(set(Base.metadata.tables) - set(inspect(engine).get_table_names()))
     if missing:
         raise SchemaProblem(f"it is damaged: table{'s' if len(missing) > 1 else ''} {', '.join(missing)} "

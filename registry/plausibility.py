@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+from pdx.hardware.catalog import CATALOG_PATH
+from pdx.models import words as words_
 
 HEADROOM = 4.0  # what the two bounds leave out (see above); far below a forgery's 100x
 MOE_SHARE = 1 / 64  # a MoE whose record says no share: thinner than any routed model yet (1/31 at most)
@@ -63,8 +65,6 @@ def date_problem(when: datetime) -> str | None:
 @lru_cache(maxsize=1)
 def fastest() -> tuple[float, float]:
     """(bytes/s, FLOP/s): the highest bandwidth and the highest FLOP/s of any chip in the catalog."""
-    from pdx.hardware.catalog import CATALOG_PATH
-
     chips = json.loads(CATALOG_PATH.read_text())["chips"]
     bandwidth = max((c["bandwidth_gbs"]["value"] for c in chips if c.get("bandwidth_gbs")), default=0) * 1e9
     flops = max((f["value"] for c in chips for f in (c.get("tflops") or {}).values() if f), default=0) * 1e12
@@ -96,8 +96,6 @@ def _share(model: dict, n_params: float) -> float:
     words = " ".join(str(v) for v in (model.get("architecture"), model.get("name"), extra.get("model_type"))
                      if isinstance(v, str))
     if isinstance(extra.get("model_type"), str):
-        from pdx.models import words as words_
-
         try:
             said = words_.parse(extra["model_type"], n_params or None)
         except (ValueError, TypeError, ZeroDivisionError):
@@ -113,8 +111,6 @@ def _share(model: dict, n_params: float) -> float:
 
 @lru_cache(maxsize=1)
 def _moe_architectures() -> tuple[str, ...]:
-    from pdx.models import words as words_
-
     return tuple(words_.facts()["moe_architectures"])
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from pdx.ceilings.imported import Given, judge
 from pdx.errors import PdxError
+from pdx.files import write_atomically, write_stdout
+from pdx.models import identify
 from pdx.registry import Registry
-
-if TYPE_CHECKING:
-    from pdx.ceilings.imported import Given
+from pdx.registry.bundle import content_id, make_bundle
+from pdx.registry.importers import read_file
 
 
 @dataclass
@@ -39,8 +40,6 @@ def select(registry: Registry, refs: list[str] | tuple[str, ...] = (), where: di
 
 
 def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> dict:
-    from pdx.registry.bundle import make_bundle
-
     if not ids:
         raise PdxError("no runs to export", "check the run ids or --where filters (see `pdx runs`)")
     return make_bundle(registry.records(ids), redact)
@@ -49,8 +48,6 @@ def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> d
 def write_json(document: dict, output: str) -> None:
     """Write to a file atomically (a reader never sees half of it), or to stdout for "-"; a path that
     is there and is no regular file (a device, a named pipe) is refused (:mod:`pdx.files`)."""
-    from pdx.files import write_atomically, write_stdout
-
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     if output == "-":
         write_stdout(text)
@@ -59,9 +56,6 @@ def write_json(document: dict, output: str) -> None:
 
 
 def _with_model(record: dict, model_path: str) -> dict:
-    from pdx.models import identify
-    from pdx.registry.bundle import content_id
-
     info = identify(model_path).to_dict()
     record = record | {"model": info | {"id": info["sha256"]}}
     return record | {"id": content_id(record)}
@@ -70,9 +64,6 @@ def _with_model(record: dict, model_path: str) -> dict:
 def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,
                 model: str | None = None, given: Given | str | None = None) -> Transfer:
     """``given``: the chip or figures the user named (a :class:`pdx.ceilings.imported.Given`, or a chip's name)."""
-    from pdx.ceilings.imported import Given, judge
-    from pdx.registry.importers import read_file
-
     given = given if isinstance(given, Given) else Given.parse(given)  # an unknown chip fails before the file is read
     found, records = read_file(path, fmt, given.hardware)
     if found == "bundle" and (model or given.any):

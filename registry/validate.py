@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from pdx.errors import PdxError
+from pdx.registry.schema import Model, RequestRow, SampleRow, TestResult
 
 MAX_INT = 2**63 - 1  # a signed 64-bit column: SQLite's INTEGER, PostgreSQL's BIGINT
 MAX_INT32 = 2**31 - 1  # PostgreSQL's INTEGER
@@ -218,8 +219,6 @@ def _column_limits() -> dict[str, dict[str, int]]:
 
 
 def _TABLES() -> dict:
-    from pdx.registry.schema import Model, RequestRow, SampleRow, TestResult
-
     return {"model": Model, "test": TestResult, "sample": SampleRow, "request": RequestRow}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pdx.reports.rows import PHASE_OF_KIND
+from pdx.stats.compare import DEFAULT_FACTOR, compare_runs
 
 # asv's marks read "the new run is ... than the baseline".
 VERDICTS = {"-": "better", "+": "worse", "!": "worse", "~": "not significant", " ": "not significant",
@@ -36,8 +37,6 @@ class Line:
 def compare(base: dict, new: dict, factor: float | None = None, comparisons: list | None = None) -> list[Line]:
     """Every test of either run, matched by name (depth and batch included); ``comparisons``:
     pdx.stats.compare's, where the caller has them already."""
-    from pdx.stats.compare import DEFAULT_FACTOR, compare_runs
-
     kinds = {t["name"]: t["kind"] for run in (base, new) for t in run["tests"]}
     lines = []
     for c in comparisons if comparisons is not None else compare_runs(base, new, factor or DEFAULT_FACTOR):

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from pdx.reports import groups, labels
 import pdx
+from pdx.reports import groups, labels
+from pdx.reports.site.pageset import navigation
 
 # Rows a page lists in its HTML where a list grows with the site (all runs, a chip's runs); the
 # runs page's filter reaches every run.
@@ -79,7 +80,5 @@ def data_time(runs: list[dict]) -> str | None:
 
 def site_info(title: str, runs: list[dict], inline: bool) -> dict:
     """What every page of a site (or a report: ``inline``) shows of it; ``nav``: plugins' pages."""
-    from pdx.reports.site.pageset import navigation
-
     return {"title": title, "version": pdx.__version__, "data_time": data_time(runs), "n_runs": len(runs),
             "inline": inline, "nav": [] if inline else navigation()}

@@ -18,6 +18,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from pdx import plugin_manager
 from pdx.errors import PdxError
 from pdx.reports import labels, views
 from pdx.reports.charts.specs import chart_text
@@ -30,8 +31,6 @@ DEFAULT_PREFIX = "default"  # "default:NAME" is pdx's own template NAME, for an 
 
 
 def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
-    from pdx.plugin_manager import call_each
-
     dirs = []
     user = user_dir or os.environ.get("PDX_TEMPLATES")
     if user:
@@ -39,7 +38,7 @@ def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
         if not path.is_dir():
             raise PdxError(f"template folder {path} does not exist", "give --templates an existing folder")
         dirs.append(path)
-    for _, returned, _ in call_each("pdx_report_templates"):  # a plugin that raises is reported, not fatal
+    for _, returned, _ in plugin_manager.call_each("pdx_report_templates"):  # a plugin that raises is reported, not fatal
         dirs.extend(Path(d) for d in returned or [])
     dirs.append(TEMPLATES)
     return dirs

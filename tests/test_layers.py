@@ -7,6 +7,8 @@ packages import each other, taken whole or layer by layer."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from test_architecture import MODULES, cycles, imports_of
@@ -118,3 +120,61 @@ def test_the_contract_package_imports_nothing_of_pdx_but_its_errors():
     """pdx.contract is what plugins and pdx both stand on: it must not grow a dependency on either."""
     for module in (m for m in MODULES if m == "pdx.contract" or m.startswith("pdx.contract.")):
         assert {t for t in imports_of(module) if not t.startswith("pdx.contract")} <= {"pdx.errors"}, module
+
+
+# What each start of pdx loads, and so must keep light: every `pdx` command's (its help is the least one
+# runs), and every pytest run's where pdx is installed (its pytest plugin is an entry point, pytest11).
+STARTS = {
+    "pdx --help": "import runpy, sys\nsys.argv = ['pdx', '--help']\ntry:\n    runpy.run_module('pdx', run_name='__main__')\n"
+                  "except SystemExit:\n    pass",
+    "pytest": "import pdx.testing.pytest_plugin",
+}
+
+
+def loaded_by(code: str) -> set[str]:
+    """pdx's modules that a fresh interpreter has loaded after ``code``."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(*sorted(sys.modules))"],
+                          capture_output=True, text=True, timeout=120)
+    return {m for m in done.stdout.split() if m in MODULES}
+
+
+def function_imports(module: str, source: str | None = None) -> list[tuple[str, int, set[str]]]:
+    """pdx's imports inside ``module``'s functions (in its file, or in ``source`` read as if it were
+    its file): (function, line, the modules each loads)."""
+    found, seen = [], set()
+    tree = ast.parse(MODULES[module].read_text() if source is None else source)
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno not in seen:
+                    seen.add(node.lineno)
+                    loaded = imports_of(module, ast.unparse(node))
+                    if loaded:
+                        found.append((function.name, node.lineno, loaded))
+    return found
+
+
+def needless(module: str, starts: dict[str, set[str]], source: str | None = None) -> list[str]:
+    """``module``'s function-local imports that keep nothing out of a start."""
+    return [f"{module}:{line} in {function}() imports {', '.join(sorted(loaded))}"
+            for function, line, loaded in function_imports(module, source)
+            if not any(module in start and not loaded <= start for start in starts.values())]
+
+
+def test_a_function_imports_pdx_s_modules_only_to_keep_them_off_a_start():
+    """An import of pdx's own inside a function is there to keep what it loads out of a start (its
+    module is loaded by `pdx --help` or by pytest's plugin, and the module it imports is not); every
+    other one is at the top of its module, where a reader sees what the module needs. No import breaks
+    a cycle: there are none (above)."""
+    starts = {name: loaded_by(code) for name, code in STARTS.items()}
+    assert {"pdx.cli", "pdx.cli.bench", "pdx.registry.store"} <= starts["pdx --help"]
+    assert "pdx.api" not in starts["pdx --help"] and "pdx.stats.derived" not in set().union(*starts.values())
+    planted = "def f():\n    from pdx.errors import PdxError\n"
+    assert needless("pdx.stats.derived", starts, planted)  # loaded by no start: at the top
+    assert needless("pdx.cli.bench", starts, planted)  # loaded by a start, and so is what it imports
+    assert not needless("pdx.cli.bench", starts, "def f():\n    from pdx import api\n")  # keeps pdx.api off
+    found = [line for module in MODULES for line in needless(module, starts)]
+    assert not found, "hoist these to the top of their module:\n" + "\n".join(found)

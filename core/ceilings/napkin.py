@@ -12,11 +12,14 @@ from dataclasses import dataclass, replace
 
 from pdx import ceilings
 
-from pdx.models import kvcache
+from pdx.ceilings.imported import with_catalog_shape
+from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 from pdx.errors import PdxError
 from pdx.hardware import catalog
-from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
+from pdx.models import identify, kvcache
+from pdx.synth import get_shape
 from pdx.units import parse_bytes, parse_count
+from pdx.workload import parse_int_list
 
 # Weight types a --shape can be costed in: llama.cpp's block types (bytes per weight from gguf's
 # own block table) and the float types. Mixes such as Q4_K_M vary by tensor: a file made by
@@ -73,15 +76,11 @@ def kv_dims(spec: ModelSpec) -> kvcache.KVDims:
     if spec.config:
         return kvcache.dims_from_config(spec.config)
     if spec.path:
-        from pdx.models import identify
-
         if spec.path.endswith(".json"):
             return kvcache.dims_from_config(spec.path)
         info = identify(spec.path)
         return kvcache.dims_from_model(info.to_dict(), info.path)
     if spec.shape:
-        from pdx.synth import get_shape
-
         return get_shape(spec.shape).kv_dims()
     raise PdxError("no model given", "give -m FILE, --config config.json, --shape NAME, or --n-layers, "
                                      "--n-kv-heads and --head-dim")
@@ -91,8 +90,6 @@ def model_figures(spec: ModelSpec, kv_type: str = "f16") -> tuple[ModelFigures, 
     """The model as the roofline sees it, and its weight data type."""
     element = kvcache.element_bytes(kv_type)
     if spec.path:
-        from pdx.models import identify
-
         info = identify(spec.path).to_dict()
         figures = ceilings.model_figures(info, (kv_type, kv_type))
         if any(v is not None for v in spec.explicit_dims.values()):
@@ -143,9 +140,6 @@ def _with_experts(figures: ModelFigures, spec: ModelSpec) -> ModelFigures:
 def _sized_shape_figures(spec: ModelSpec, kv_type: str) -> ModelFigures:
     """A file's size (and parameter count) with a shape's dims: read as ``pdx import`` reads a model that
     a table names (:func:`pdx.ceilings.imported.with_catalog_shape`), so both give one ceiling."""
-    from pdx.ceilings.imported import with_catalog_shape
-    from pdx.synth import get_shape
-
     shape = get_shape(spec.shape)
     params = parse_count(spec.params, "--params") if spec.params else shape.n_params
     model = {"name": shape.name, "n_params": params, "file_bytes": parse_bytes(spec.model_bytes, "--model-bytes")}
@@ -158,8 +152,6 @@ def _sized_shape_figures(spec: ModelSpec, kv_type: str) -> ModelFigures:
 
 def _shape_figures(spec: ModelSpec, element: float) -> ModelFigures:
     """A named shape in one weight type (every matrix in ``--type``; norms float32)."""
-    from pdx.synth import get_shape
-
     s = get_shape(spec.shape)
     per_weight = weight_bytes_per_param(spec.weight_type)
     matrix, vectors, experts, expert_params = 0, 0, 0.0, 0
@@ -198,8 +190,6 @@ def speculation(accept_length: float | None, draft_tokens: float | None, draft: 
     drafted = accept_length - 1 if draft_tokens is None else draft_tokens
     draft_bytes = None
     if draft is not None:
-        from pdx.models import identify  # a model file: its size as it lies on disk
-
         draft_bytes = identify(draft).file_bytes if os.path.exists(draft) else parse_bytes(draft, "--draft-model")
     return {"accept_length": accept_length, "target_passes_per_token": 1 / accept_length,
             "drafted_per_token": drafted / accept_length, "draft_bytes": draft_bytes}
@@ -261,16 +251,12 @@ def _one_report(hw: HardwareFigures, model: ModelFigures, n_prompt: int, depth: 
 def kv_calculation(spec: ModelSpec, kv_type: str, context: str | None, batch: int, memory: str | None,
                    hardware: str | None, weights: str | None) -> dict:
     """``pdx kv`` from its options: dims from the spec, memory from a size or a chip."""
-    from pdx.workload import parse_int_list
-
     dims = kv_dims(spec)
     contexts = parse_int_list(context, "--context", minimum=1) if context else [dims.n_ctx_train or 4096]
     size = parse_bytes(memory, "--memory") if memory else catalog.lookup(hardware).memory_bytes if hardware else None
     if weights:
         weight_bytes = parse_bytes(weights, "--weights")
     elif spec.path and not spec.path.endswith(".json"):
-        from pdx.models import identify
-
         weight_bytes = identify(spec.path).file_bytes
     else:
         weight_bytes = 0.0

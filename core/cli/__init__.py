@@ -14,16 +14,16 @@ import threading
 
 import click
 
+from pdx import plugin_manager
+from pdx.cli import backends, bench, ceiling, hardware, hub, models, plugins, reports, repro, runs, serve, share
+from pdx.cli.base import cli
 from pdx.errors import PdxError, Terminated
+from pdx.secrets import scrub_text  # a message that quotes a URL or a flag shows no secret
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 
 def build_cli() -> click.Group:
-    from pdx import plugin_manager
-    from pdx.cli import backends, bench, ceiling, hardware, hub, models, plugins, reports, repro, runs, serve, share
-    from pdx.cli.base import cli
-
     for module in (bench, serve, runs, models, backends, plugins, hardware, ceiling, repro, share, reports, hub):
         module.register(cli)
     # Plugin by plugin: one that raises or clashes is reported by `pdx plugins`; the rest still load.
@@ -40,7 +40,6 @@ def build_cli() -> click.Group:
 
 def fail(message: str, code: int = 2) -> None:
     from pdx.display.text import printable
-    from pdx.secrets import scrub_text  # a message that quotes a URL or a flag shows no secret
 
     click.echo(f"pdx: error: {printable(scrub_text(message))}", err=True)
     sys.exit(code)
@@ -63,7 +62,6 @@ def _warn_left_out() -> None:
     api = sys.modules.get("pdx.api")
     if api is None:
         return
-    from pdx.secrets import scrub_text
 
     for shown, left in api.LEFT_OUT:
         if left:

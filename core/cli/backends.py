@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from pdx import plugin_manager
+from pdx.backend import option_help
 from pdx.cli.base import echo_json, json_option
 
 
@@ -12,9 +14,6 @@ from pdx.cli.base import echo_json, json_option
 @json_option
 def backends(verbose, as_json) -> None:
     """List backends: available or not, why, and how to install."""
-    from pdx import plugin_manager
-    from pdx.backend import option_help
-
     rows = []
     for name, backend in sorted(plugin_manager.backends().items()):
         status = backend.availability()

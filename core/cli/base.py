@@ -7,6 +7,9 @@ import json
 import click
 
 import pdx
+from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH, parse_price
+from pdx.errors import PdxError
+from pdx.numbers import MAX_FLOAT, MAX_INT, parse_float, parse_int
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -78,8 +81,6 @@ class Price(click.ParamType):
     name = "PRICE"
 
     def convert(self, value, param, ctx):
-        from pdx.energy.figures import parse_price
-
         if isinstance(value, tuple):
             return value
         try:
@@ -90,8 +91,6 @@ class Price(click.ParamType):
 
 def energy_options(command):
     """--energy/--no-energy and --price-kwh: energy per token where this machine has a meter."""
-    from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH
-
     for option in reversed((
         click.option("--energy/--no-energy", default=True, show_default=True,
                      help="Read this machine's energy meters (see `pdx hw`) around every timed repetition: J/token, "
@@ -113,9 +112,6 @@ class Integer(click.ParamType):
         self.min, self.max = min, max
 
     def convert(self, value, param, ctx):
-        from pdx.errors import PdxError
-        from pdx.numbers import MAX_INT, parse_int
-
         try:
             return parse_int(value, _flag(param), self.min, MAX_INT if self.max is None else self.max)
         except PdxError as exc:
@@ -143,9 +139,6 @@ class Number(click.ParamType):
         self.min, self.max, self.min_open, self.max_open = min, max, min_open, max_open
 
     def convert(self, value, param, ctx):
-        from pdx.errors import PdxError
-        from pdx.numbers import MAX_FLOAT, parse_float
-
         try:
             number = parse_float(value, _flag(param), self.min, MAX_FLOAT if self.max is None else self.max,
                                  self.min_open)

@@ -8,8 +8,13 @@ from pdx.backend import option_pairs
 from pdx.errors import PdxError
 from pdx.cli.base import (Integer, Number, echo_json, energy_options, engine_option, json_option, registry_option,
                           server_options, tag_option)
-from pdx.numbers import MAX_COUNT, MAX_THREADS
-from pdx.workload import DEFAULT_MAX_REPETITIONS, parse_int_list
+from pdx.numbers import MAX_COUNT, MAX_THREADS, parse_int
+from pdx.workload import AUTO_FIRST_BATCH
+from pdx.workload import BenchOptions
+from pdx.workload import DEFAULT_MAX_REPETITIONS
+from pdx.workload import DEFAULT_TARGET_CI
+from pdx.workload import parse_int_list
+from pdx.workload import parse_target_ci
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
 
@@ -22,7 +27,6 @@ class Repetitions(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int) or value == "auto":
             return value
-        from pdx.numbers import parse_int
 
         try:
             return parse_int(value, "-r", 1, MAX_COUNT)
@@ -33,8 +37,6 @@ class Repetitions(click.ParamType):
 
 def adaptive_settings(repetitions, target_ci: str | None) -> tuple[int, float | None]:
     """(first batch, target CI or None) from -r and --target-ci."""
-    from pdx.workload import AUTO_FIRST_BATCH, DEFAULT_TARGET_CI, parse_target_ci
-
     target = parse_target_ci(target_ci) if target_ci else None
     if repetitions == "auto":
         return AUTO_FIRST_BATCH, target or DEFAULT_TARGET_CI
@@ -117,9 +119,8 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     pp512, pp1024 and tg128, each at depth 0 and 4096 and batch 1 and 8.
     """
     from pdx import api
-    from pdx.display.ceilings import print_ceiling_moves
     from pdx.display import make_console
-    from pdx.workload import BenchOptions
+    from pdx.display.ceilings import print_ceiling_moves
 
     first, target = adaptive_settings(repetitions, target_ci)
     workload = BenchOptions(n_prompt=n_prompt, n_gen=n_gen, prompt_gen=prompt_gen, depth=n_depth, batch=batch,

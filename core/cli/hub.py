@@ -7,13 +7,12 @@ import sys
 import click
 
 from pdx.cli.base import registry_option, where_option
+from pdx.errors import WorkloadError
+from pdx.workload import parse_target_ci
 
 
 def _fraction(ctx, param, value) -> float:
     """``5%`` or ``0.05`` as a fraction (click names the option in its error)."""
-    from pdx.errors import WorkloadError
-    from pdx.workload import parse_target_ci
-
     try:
         number = parse_target_ci(str(value))
     except WorkloadError:
@@ -36,8 +35,8 @@ def submit(runs, where, folder, max_cv, force, registry) -> None:
     """Write runs (all, those named, or those matching --where) to FOLDER as redacted bundles,
     one per run, named by content id; refuses interrupted, failed, noisy or unidentified runs."""
     from pdx import api
-    from pdx.registry import transfer
     from pdx.contrib.submit import submit as write
+    from pdx.registry import transfer
     from pdx.registry.where import parse_where
 
     store = api.open_registry(registry)

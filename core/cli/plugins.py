@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pdx import plugin_manager
 from pdx.cli.base import echo_json, json_option
 
 STATUS_COLOURS = {"loaded": "green", "failed": "red", "disabled": "yellow"}
@@ -18,8 +19,6 @@ def plugins(as_json) -> None:
     PDX_DISABLE_PLUGINS=a,b leaves those out. A plugin that fails to load is
     listed with the reason and the others work as usual.
     """
-    from pdx import plugin_manager
-
     plugin_manager.backends()  # the registrations are part of what a plugin is
     records = plugin_manager.plugin_state().records
     if as_json:

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from pdx.cli.base import Number, echo_json, json_option, registry_option, where_option
-from pdx.stats.compare import DEFAULT_FACTOR
+from pdx.secrets import redact_secrets
+from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, compare_runs
 
 templates_option = click.option(
     "--templates", type=click.Path(file_okay=False), envvar="PDX_TEMPLATES",
@@ -77,7 +78,6 @@ def publish(directory, runs, where, title, bundles, cache, no_cache, skip_reject
         if cache or no_cache or skip_rejected:
             raise click.UsageError("--cache, --no-cache and --skip-rejected are for --bundles (a registry's site "
                                    "reads the registry)")
-        from pdx.secrets import redact_secrets
 
         chosen = selection.select_runs(api.open_registry(registry), runs, parse_where(where))
         # A site is public: no secret from a run stored before pdx redacted at import (a bundle's are at read).
@@ -108,7 +108,6 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
     from pdx.reports.gate import CheckResult
     from pdx.reports.report.single_file import render_comparison
     from pdx.reports.writer import write_file
-    from pdx.stats.compare import DEFAULT_ALPHA, compare_runs
 
     from pdx.stats.results import read_run
 

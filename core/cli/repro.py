@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
-from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
+from pdx.backend import option_pairs
 from pdx.cli.base import Number, echo_json, json_option, registry_option, tag_option
+from pdx.cli.bench import run_and_show
+from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
 
 
 @click.command()
@@ -28,8 +30,6 @@ def rerun(ctx: click.Context, run_id, allow_drift, model, options, tags, registr
     needs server flags, a URL or engine arguments is refused until they are given again with -o.
     """
     from pdx import api
-    from pdx.backend import option_pairs
-    from pdx.cli.bench import run_and_show
     from pdx.rerun import rerun_config
 
     try:
@@ -77,8 +77,7 @@ def check(ctx: click.Context, run_id, baseline, factor, alpha, registry, as_json
     """
     from pdx import api
     from pdx.display import print_check
-    from pdx.reports.gate import EXIT_REGRESSION
-    from pdx.reports.gate import check as run_check
+    from pdx.reports.gate import EXIT_REGRESSION, check as run_check
 
     result = run_check(api.open_registry(registry), baseline, run_id, factor, alpha)
     if as_json:

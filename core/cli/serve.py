@@ -9,8 +9,11 @@ import click
 
 from pdx.cli.base import (Integer, IntegerList, Number, echo_json, energy_options, engine_option, json_option,
                           registry_option, server_options, tag_option)
-from pdx.numbers import MAX_COUNT, MAX_TOKENS
-from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION
+from pdx.cli.bench import execute, parse_options, server_variants
+from pdx.errors import PdxError
+from pdx.numbers import MAX_COUNT, MAX_TOKENS, parse_float
+from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION, parse_capacity_slo
+from pdx.serving.metrics import parse_percentiles, parse_slo
 from pdx.serving.saturation import DEFAULT_WINDOW_S
 from pdx.workload import parse_int_list
 
@@ -18,8 +21,6 @@ from pdx.workload import parse_int_list
 def _rates(text: str | None) -> list[float] | None:
     if not text:
         return None
-    from pdx.errors import PdxError
-    from pdx.numbers import parse_float
 
     try:  # inf: every request at once; NaN or 1e400 are no rate
         return [math.inf if r.strip() == "inf" else parse_float(r, "--request-rate", 0, min_open=True)
@@ -89,9 +90,6 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     times the requests in flight when it was sent (so a server that accepts and never answers stops a short
     test in seconds); -o request_timeout=SECONDS sets one limit for every request instead."""
     from pdx import api
-    from pdx.cli.bench import execute, parse_options, server_variants
-    from pdx.serving.capacity import parse_capacity_slo
-    from pdx.serving.metrics import parse_percentiles, parse_slo
     from pdx.serving.workloads import ServeOptions, serve_workload
 
     targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)

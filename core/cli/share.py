@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from pdx.cli.base import echo_json, json_option, registry_option, tag_option, where_option
+from pdx.registry.importers import formats, importers
+from pdx.registry.importers.builtin import PLUGIN
 
 
 
@@ -42,9 +44,6 @@ class _ImportCommand(click.Command):
     own, :mod:`pdx.registry.importers.builtin`, and every plugin's), when the help is shown."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from pdx.registry.importers import formats, importers
-        from pdx.registry.importers.builtin import PLUGIN
-
         found = importers()
         own = {"auto": "detect it (the default)", "bundle": "a pdx bundle (pdx export, pdx submit)"}
         rows = [(name, own.get(name) or found[name].description

@@ -14,9 +14,12 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.registry.hub_folder import file_name
 from pdx.contrib.plausible import rate_problems
+from pdx.files import output_folder
 from pdx.registry import bundle
+from pdx.registry.hub_folder import file_name
+from pdx.registry.transfer import write_json
+from pdx.stats.results import with_stats
 
 DEFAULT_MAX_CV = 0.05
 
@@ -63,11 +66,6 @@ def refusals(run: dict, max_cv: float) -> list[str]:
 def submit(registry, ids: list[str], folder: str | Path, max_cv: float = DEFAULT_MAX_CV,
            force: bool = False) -> list[Submission]:
     """Write each acceptable run (every run with ``force``) to ``folder`` as ``<content id>.pdx.json``."""
-    from pdx.stats.results import with_stats
-    from pdx.registry.transfer import write_json
-
-    from pdx.files import output_folder
-
     folder = output_folder(folder, "cannot submit into", make=True)  # a file or a device there: one line
     done = []
     for record in registry.records(ids):

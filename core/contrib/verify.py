@@ -17,11 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pdx.registry.hub_folder import FILES_PER_TASK, bundle_files, default_workers, file_name, read_records
 from pdx.contrib.plausible import DEFAULT_TOLERANCE, rate_problems
 from pdx.contrib.submit import model_identity_problem
 from pdx.errors import ImportFileError
+from pdx.registry.hub_folder import FILES_PER_TASK, bundle_files, default_workers, file_name, read_records
+from pdx.registry.validate import RecordError, check_record
 from pdx.secrets import secret_fields
+from pdx.workers import chunked
 
 # What a model sha256 must describe the same way in every file.
 MODEL_FACTS = ("name", "format", "architecture", "n_params", "dtype", "file_bytes")
@@ -46,8 +48,6 @@ class Verification:
 def verify_folder(folder: str | Path, tolerance: float = DEFAULT_TOLERANCE, workers: int | None = None) -> Verification:
     """Every problem of a results folder, one per line's worth, in file order. Each file's own checks
     run in worker processes for a large folder (:mod:`pdx.workers`); those across files here."""
-    from pdx.workers import chunked
-
     root = Path(folder)
     problems: list[Problem] = []
     by_content: dict[str, str] = {}
@@ -86,8 +86,6 @@ def _record_problem(record: dict) -> str | None:
     """What the registry's one record check refuses in a run (:mod:`pdx.registry.validate`): a date that
     no measurement has, a rate no hardware pdx knows could reach with its model, even where no ceiling
     was stored; so a folder verify passes is one every registry would take."""
-    from pdx.registry.validate import RecordError, check_record
-
     try:
         check_record(record)
     except RecordError as exc:

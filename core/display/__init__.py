@@ -11,6 +11,7 @@ from rich.table import Table
 from pdx import figures
 from pdx.ceilings import described
 from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_warnings
+from pdx.display.serving import print_serving
 from pdx.display.tables import Fitted, fit
 from pdx.display.text import SafeConsole
 from pdx.figures import Column
@@ -136,7 +137,6 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
         if (run.get("engine") or {}).get("settings", {}).get("mode") == "server":
             console.print("server figures over HTTP: pp from the TTFT of one-token requests, tg from first to last "
                           "token", highlight=False)
-    from pdx.display.serving import print_serving
 
     print_serving(run, console)
     console.print(basis_line(run), highlight=False)

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from pdx.errors import PdxError
+from pdx.hardware import gpu_db
 from pdx.hardware.chip import Chip, Figure
 
 __all__ = ["Chip", "Figure", "chips", "find", "get", "lookup", "match_cpu", "match_nvidia", "normalize", "sources"]
@@ -53,7 +54,6 @@ def _with_gpu_db(tflops: dict[str, Figure], key: str | None) -> dict[str, Figure
     figure for the GPU it names (``gpu_db``: a SoC's integrated GPU, such as Strix Halo's Radeon 8060S)."""
     if not key:
         return tflops
-    from pdx.hardware import gpu_db
 
     if key not in gpu_db.database():
         return tflops
@@ -85,15 +85,11 @@ def _index() -> dict[str, Chip]:
 
 
 def get(chip_id: str) -> Chip | None:
-    from pdx.hardware import gpu_db
-
     return next((c for c in chips() if c.id == chip_id), None) or gpu_db.get(chip_id)
 
 
 def find(name: str) -> Chip | None:
     """The catalog's own entry for a name, else the GPU database's (:mod:`pdx.hardware.gpu_db`)."""
-    from pdx.hardware import gpu_db
-
     return _index().get(normalize(name)) or gpu_db.find(name)
 
 

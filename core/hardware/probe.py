@@ -28,6 +28,7 @@ from pathlib import Path
 
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
+from pdx.units import fmt_si
 
 PROBE_VERSION = 1
 ARRAY_BYTES = 256 * 2**20  # per array; three of them, far beyond any L3 a benchmark machine has
@@ -199,8 +200,6 @@ def _keep_or_store(path: Path, result: dict) -> dict:
 
 
 def _rate(name: str, value: float) -> str:
-    from pdx.units import fmt_si
-
     return fmt_si(value, "B/s" if name == "bandwidth" else "FLOP/s")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pdx.hardware import bandwidth, matmul
 
 
 def main(argv: list[str]) -> None:
@@ -23,12 +24,8 @@ def main(argv: list[str]) -> None:
         return
     threads, size, reps = int(argv[1]), int(argv[2]), int(argv[3])
     if kind == "bandwidth":
-        from pdx.hardware import bandwidth
-
         result = bandwidth.measure(threads, size, reps)
     else:
-        from pdx.hardware import matmul
-
         result = matmul.measure(size, reps)
     print(json.dumps(result))
 

@@ -19,15 +19,18 @@ from typing import ClassVar, Iterator, Mapping
 
 import requests
 
+from pdx import plugin_manager
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo, identify
+from pdx.numbers import parse_float
 from pdx.paths import data_dir
 from pdx.prompt_stream import PromptStream
 from pdx.secrets import is_secret_name, scrub_text, secret_values
 from pdx.serving import prometheus
 from pdx.serving.managed import ManagedServer, free_port
 from pdx.serving.openai import TIMEOUT_RULE, CompletionsClient, OpenAICompletions, auth_headers
+from pdx.serving.overhead import overhead_sample
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed, TokensInOneBurst
 from pdx.serving.runs import matrix_sample, scenario_sample
@@ -56,8 +59,6 @@ def public_url(url: str) -> str:
 
 
 def _number(options: Mapping[str, str], key: str, default: float) -> float:
-    from pdx.numbers import parse_float
-
     return parse_float(options.get(key, default), f"-o {key}", 0.0, min_open=True)  # nan/inf: refused
 
 
@@ -317,7 +318,6 @@ class ServerBackend(Backend):
         if self._engine is None:
             import json
 
-            from pdx.plugin_manager import require_available
 
             try:
                 options = json.loads(self.config.options.get("in_process_options") or "{}")
@@ -325,7 +325,7 @@ class ServerBackend(Backend):
                 raise PdxError(f"-o in_process_options: not JSON ({exc})") from None
             if not isinstance(options, dict):
                 raise PdxError("-o in_process_options: give a JSON object of the in-process engine's options")
-            cls = require_available(self.in_process, options)
+            cls = plugin_manager.require_available(self.in_process, options)
             engine = cls(BackendConfig(threads=self.engine_threads(), seed=self.config.seed,
                                        options={str(k): v if isinstance(v, str) else json.dumps(v)
                                                 for k, v in options.items()}))
@@ -334,8 +334,6 @@ class ServerBackend(Backend):
         return self._engine
 
     def _overhead(self, test) -> tuple[Sample, None]:
-        from pdx.serving.overhead import overhead_sample
-
         def server(pp: TestSpec, prompts) -> Sample:
             return self._with_server_figures(lambda: (matrix_sample(self.client, pp, prompts), None))[0]
 

@@ -15,11 +15,14 @@ import random
 
 from pdx.backend import Sample
 from pdx.prompt_stream import Prompts
+from pdx.serving import capacity
 from pdx.serving.load import Planned, arrivals, for_duration, run_load, shaped_loop
+from pdx.serving.metrics import serving_stats
 from pdx.serving.openai import CompletionsClient
 from pdx.serving.plans import arrival_seed, scenario_plan
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed, TokensInOneBurst, failure_summary
+from pdx.serving.shards import run_sharded
 from pdx.serving.spec import ServeSpec
 from pdx.workload import TestSpec
 
@@ -73,9 +76,6 @@ def sample_from_records(test: TestSpec, records: list) -> Sample:
 def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> Sample:
     """The capacity search (:mod:`pdx.serving.capacity`): one load run per point, every request kept
     (``role`` names its point), the points and the verdict in the sample's ``engine``."""
-    from pdx.serving import capacity
-    from pdx.serving.metrics import serving_stats
-
     percentiles = tuple(sorted(set(spec.percentiles) | {spec.slo_percentile}))
     warm = run_load(client, iter([Planned(prompts.tokens(spec.n_prompt), spec.n_gen, "warmup")
                                   for _ in range(max(1, spec.warmup_requests))]), 1)
@@ -131,8 +131,6 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
 
 def sharded_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
     """A load test from ``spec.clients`` client processes (:mod:`pdx.serving.shards`), merged into one sample."""
-    from pdx.serving.shards import run_sharded
-
     records, clients = run_sharded(client, spec, prompts)
     ok = [r for r in records if r.ok]
     ends = [r.send_ns + r.end_ns for r in records if r.end_ns is not None]

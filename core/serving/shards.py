@@ -28,6 +28,7 @@ from pdx.errors import PdxError
 from pdx.serving.load import Planned, run_load
 from pdx.serving.plans import scenario_plan
 from pdx.serving.records import RequestRecord, RequestsFailed
+from pdx.workers import Worker
 
 PINGS = 15  # round trips per clock reading; the tightest one counts
 LOCAL_LEAD_S = 0.5  # how far ahead the driver names the start: the task must reach every shard first
@@ -87,8 +88,6 @@ class LocalShard:
     lead_s = LOCAL_LEAD_S
 
     def __init__(self) -> None:
-        from pdx.workers import Worker
-
         self.worker = Worker()
         self.place = {"pool": "local", "node": None, "host": socket.gethostname(), "pid": self.worker.process.pid}
 

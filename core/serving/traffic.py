@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from pdx.errors import PdxError
-from pdx.numbers import MAX_TOKENS
 from pdx.files import read_regular
+from pdx.numbers import MAX_TOKENS, parse_float
 
 DISTRIBUTIONS = ("fixed", "uniform", "lognormal")
 MAX_SIGMA = 4.0  # a lognormal's log-space spread: at 4, one length in a thousand is already ~80x the mean
@@ -51,7 +51,6 @@ class Lengths:
     def parse(cls, text: str | None, flag: str) -> "Lengths":
         if not text or text == "fixed":
             return cls()
-        from pdx.numbers import parse_float
 
         kind, _, value = text.partition(":")
         try:  # a finite decimal: float() would take "inf" and "nan", and a run would be stored before a draw failed

@@ -16,22 +16,21 @@ own ``reported`` figures, flagged as such.
 from __future__ import annotations
 
 from pdx.energy.figures import energy_stats
-from pdx.stats import outliers, rates, summarize
+from pdx.serving.analysis import cache_claim, client_stats, stall_stats, turn_stats
+from pdx.serving.metrics import serving_stats
+from pdx.serving.overhead import overhead_stats
+from pdx.serving.records import RequestRecord
 from pdx.speculation import speculation_stats
+from pdx.stats import outliers, rates, summarize
 from pdx.workload import repetition_tokens
 
 
 def _records(test: dict) -> list:
-    from pdx.serving.records import RequestRecord
-
     return [RequestRecord.from_dict(r) for r in test.get("requests") or []]
 
 
 def serve_stats(test: dict) -> dict | None:
     """A serving test: latency distributions and throughput from its requests."""
-    from pdx.serving.analysis import cache_claim, client_stats, stall_stats, turn_stats
-    from pdx.serving.metrics import serving_stats
-
     spec, records = test.get("spec") or {}, _records(test)
     if not records:  # an import that kept only its tool's summary (vllm bench serve without --save-detailed)
         reported = ((test.get("engine") or {}).get("reported") or {}).get("serving")
@@ -41,8 +40,6 @@ def serve_stats(test: dict) -> dict | None:
     if spec.get("scenario") == "stall":
         stats["stall"] = stall_stats(records)
     if spec.get("scenario") == "overhead":
-        from pdx.serving.overhead import overhead_stats
-
         stats["overhead"] = overhead_stats(records, test.get("samples") or [])
     turns = turn_stats(records)
     if turns:
@@ -101,7 +98,6 @@ def _derive(test: dict) -> dict | None:
         stats["prompt_rate"] = summarize(rates(test["n_prompt"] * batch, [s["prompt_ns"] for s in samples])).to_dict()
         stats["gen_rate"] = summarize(rates(test["n_gen"] * batch, [s["gen_ns"] for s in samples])).to_dict()
     if test.get("requests"):  # over HTTP: the latencies behind the rates
-        from pdx.serving.metrics import serving_stats
 
         latency = serving_stats(_records(test), sum(s["ns"] for s in samples))
         stats["serving"] = {k: latency[k] for k in ("requests", "failed", "ttft_ms", "itl_ms", "tpot_ms", "e2el_ms")}

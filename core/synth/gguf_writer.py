@@ -16,12 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
+from pdx import plugin_manager
 from pdx.errors import ModelError
 from pdx.paths import cache_dir
 from pdx.synth import vocabulary
 from pdx.synth.families import GGUF_F32_ROLES
 from pdx.synth.families.base import gguf_name
-from pdx.synth.shapes import Shape
+from pdx.synth.quantizers import write_quantized
+from pdx.synth.shapes import Shape, get_shape
 from pdx.synth.weights import random_f16
 
 # name -> (GGML type name, llama file-type name)
@@ -133,11 +135,8 @@ def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0, named: str |
     other type by a plugin's quantiser from pdx's f16 (:mod:`pdx.synth.quantizers`), that f16 named for
     the type it becomes (a quantiser keeps ``general.name``). ``named``: the type the name says."""
     if dtype.lower() not in GGUF_TYPES:
-        from pdx.plugin_manager import quantizers
-        from pdx.synth.quantizers import write_quantized
-
         return write_quantized(lambda f16: write_gguf(shape, "f16", f16, seed, named=dtype), dtype, path,
-                               tuple(GGUF_TYPES), quantizers())
+                               tuple(GGUF_TYPES), plugin_manager.quantizers())
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -177,8 +176,6 @@ def expected_file_bytes(shape: Shape, dtype: str) -> int:
 def ensure_gguf(shape: str, dtype: str, seed: int = 0) -> Path:
     """The cached synthetic GGUF of ``shape`` and ``dtype``, written on first use (again where an older
     pdx cached it in another architecture: Gemma 3 and gpt-oss shapes were once written as llama)."""
-    from pdx.synth.shapes import get_shape
-
     path = default_model_path(shape, dtype, seed)
     chosen = get_shape(shape)
     if not path.exists() or _architecture(path) != chosen.family.gguf_arch:

@@ -26,10 +26,10 @@ import numpy as np
 
 from pdx.errors import ModelError
 from pdx.paths import cache_dir
+from pdx.synth import vocabulary
 from pdx.synth.mlx_quant import MLX_QUANT_TYPES, quantization_config, quantized_plan
 from pdx.synth.safetensors_writer import TensorPlan, write_safetensors
-from pdx.synth import vocabulary
-from pdx.synth.shapes import Shape
+from pdx.synth.shapes import Shape, get_shape
 from pdx.synth.vocabulary import BOS_ID, EOS_ID, SPECIAL_TOKENS
 from pdx.synth.weights import random_f16
 
@@ -198,8 +198,6 @@ def write_hf(shape: Shape, dtype: str, directory: Path, seed: int = 0, replace: 
 def ensure_hf(shape: str, dtype: str, seed: int = 0) -> Path:
     """The cached synthetic HF model of ``shape`` and ``dtype``, written on first use (again where an older
     pdx cached it in another architecture: Gemma 3 and gpt-oss shapes were once written as llama)."""
-    from pdx.synth.shapes import get_shape
-
     path = default_hf_path(shape, dtype, seed)
     chosen = get_shape(shape)
     try:

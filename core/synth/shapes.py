@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from pdx.errors import ModelError
+from pdx.models import kvcache
 from pdx.synth.families import EXPERT_ROLES, family_of
 
 CATALOG_PATH = Path(__file__).parent.parent / "model_catalog.json"
@@ -120,8 +121,6 @@ class Shape:
 
     def kv_dims(self):
         """The KV-cache dimensions of this shape (sliding-window layers included)."""
-        from pdx.models import kvcache
-
         return kvcache.make_dims(f"shape {self.name}", self.n_layers, self.n_kv_heads, self.head_dim, self.n_heads,
                                  n_ctx_train=self.n_ctx, sliding_window=self.sliding_window or None,
                                  n_sliding_layers=self.n_sliding_layers)

@@ -9,6 +9,9 @@ read by the ready-made suite: ``pytest --pyargs pdx.testing.suite
 from __future__ import annotations
 
 import pytest
+from pdx.testing.checks import run_contract
+from pdx.testing.counters import default_counter
+from pdx.testing.target import Harness, Params, Target
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,10 +25,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def pdx_backend_contract(tmp_path_factory):
     """``pdx_backend_contract(backend, model=None, options=None, ...)`` runs every contract check on it."""
-    from pdx.testing.checks import run_contract
-    from pdx.testing.counters import default_counter
-    from pdx.testing.target import Harness, Params, Target
-
     harnesses = []
 
     def check(backend, model=None, options=None, threads=1, params=Params(), work_counter=default_counter,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import click
 
 from pdx.hookspecs import hookimpl
+from pdx.plugins.llamacpp.commands import llamacpp
 
 
 @hookimpl
@@ -30,8 +31,6 @@ def pdx_register_backends(register) -> None:
 
 @hookimpl
 def pdx_register_commands(cli: click.Group) -> None:
-    from pdx.plugins.llamacpp.commands import llamacpp
-
     cli.add_command(llamacpp)
 
 

@@ -9,9 +9,12 @@ from typing import Iterator, Mapping
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.environment import installed_version
 from pdx.errors import ModelError, PdxError
-from pdx.models import ModelInfo
+from pdx.hardware import apple
+from pdx.models import ModelInfo, hf_tensor_names
 from pdx.plugins.mlx import settings as mlx_settings
 from pdx.plugins.mlx import speculation
+from pdx.plugins.mlx.measure import Draft, Measure
+from pdx.plugins.mlx.own_figures import mlx_lm_figures, own_rates
 from pdx.workload import TestSpec
 
 
@@ -26,7 +29,6 @@ def refused_layout(model: ModelInfo) -> ModelError | None:
     transformers' layout, its sanitize splits them on the wrong axis and the load fails on unknown weights."""
     if model.architecture != "gpt_oss":
         return None
-    from pdx.models import hf_tensor_names
 
     if any(name.endswith(".mlp.experts.gate_up_proj") for name in hf_tensor_names(model.path)):
         return ModelError(f"mlx-lm cannot load {model.path}: gpt-oss experts unquantised in transformers' fused "
@@ -53,7 +55,6 @@ def mac_chip() -> dict | None:
     """The Apple chip from ``sysctl``, matched to the catalog (None off a Mac)."""
     if sys.platform != "darwin":
         return None
-    from pdx.hardware import apple
 
     return apple.describe(apple.read_sysctl())
 
@@ -84,7 +85,6 @@ class Mlx(Backend):
         mx = self.mx
         from mlx_lm.generate import wired_limit
 
-        from pdx.plugins.mlx.measure import Draft, Measure
 
         mx.set_default_device(mx.gpu if self.settings.device == "gpu" else mx.cpu)
         spec = self.settings.speculation
@@ -138,8 +138,6 @@ class Mlx(Backend):
                 info |= self._mlx_lm_figures(test)
 
     def _mlx_lm_figures(self, test: TestSpec) -> dict:
-        from pdx.plugins.mlx.own_figures import mlx_lm_figures, own_rates
-
         try:
             figures = mlx_lm_figures(self.measure, self.tokenizer, test, self.settings.mlx_lm_runs)
         except Exception as exc:  # a side figure must not cost the measured samples

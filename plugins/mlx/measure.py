@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pdx.backend import Sample
+from pdx.plugins.mlx.speculation import counts
 from pdx.prompt_stream import Prompts, PromptStream
 from pdx.workload import TestSpec
 
@@ -108,7 +109,6 @@ class Measure:
         accepted. Its tokens arrive as Python ints, so the last is evaluated when the loop ends."""
         from mlx_lm.generate import speculative_generate_step
 
-        from pdx.plugins.mlx.speculation import counts
 
         mx, draft = self.mx, self.draft
         # its default stream is the one of the device at mlx-lm's import; -o device chose another

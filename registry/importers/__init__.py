@@ -13,17 +13,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pdx import plugin_manager
 from pdx.errors import PdxError
-from pdx.secrets import redact_secrets
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
 from pdx.registry.importers import builtin
+from pdx.secrets import redact_secrets
 
 
 def importers() -> dict:
-    from pdx.plugin_manager import importers as registered
-
-    return registered()
+    return plugin_manager.importers()
 
 
 def formats() -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from pathlib import Path
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
                                            integer, number, text)
+from pdx.registry import bundle
 from pdx.registry.importers.serving_files import load_spec, request_record, serve_test
 from pdx.secrets import scrub_text
 
@@ -66,8 +67,6 @@ def read_records(path: Path, hardware: str | None = None) -> list[dict]:
     path = Path(path)
     for candidate in (path.with_suffix(".json"), path.parent / JSON_NAME):
         if candidate.is_file():
-            from pdx.registry import bundle
-
             if candidate.stat().st_size > JSONL_LIMIT:  # the export beside it is a boundary input too
                 raise fail(candidate, f"over {JSONL_LIMIT // 2**20} MiB: too large to be an AIPerf export")
             text_ = bundle.read_text(candidate)
@@ -171,7 +170,6 @@ def _jsonl(path: Path) -> tuple[Path, list] | None:
         if candidate.is_file():
             if candidate.stat().st_size > JSONL_LIMIT:
                 raise fail(candidate, f"over {JSONL_LIMIT // 2**20} MiB: too large to be an AIPerf record file")
-            from pdx.registry import bundle
 
             lines = []
             text_ = candidate.read_text(errors="replace").removeprefix("\ufeff")  # a byte-order mark is no text

@@ -3,6 +3,7 @@ like any plugin's (entry point ``importers`` in pdx's pyproject.toml)."""
 
 from __future__ import annotations
 
+from pdx.contract.importer import Importer
 from pdx.hookspecs import hookimpl
 
 PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep their tracebacks
@@ -10,7 +11,6 @@ PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep
 
 @hookimpl
 def pdx_register_importers(register) -> None:
-    from pdx.contract.importer import Importer
     from pdx.registry.importers import (aiperf, guidellm, llama_bench, llama_bench_md, llama_server_log,
                                        mlx_benchmark, vllm_bench, vllm_bench_text)
 

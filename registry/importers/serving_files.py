@@ -11,14 +11,13 @@ from pdx.errors import PdxError
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import make_test
 from pdx.serving.metrics import DEFAULT_PERCENTILES
+from pdx.serving.spec import ServeSpec
 
 
 def load_spec(source, n_prompt: int, n_gen: int, n_requests: int, concurrency: int | None = None,
               rate: float | None = None, burstiness: float = 1.0, max_concurrency: int | None = None,
               percentiles: tuple[float, ...] = DEFAULT_PERCENTILES) -> dict:
     """A closed loop at ``concurrency`` or an open loop at ``rate`` (inf: all at once), as pdx's own."""
-    from pdx.serving.spec import ServeSpec
-
     try:
         spec = ServeSpec("load", max(n_prompt, 1), max(n_gen, 1), concurrency=concurrency, rate=rate,
                          burstiness=burstiness, max_concurrency=max_concurrency, n_requests=max(n_requests, 1),

@@ -22,11 +22,12 @@ import sys
 import zlib
 from pathlib import Path
 
+import pdx
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 from pdx.reports.pages import SiteLinks
+from pdx.reports.site.pageset import navigation
 from pdx.reports.site.runs import held_once
-import pdx
 
 FORMAT = "pdx-bundle-cache/5"  # 4: places by test shared (comparison pairs) and the best estimate run; 5: runs redacted on read
 SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
@@ -44,8 +45,8 @@ def context(title: str, template_dirs: list[Path]) -> str:
     for folder in template_dirs:
         for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
             digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    from pdx.reports.site.pageset import navigation  # a plugin's page is linked from every run page
 
+    # The navigation too: a plugin's page is linked from every run page.
     return json.dumps([FORMAT, pdx.__version__, title, digest.hexdigest(), navigation()])
 
 

@@ -24,10 +24,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pdx.registry.fields import TABLES
 from pdx.reports import comparison, groups, labels, pages, templating
 from pdx.reports.charts import runcharts
 from pdx.reports.charts.chartset import charts_for
 from pdx.reports.charts.render import ChartRenderer
+from pdx.reports.hub import hubdata
 from pdx.reports.pages import RUNS_SHOWN
 from pdx.reports.rows import keeping_rows
 from pdx.reports.site import pageset
@@ -47,8 +49,6 @@ CHART_CACHE = "assets/charts"
 def data_doc() -> str:
     """site_data.md, its rows of sample and request fields completed with any column of those tables
     they do not name (a field added to either table is documented by its column's comment)."""
-    from pdx.registry.fields import TABLES
-
     text = DATA_DOC.read_text()
     for level, (table, row_only) in TABLES.items():
         row = next(line for line in text.splitlines() if line.startswith(f"| `{level}s` |"))
@@ -289,8 +289,6 @@ def search_script(runs: list[dict]) -> str:
     """``runs/search.js``: every run as one compact row for the runs page's filter and sort, names
     and pages of machines and models once each (a script, not JSON to fetch: a site opened from
     ``file://`` may not fetch)."""
-    from pdx.reports.hub import hubdata
-
     tables: dict[str, dict] = {"hardware": {}, "models": {}}
     rows = []
     for run in runs:
