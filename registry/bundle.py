@@ -21,7 +21,7 @@ import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pdx
 from pdx.errors import ImportFileError, PdxError
@@ -34,6 +34,12 @@ from pdx.registry.validate import RecordError, check_records, check_shape
 
 SCHEMA_VERSION = 1
 FORMAT = "pdx-bundle"
+# How a bundle an older pdx wrote is read, as asv's results files are: UPDATES[n] takes a bundle of
+# version n - 1 to version n, and a bundle is taken step by step to SCHEMA_VERSION before the schema
+# (which knows only that version) and the registry see it. Empty while every bundle ever written is
+# version 1: each field added since is optional (NotRequired in pdx.contract.record). The change
+# that bumps SCHEMA_VERSION adds its step here; tests/test_older_bundles.py shows the chain at work.
+UPDATES: dict[int, Callable[[dict], dict]] = {}
 # Files larger than this are refused before being read (PDX_IMPORT_MAX_BYTES overrides).
 MAX_BYTES = 512 * 2**20
 
@@ -171,6 +177,23 @@ def _newer(version: object) -> bool:
     return version.__class__ is float and math.isfinite(version) and version > SCHEMA_VERSION
 
 
+def updated(document: dict, source: str) -> dict:
+    """``document`` as a bundle of this pdx's version: each older one checked against its own digests
+    (an update changes the records they hash), taken through :data:`UPDATES` step by step, and its
+    digests made anew. A current bundle, or one whose version the schema refuses, as it is."""
+    version = document.get("schema_version")
+    if type(version) is not int or not 1 <= version < SCHEMA_VERSION:
+        return document
+    runs = document.get("runs")
+    if not isinstance(runs, list) or not all(isinstance(e, dict) and isinstance(e.get("record"), dict)
+                                             and e.get("sha256") == digest(e["record"]) for e in runs):
+        raise fail(source, f"not a valid pdx bundle of version {version} (a run is missing, malformed, or "
+                           "does not match its sha256)")
+    for step in range(version + 1, SCHEMA_VERSION + 1):
+        document = UPDATES[step](document) | {"schema_version": step}
+    return document | {"runs": [entry | {"sha256": digest(entry["record"])} for entry in document["runs"]]}
+
+
 def read_bundle(document: dict, source: str) -> list[dict]:
     """The records of a parsed bundle, after checking its version, schema and digests; the registry
     checks each record (:mod:`pdx.registry.validate`) as it stores them."""
@@ -185,6 +208,7 @@ def read_bundle(document: dict, source: str) -> list[dict]:
         check_shape(document, "bundle")  # before the schema and the digests: both recurse
     except RecordError as exc:
         raise fail(source, f"not a valid pdx bundle ({exc.message})") from None
+    document = updated(document, source)
     problem = schema_errors(document)
     if problem:
         raise fail(source, f"not a valid pdx bundle ({problem})")

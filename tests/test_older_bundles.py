@@ -39,3 +39,55 @@ def test_an_older_bundle_imports_shows_reports_and_publishes_from_a_registry(tmp
     assert all(run_id[:12] in (tmp_path / "report.html").read_text() for run_id in RUNS)
     pdx_here("publish", str(tmp_path / "site"), "--registry", url)
     assert {p.stem for p in (tmp_path / "site" / "runs").glob("*.html")} >= set(RUNS)
+
+
+def test_a_later_pdx_takes_a_version_1_bundle_through_its_update_step(tmp_path):
+    """The update chain at work, as the change that bumps the bundle version will use it: a copy of pdx
+    whose bundles are version 2 (one step, which tags each run) reads the version-1 files an older pdx
+    wrote: hub verify, publish --bundles and import each see them updated; a version-1 file altered
+    after it was written is refused by its own digests, in one line."""
+    import os
+    import subprocess
+    import sys
+
+    import pdx
+
+    copy = tmp_path / "pkg" / "pdx"
+    shutil.copytree(Path(pdx.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    code = copy / "registry" / "bundle.py"
+    text = code.read_text()
+    assert text.count("SCHEMA_VERSION = 1\n") == 1 and text.count("UPDATES: dict") == 1
+    step = ("\n\ndef _update_to_2(document):\n    return document | {\"runs\": [entry | {\"record\": entry[\"record\"] | "
+            "{\"tags\": sorted({*entry[\"record\"][\"tags\"], \"from-v1\"})}} for entry in document[\"runs\"]]}\n\n\n"
+            "UPDATES[2] = _update_to_2\n")
+    text = text.replace("SCHEMA_VERSION = 1\n", "SCHEMA_VERSION = 2\n")
+    code.write_text(text.replace("\n\ndef _pick(", step + "\n\ndef _pick(", 1))
+    schema = copy / "registry" / "bundle.schema.json"
+    layout = json.loads(schema.read_text())
+    assert layout["properties"]["schema_version"]["const"] == 1
+    layout["properties"]["schema_version"]["const"] = 2
+    schema.write_text(json.dumps(layout))
+    env = dict(os.environ, PYTHONPATH=str(copy.parent))
+
+    def later_pdx(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pdx", *args], capture_output=True, text=True, env=env,
+                              timeout=300)
+
+    folder = tmp_path / "results"
+    shutil.copytree(OLDER, folder, ignore=shutil.ignore_patterns("*.md"))
+    verified = later_pdx("hub", "verify", str(folder))
+    assert verified.returncode == 0 and "2 run(s): no problem(s)" in verified.stdout, verified.stderr
+    assert later_pdx("publish", "--bundles", str(folder), str(tmp_path / "site"), "--no-cache").returncode == 0
+    for run_id in RUNS:
+        assert "from-v1" in json.loads((tmp_path / "site" / "runs" / f"{run_id}.json").read_text())["run"]["tags"]
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    imported = later_pdx("import", str(folder / f"{RUNS[0]}.pdx.json"), "--registry", url)
+    assert imported.returncode == 0, imported.stderr
+    shown = json.loads(later_pdx("show", RUNS[0], "--registry", url, "--json").stdout)
+    assert "from-v1" in shown["tags"] and shown["id"] == RUNS[0]  # tags are labels: the id stays
+    altered = json.loads((folder / f"{RUNS[0]}.pdx.json").read_text())
+    altered["runs"][0]["record"]["command"] += " -r 9"
+    (tmp_path / "altered.pdx.json").write_text(json.dumps(altered))
+    refused = later_pdx("import", str(tmp_path / "altered.pdx.json"), "--registry", url)
+    assert refused.returncode != 0 and "does not match its sha256" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
