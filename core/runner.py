@@ -51,11 +51,11 @@ class TestOutcome:
     status: str = "ok"  # ok, failed, skipped, interrupted
     error: str | None = None
     engine: dict = field(default_factory=dict)
-    ceilings: dict | None = None  # filled in before saving (pdx.ceilings.test_ceilings)
+    ceilings: record.Ceilings | None = None  # filled in before saving (pdx.ceilings.test_ceilings)
     adaptive: dict | None = None  # the stop rule's record, for adaptive runs
     requests: list = field(default_factory=list)  # requests that failed before making a sample
-    conditions: dict | None = None  # what the machine did meanwhile (pdx.conditions.measure)
-    energy: dict | None = None  # joules over the timed windows (pdx.energy.session), where meters exist
+    conditions: record.Conditions | None = None  # what the machine did meanwhile (pdx.conditions.measure)
+    energy: record.Energy | None = None  # joules over the timed windows (pdx.energy.session), where meters exist
     lengthened: int = 0  # repetitions added so the meters could read the test
     batches: list[int] = field(default_factory=list)  # samples of each backend.run call, in order (not stored)
 

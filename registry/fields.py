@@ -19,7 +19,7 @@ joins only a new version.
 
 from __future__ import annotations
 
-from typing import Union, get_args, get_origin, get_type_hints
+from typing import Union, get_args, get_origin, get_type_hints, is_typeddict
 
 from pdx.contract import record
 from pdx.registry.schema import RequestRow, SampleRow, TestResult
@@ -30,14 +30,15 @@ def fields_of(level: type) -> tuple[str, ...]:
 
 
 def typed_fields(level: type, kind: type, nullable: bool) -> tuple[str, ...]:
-    """The fields of ``level`` that hold a ``kind`` (int or dict; a record type below is not a dict
-    here), null allowed or not: what a reader checks a stored record's fields against."""
+    """The fields of ``level`` that hold a ``kind`` (int or dict: an object's record type is a dict, a
+    list of records below is not), null allowed or not: what a reader checks a stored record's fields
+    against."""
     found = []
     for name, hint in get_type_hints(level).items():
         null = get_origin(hint) is Union and type(None) in get_args(hint)
         if null:
             (hint,) = [a for a in get_args(hint) if a is not type(None)]
-        if null == nullable and (hint is kind or get_origin(hint) is kind):
+        if null == nullable and (hint is kind or get_origin(hint) is kind or kind is dict and is_typeddict(hint)):
             found.append(name)
     return tuple(found)
 

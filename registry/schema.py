@@ -150,8 +150,8 @@ def _column(name: str, hint: object) -> Column:
         kind = Integer()
     elif hint is str:
         kind = Text()
-    elif get_origin(hint) in (dict, list):
-        kind, default = JSON(), None if nullable else get_origin(hint)
+    elif get_origin(hint) in (dict, list) or is_typeddict(hint):
+        kind, default = JSON(), None if nullable else (list if get_origin(hint) is list else dict)
     else:
         raise TypeError(f"{name}: no column for a field of type {hint!r}")
     return Column(name, kind, nullable=nullable, default=default)

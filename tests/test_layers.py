@@ -125,8 +125,8 @@ def test_the_contract_package_imports_nothing_of_pdx_but_its_errors():
 # What each start of pdx loads, and so must keep light: every `pdx` command's (its help is the least one
 # runs), and every pytest run's where pdx is installed (its pytest plugin is an entry point, pytest11).
 STARTS = {
-    "pdx --help": "import runpy, sys\nsys.argv = ['pdx', '--help']\ntry:\n    runpy.run_module('pdx', run_name='__main__')\n"
-                  "except SystemExit:\n    pass",
+    "pdx --help": ("import runpy, sys\nsys.argv = ['pdx', '--help']\n"
+                   "try:\n    runpy.run_module('pdx', run_name='__main__')\nexcept SystemExit:\n    pass"),
     "pytest": "import pdx.testing.pytest_plugin",
 }
 

@@ -57,8 +57,9 @@ def test_a_later_pdx_takes_a_version_1_bundle_through_its_update_step(tmp_path):
     code = copy / "registry" / "bundle.py"
     text = code.read_text()
     assert text.count("SCHEMA_VERSION = 1\n") == 1 and text.count("UPDATES: dict") == 1
-    step = ("\n\ndef _update_to_2(document):\n    return document | {\"runs\": [entry | {\"record\": entry[\"record\"] | "
-            "{\"tags\": sorted({*entry[\"record\"][\"tags\"], \"from-v1\"})}} for entry in document[\"runs\"]]}\n\n\n"
+    step = ("\n\ndef _update_to_2(document):\n"
+            "    return document | {'runs': [entry | {'record': entry['record'] | "
+            "{'tags': sorted({*entry['record']['tags'], 'from-v1'})}} for entry in document['runs']]}\n\n\n"
             "UPDATES[2] = _update_to_2\n")
     text = text.replace("SCHEMA_VERSION = 1\n", "SCHEMA_VERSION = 2\n")
     code.write_text(text.replace("\n\ndef _pick(", step + "\n\ndef _pick(", 1))

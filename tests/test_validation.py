@@ -321,7 +321,7 @@ def test_a_test_field_is_one_line_in_its_record_and_its_migration(tmp_path):
     copy = tmp_path / "pkg" / "pdx"
     shutil.copytree(Path(pdx.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     declared = copy / "contract" / "record.py"
-    anchor = "    energy: NotRequired[Optional[dict[str, Any]]]"
+    anchor = "    energy: NotRequired[Optional[Energy]]"
     text = declared.read_text()
     assert text.count(anchor) == 1
     declared.write_text(text.replace(anchor, "    probe_note: NotRequired[Optional[dict[str, Any]]]\n" + anchor))
@@ -391,3 +391,25 @@ def test_a_model_s_facts_are_the_fields_of_its_record():
     from pdx.models import ModelInfo
 
     assert {f.name for f in dataclass_fields(ModelInfo)} == set(record.Model.__annotations__) - {"id"}
+
+
+def test_the_objects_a_test_carries_are_the_ones_their_record_types_declare(registry_url):
+    """Conditions and energy as the bundle schema writes them out, and ceilings as pdx computes them
+    (a real forum table, judged against its chip's catalog figures, one source and several), hold the
+    fields their record types declare, every required one among them."""
+    from pdx.contract import record
+    from pdx.registry.bundle_schema import load_schema
+
+    from conftest import pdx_import, show
+    from test_importers import DATA
+
+    defs = load_schema()["$defs"]
+    for name, level in record.OBJECTS.items():
+        assert set(defs[name]["properties"]) == set(level.__annotations__), name
+        assert set(defs[name].get("required", ())) == level.__required_keys__, name
+    done = pdx_import(registry_url, DATA / "llama_bench_forum_m1max.md", "--hardware", "M1 Max")
+    judged = [t["ceilings"] for run_id in done["added"] for t in show(registry_url, run_id)["tests"]]
+    judged += [s for c in judged for s in (c.get("sources") or {}).values()]
+    assert judged and all(c["ceiling"] for c in judged)
+    for ceilings in judged:
+        assert record.Ceilings.__required_keys__ <= set(ceilings) <= set(record.Ceilings.__annotations__), ceilings

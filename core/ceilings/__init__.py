@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pdx.models import kvcache
+from pdx.contract.record import Ceilings
 from pdx.errors import PdxError
+from pdx.models import kvcache
 from pdx.hardware.catalog import Chip
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 
@@ -162,7 +163,7 @@ def judge(entry: dict, measured: float | None, ceiling: float | None, what: str 
 
 
 def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: HardwareFigures,
-                  ubatch: int | None = None, draft_bytes: int | None = None) -> dict:
+                  ubatch: int | None = None, draft_bytes: int | None = None) -> Ceilings:
     """One test's ceilings: each phase's bounds, the test's ceiling, and the fractions reached. A
     speculating test's decode ceiling counts its target passes and drafts (:func:`speculative`;
     ``draft_bytes``: the draft model's size, where it has one)."""
@@ -200,7 +201,7 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
 
 
 def judged(test: dict, stats: dict | None, model: ModelFigures, sources: list[HardwareFigures],
-           ubatch: int | None = None, draft_bytes: int | None = None) -> dict:
+           ubatch: int | None = None, draft_bytes: int | None = None) -> Ceilings:
     """One test judged against every set of figures: the lowest ceiling is the record's own
     (its ``source`` says whose), and ``sources`` keeps each judgement, so a rate above the
     probed ceiling is flagged even where the vendor's peak is higher."""

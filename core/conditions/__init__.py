@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from pdx.conditions import cpu, machine
+from pdx.contract.record import Conditions
 
 CONDITIONS_VERSION = 1
 # Other processes' CPU use, in cores, from which the bench table names it (a quiet
@@ -64,7 +65,7 @@ def cpu_use(start: Snapshot, end: Snapshot) -> dict:
     return result
 
 
-def measure(start: Snapshot, cooldown_s: float = 0.0, end: Snapshot | None = None) -> dict:
+def measure(start: Snapshot, cooldown_s: float = 0.0, end: Snapshot | None = None) -> Conditions:
     """The conditions of the window since ``start``: a JSON-ready record."""
     end = end or snapshot()
     system = platform.system()

@@ -73,6 +73,67 @@ class Request(TypedDict):
     engine: dict[str, Any]
 
 
+class Conditions(TypedDict, total=False):
+    """What the machine did while a test ran (:mod:`pdx.conditions`); each figure None where the OS did
+    not let pdx read it."""
+
+    version: int
+    window_s: float
+    cpu_count: Optional[int]
+    other_cpu_cores: Optional[float]  # cores other processes used: all CPU time less pdx's process tree's
+    own_cpu_cores: Optional[float]
+    steal_cores: Optional[float]
+    load_average: dict[str, Any]  # start, end
+    frequency: Optional[dict[str, Any]]
+    thermal: Optional[dict[str, Any]]
+    power: Optional[dict[str, Any]]
+    gpu_memory: Optional[dict[str, Any]]
+    cooldown_s: float
+
+
+class Energy(TypedDict):
+    """Joules over a test's timed windows (:mod:`pdx.energy.session`); what they mean per token is
+    :mod:`pdx.energy.figures`'."""
+
+    version: int
+    meters: list[str]
+    joules: dict[str, float]  # each meter's, over the windows read
+    timed_s: float  # the windows' total length
+    idle_watts: NotRequired[Optional[dict[str, float]]]  # each meter's, model loaded, nothing running
+    idle_s: NotRequired[Optional[float]]
+    resolution_s: NotRequired[Optional[float]]  # the coarsest meter's step
+    lengthened: NotRequired[int]  # repetitions added so the meters could read the test
+    samples_read: NotRequired[Optional[list[int]]]  # None: every sample
+    coarse: NotRequired[bool]  # shorter than ten steps of the coarsest meter: rough
+    dropped: NotRequired[Optional[dict[str, str]]]  # meters that failed mid-run, and why
+    price_kwh: NotRequired[float]
+    currency: NotRequired[str]
+    price_said: NotRequired[str]
+
+
+class Ceilings(TypedDict):
+    """A test against the machine's ceilings (:func:`pdx.ceilings.test_ceilings`): each phase's bounds,
+    the test's own ceiling, the one that binds and the fraction of it reached."""
+
+    version: int
+    source: str  # whose figures: the vendor's, a probe's, the user's...
+    ref: Optional[str]
+    bandwidth: Optional[float]  # bytes/s
+    flops: Optional[float]  # FLOP/s
+    flops_dtype: Optional[str]
+    phases: dict[str, dict[str, Any]]  # prefill, decode: pdx.ceilings.roofline.PhaseBound.to_dict()
+    ceiling: Optional[float]  # tokens/s
+    bound: Optional[str]  # what binds: memory, compute...
+    measured: Optional[float]
+    fraction: Optional[float]
+    above_ceiling: bool
+    warning: NotRequired[str]
+    missing: NotRequired[Optional[str]]  # why there is no ceiling
+    routing: NotRequired[dict[str, Any]]  # a mixture of experts' routing
+    speculative: NotRequired[bool]
+    sources: NotRequired[dict[str, "Ceilings"]]  # each set of figures' judgement, where there were several
+
+
 class Test(TypedDict):
     """One test of a run with every sample (and, serving, every request) it kept."""
 
@@ -89,12 +150,11 @@ class Test(TypedDict):
     started_at: Time
     finished_at: Time
     engine: dict[str, Any]
-    # Each phase's bounds, the binding ceiling and the fraction reached (pdx.ceilings.test_ceilings).
-    ceilings: Optional[dict[str, Any]]
+    ceilings: Optional[Ceilings]
     adaptive: Optional[dict[str, Any]]  # an adaptive run's stop record
     spec: NotRequired[dict[str, Any]]  # a serving scenario's parameters
-    conditions: NotRequired[Optional[dict[str, Any]]]  # what the machine did meanwhile (pdx.conditions)
-    energy: NotRequired[Optional[dict[str, Any]]]  # joules over the timed windows (pdx.energy)
+    conditions: NotRequired[Optional[Conditions]]
+    energy: NotRequired[Optional[Energy]]
     samples: list[Sample]
     requests: NotRequired[list[Request]]
 
@@ -155,3 +215,5 @@ class Run(TypedDict):
 
 
 LEVELS: dict[str, type] = {"run": Run, "test": Test, "sample": Sample, "request": Request, "model": Model}
+# The objects a test carries that the bundle schema writes out under $defs, by its name for them.
+OBJECTS: dict[str, type] = {"conditions": Conditions, "energy": Energy}

@@ -24,6 +24,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from pdx.contract.record import Energy
 from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH, ENERGY_VERSION, MIN_STEPS, short_of
 from pdx.energy.meter import Meter, MeterUnavailable, check_meter
 from pdx.energy.trace import Trace
@@ -134,7 +135,7 @@ class Metering:
         wanted = MARGIN * short_of(0.0, resolution)  # a busy machine's trace steps a little slower than it did
         return min(MAX_ADDED, math.ceil(wanted / (sum(timed) / len(timed) / 1e9)))
 
-    def record(self, samples, batches: list[int] | None = None, lengthened: int = 0) -> dict | None:
+    def record(self, samples, batches: list[int] | None = None, lengthened: int = 0) -> Energy | None:
         """The test's energy record, from its batches long enough to read (None when no sample's window lies
         in the trace)."""
         resolution = self.trace.resolution_s()
