@@ -10,6 +10,7 @@ device does nothing. Every failure is one line (:class:`~pdx.errors.PdxError`).
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import sys
@@ -155,3 +156,12 @@ def read_regular(path: str | os.PathLike, limit: int | None = None) -> bytes:
     """The bytes of a regular file (at most ``limit`` + 1 of them, where a limit is given)."""
     with open_regular(path) as fh:
         return fh.read() if limit is None else fh.read(limit + 1)
+
+
+def sha256_of(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, read in chunks (hashlib.file_digest is Python 3.11's)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()

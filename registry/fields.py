@@ -19,8 +19,6 @@ joins only a new version.
 
 from __future__ import annotations
 
-from typing import Union, get_args, get_origin, get_type_hints, is_typeddict
-
 from pdx.contract import record
 from pdx.registry.schema import RequestRow, SampleRow, TestResult
 
@@ -30,17 +28,10 @@ def fields_of(level: type) -> tuple[str, ...]:
 
 
 def typed_fields(level: type, kind: type, nullable: bool) -> tuple[str, ...]:
-    """The fields of ``level`` that hold a ``kind`` (int or dict: an object's record type is a dict, a
-    list of records below is not), null allowed or not: what a reader checks a stored record's fields
-    against."""
-    found = []
-    for name, hint in get_type_hints(level).items():
-        null = get_origin(hint) is Union and type(None) in get_args(hint)
-        if null:
-            (hint,) = [a for a in get_args(hint) if a is not type(None)]
-        if null == nullable and (hint is kind or get_origin(hint) is kind or kind is dict and is_typeddict(hint)):
-            found.append(name)
-    return tuple(found)
+    """The fields of ``level`` that hold a ``kind`` (int, or dict: any JSON object), null allowed or not:
+    what a reader checks a stored record's fields against."""
+    return tuple(f.name for f in record.fields(level) if f.nullable == nullable
+                 and (f.is_object if kind is dict else f.kind is kind))
 
 
 # Columns that are no plain record field: the row's own id, its run or test, a sample's place in the test

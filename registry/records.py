@@ -213,10 +213,10 @@ def _sample_reads(s: dict) -> bool:
 
 
 def _request_reads(r: dict) -> bool:
-    first, end, due = r["first_ns"], r["end_ns"], r.get("scheduled_ns")
+    """:func:`_level` for a request, as one expression."""
     return (_count(r["idx"]) and _count(r["n_prompt"]) and _count(r["max_tokens"]) and _count(r["n_gen"])
-            and _count(r["send_ns"]) and (first is None or _count(first)) and (end is None or _count(end))
-            and (due is None or _count(due)) and type(r["usage"]) is dict and type(r["engine"]) is dict)
+            and _count(r["send_ns"]) and all(r.get(k) is None or _count(r[k]) for k in _OPTIONAL_WHOLE["request"])
+            and type(r["usage"]) is dict and type(r["engine"]) is dict)
 
 
 def damage(record: dict) -> str | None:

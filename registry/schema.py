@@ -10,9 +10,10 @@ here. A change to either needs an Alembic migration in ``migrations/versions``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, NotRequired, Optional, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, Optional, get_origin
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, ForeignKey, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import (JSON, BigInteger, Boolean, Column, DateTime, Float, ForeignKey, Integer, String, Table, Text,
+                        UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from pdx.contract import record
@@ -129,38 +130,33 @@ class RunTag(Base):
 def record_columns(level: type) -> list[Column]:
     """The columns of a measurement level's table, one per field of its record type
     (:mod:`pdx.contract.record`), in its order; a list of records below it is a table of its own."""
-    return [_column(name, hint) for name, hint in get_type_hints(level, include_extras=True).items()
-            if not _is_child_level(hint)]
+    return [_column(level, field) for field in record.fields(level) if not field.is_level]
 
 
-def _column(name: str, hint: object) -> Column:
-    nullable = False
-    if get_origin(hint) is NotRequired:
-        (hint,) = get_args(hint)
-    if get_origin(hint) is Union and type(None) in get_args(hint):
-        (hint,) = [a for a in get_args(hint) if a is not type(None)]
-        nullable = True
-    storage = None
-    if get_origin(hint) is Annotated:
-        hint, storage = get_args(hint)[0], get_args(hint)[1]
+_PLAIN = {int: Integer, float: Float, bool: Boolean, str: Text}
+
+
+def _stored(storage: record.Storage):
+    if storage.kind == "int64":
+        return BigInteger()
+    return DateTime(timezone=True) if storage.kind == "time" else String(storage.length)
+
+
+def _column(level: type, field: record.Field) -> Column:
     default = None
-    if storage is not None:
-        kind = {"int64": BigInteger(), "time": DateTime(timezone=True), "chars": String(storage.length)}[storage.kind]
-    elif hint is int:
-        kind = Integer()
-    elif hint is str:
-        kind = Text()
-    elif get_origin(hint) in (dict, list) or is_typeddict(hint):
-        kind, default = JSON(), None if nullable else (list if get_origin(hint) is list else dict)
+    if field.storage is not None:
+        kind = _stored(field.storage)
+    elif field.kind in _PLAIN:
+        kind = _PLAIN[field.kind]()
+    elif field.is_object or get_origin(field.kind) is list:
+        kind = JSON()
+        default = None if field.nullable else (list if get_origin(field.kind) is list else dict)
     else:
-        raise TypeError(f"{name}: no column for a field of type {hint!r}")
-    return Column(name, kind, nullable=nullable, default=default)
-
-
-def _is_child_level(hint: object) -> bool:
-    if get_origin(hint) is NotRequired:
-        (hint,) = get_args(hint)
-    return get_origin(hint) is list and is_typeddict(get_args(hint)[0])
+        raise TypeError(f"{level.__name__}.{field.name}: no column for a field of type {field.kind!r}")
+    if not field.required and not field.nullable and default is None:
+        raise TypeError(f"{level.__name__}.{field.name}: a field older records lack is Optional (their rows hold "
+                        "NULL) unless it is an object or a list")
+    return Column(field.name, kind, nullable=field.nullable, default=default, comment=field.doc)
 
 
 class TestResult(Base):

@@ -324,7 +324,8 @@ def test_a_test_field_is_one_line_in_its_record_and_its_migration(tmp_path):
     anchor = "    energy: NotRequired[Optional[Energy]]"
     text = declared.read_text()
     assert text.count(anchor) == 1
-    declared.write_text(text.replace(anchor, "    probe_note: NotRequired[Optional[dict[str, Any]]]\n" + anchor))
+    declared.write_text(text.replace(
+        anchor, "    probe_note: NotRequired[Optional[Annotated[dict[str, Any], Doc('what the probe saw')]]]\n" + anchor))
     (copy / "registry" / "migrations" / "versions" / "0099_probe_note.py").write_text(
         "from alembic import op\nimport sqlalchemy as sa\n\nrevision = '0099'\n"
         f"down_revision = {head_revision()!r}\n"
@@ -361,6 +362,7 @@ def test_a_test_field_is_one_line_in_its_record_and_its_migration(tmp_path):
     pdx_copy("publish", str(tmp_path / "site"), "--registry", second)
     site = json.loads((tmp_path / "site" / "runs" / f"{run_id}.json").read_text())["run"]
     assert site["tests"][0]["probe_note"] == {"seen": 1}
+    assert "`probe_note` (what the probe saw)" in (tmp_path / "site" / "DATA.md").read_text()
 
 
 def test_the_runner_s_types_carry_every_stored_sample_and_request_column():
@@ -413,3 +415,52 @@ def test_the_objects_a_test_carries_are_the_ones_their_record_types_declare(regi
     assert judged and all(c["ceiling"] for c in judged)
     for ceilings in judged:
         assert record.Ceilings.__required_keys__ <= set(ceilings) <= set(record.Ceilings.__annotations__), ceilings
+
+
+def test_a_record_type_s_fields_become_columns_of_their_kind():
+    """Each kind of field a record type may declare gets its column; a field older records lack is
+    refused unless its rows can hold NULL for them (or it is an object or list with a default)."""
+    from typing import Annotated, Any, Optional
+
+    import pytest
+    from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, Integer, String, Text
+    from typing_extensions import NotRequired, TypedDict
+
+    from pdx.contract.record import Doc, Int64, Time, chars
+    from pdx.registry.schema import record_columns
+
+    class Level(TypedDict):
+        count: int
+        big: Int64
+        share: float
+        flag: bool
+        text: str
+        name: Annotated[str, chars(12)]
+        when: Time
+        note: NotRequired[Optional[Annotated[float, Doc("a later figure")]]]
+        pep604: NotRequired[int | None]
+        extra: NotRequired[dict[str, Any]]
+        items: list[Any]
+
+    columns = {c.name: c for c in record_columns(Level)}
+    kinds = {"count": Integer, "big": BigInteger, "share": Float, "flag": Boolean, "text": Text, "name": String,
+             "when": DateTime, "note": Float, "pep604": Integer, "extra": JSON, "items": JSON}
+    assert list(columns) == list(kinds)
+    for name, kind in kinds.items():
+        assert type(columns[name].type) is kind, name
+    assert columns["name"].type.length == 12 and columns["note"].comment == "a later figure"
+    assert [n for n, c in columns.items() if c.nullable] == ["note", "pep604"]
+    assert columns["extra"].default.arg.__name__ == "dict"
+
+    class Later(TypedDict):
+        count: NotRequired[int]
+
+    with pytest.raises(TypeError, match="Later.count: a field older records lack is Optional"):
+        record_columns(Later)
+
+
+def test_a_test_name_is_as_long_as_the_record_allows_in_the_bundle_schema_too():
+    from pdx.contract.record import TEST_NAME_MAX
+    from pdx.registry.bundle_schema import load_schema
+
+    assert load_schema()["$defs"]["test"]["properties"]["name"]["maxLength"] == TEST_NAME_MAX

@@ -12,12 +12,20 @@ fields are declared here too and checked against their tables and the bundle sch
 
 How a field is stored, where its Python type does not say it: :data:`Int64` (nanoseconds, byte
 counts), :func:`chars` (text of a bounded length; plain ``str`` is unbounded), :data:`Time` (ISO
-8601 text in a record, a timestamp in a row). ``dict`` and ``list`` fields are JSON.
+8601 text in a record, a timestamp in a row). ``int``, ``float``, ``bool`` and ``str`` are columns of
+their kind, ``dict``, ``list`` and an object's record type JSON. ``Annotated[..., Doc("...")]``
+describes a field where the bundle schema and DATA.md do not (its column's comment). A field records
+made before it lack is ``NotRequired`` and, unless a dict or list, ``Optional``: their rows hold NULL.
 """
 
 # No postponed annotations: TypedDict reads NotRequired from the evaluated ones.
 from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired, Optional, TypedDict
+import types
+from typing import Annotated, Any, Optional, Union, get_args, get_origin
+
+# typing_extensions' TypedDict and NotRequired: Python 3.10's typing has no NotRequired; readers of these
+# types use typing_extensions' get_type_hints and is_typeddict with them.
+from typing_extensions import NotRequired, TypedDict, get_type_hints, is_typeddict
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,13 @@ class Storage:
 
 def chars(length: int) -> Storage:
     return Storage("chars", length)
+
+
+@dataclass(frozen=True)
+class Doc:
+    """What a field holds, for a reader of a bundle or a site's JSON."""
+
+    text: str
 
 
 Int64 = Annotated[int, Storage("int64")]
@@ -217,3 +232,43 @@ class Run(TypedDict):
 LEVELS: dict[str, type] = {"run": Run, "test": Test, "sample": Sample, "request": Request, "model": Model}
 # The objects a test carries that the bundle schema writes out under $defs, by its name for them.
 OBJECTS: dict[str, type] = {"conditions": Conditions, "energy": Energy}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a record type, read: its type without the wrappers, and what they said."""
+
+    name: str
+    kind: Any  # int, float, bool, str, dict[...], list[...] or a record type
+    nullable: bool  # Optional: the value may be None
+    required: bool  # not NotRequired: every record has it
+    storage: Storage | None = None
+    doc: str | None = None
+
+    @property
+    def is_object(self) -> bool:
+        """A JSON object: a dict, or a record type of its own."""
+        return get_origin(self.kind) is dict or self.kind is dict or is_typeddict(self.kind)
+
+    @property
+    def is_level(self) -> bool:
+        """A list of the level below (a test's samples): a table of its own, not a field of this one."""
+        return get_origin(self.kind) is list and is_typeddict(get_args(self.kind)[0])
+
+
+def fields(level: type) -> list[Field]:
+    """The fields of a record type, in their order."""
+    found = []
+    for name, hint in get_type_hints(level, include_extras=True).items():
+        if get_origin(hint) is NotRequired:
+            (hint,) = get_args(hint)
+        nullable = get_origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint)
+        if nullable:
+            (hint,) = [a for a in get_args(hint) if a is not type(None)]
+        storage = doc = None
+        if get_origin(hint) is Annotated:
+            hint, *marks = get_args(hint)
+            storage = next((m for m in marks if isinstance(m, Storage)), None)
+            doc = next((m.text for m in marks if isinstance(m, Doc)), None)
+        found.append(Field(name, hint, nullable, name in level.__required_keys__, storage, doc))
+    return found

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pdx.errors import ModelError
+from pdx.files import sha256_of
 from pdx.paths import cache_dir
 
 GGUF_MAGIC = b"GGUF"
@@ -333,11 +334,7 @@ def content_hash(path: Path) -> str:
         return cached.read_text().strip()
     except OSError:
         pass
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 22):
-            digest.update(chunk)
-    value = digest.hexdigest()
+    value = sha256_of(path)
     tmp = cached.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(value)
     os.replace(tmp, cached)

@@ -50,11 +50,6 @@ def context(title: str, template_dirs: list[Path]) -> str:
     return json.dumps([FORMAT, pdx.__version__, title, digest.hexdigest(), navigation()])
 
 
-def file_digest(path: str) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
 _LISTED_TEXT = ("id", "status", "backend")
 
 

@@ -22,11 +22,12 @@ import os
 from pathlib import Path
 
 from pdx.errors import ImportFileError, PdxError
+from pdx.files import sha256_of
 from pdx.registry import hub_folder as results_folder
 from pdx.registry.hub_folder import FILES_PER_TASK, default_workers
 from pdx.reports import pages, templating
 from pdx.reports.hub import bundle_cache
-from pdx.reports.hub.bundle_cache import BundleCache, file_digest
+from pdx.reports.hub.bundle_cache import BundleCache
 from pdx.reports.rows import keeping_rows
 from pdx.reports.site.builder import PageRenderer, PublishResult, SiteBuilder, build_site
 from pdx.reports.site.runs import SiteRuns, facts
@@ -165,7 +166,7 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     known: set[int] = set()  # the files the cache has, their pages in place
     if cache is not None and not cache.empty():
         for index, path in enumerate(files):
-            digests[index] = digest = file_digest(path)
+            digests[index] = digest = sha256_of(path)
             cache.saw(digest)
             made = cache.pages(digest)
             if made is not None and all(writer.holds(*page) for page in made):
