@@ -185,12 +185,18 @@ def updated(document: dict, source: str) -> dict:
     if type(version) is not int or not 1 <= version < SCHEMA_VERSION:
         return document
     runs = document.get("runs")
-    if not isinstance(runs, list) or not all(isinstance(e, dict) and isinstance(e.get("record"), dict)
-                                             and e.get("sha256") == digest(e["record"]) for e in runs):
-        raise fail(source, f"not a valid pdx bundle of version {version} (a run is missing, malformed, or "
-                           "does not match its sha256)")
+    if not isinstance(runs, list) or not all(isinstance(e, dict) and isinstance(e.get("record"), dict) for e in runs):
+        raise fail(source, f"not a valid pdx bundle of version {version} (its runs are not a list of records)")
+    for i, entry in enumerate(runs):
+        if entry.get("sha256") != digest(entry["record"]):
+            raise fail(source, f"run {i} ({str(entry['record'].get('id'))[:32]}) does not match its sha256: "
+                       "the file was altered or damaged")
     for step in range(version + 1, SCHEMA_VERSION + 1):
-        document = UPDATES[step](document) | {"schema_version": step}
+        try:
+            document = UPDATES[step](document) | {"schema_version": step}
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # a record the step cannot read
+            raise fail(source, f"not a valid pdx bundle of version {version}: it cannot be updated to version "
+                               f"{step} ({type(exc).__name__}: {str(exc)[:80]!r})") from None
     return document | {"runs": [entry | {"sha256": digest(entry["record"])} for entry in document["runs"]]}
 
 

@@ -62,11 +62,13 @@ def read_records(path: Path, name: str) -> list[dict]:
 
 
 def read_again(path: Path, sha256: str, name: str) -> list[dict]:
-    """The runs of a file read (and checked) before in this build: refused if its text has changed since."""
+    """The runs of a file read (and checked) before in this build, as :func:`read_file` gave them (an older
+    bundle updated): refused if its text has changed since."""
     text = bundle.read_text(path)
     if hashlib.sha256(text.encode()).hexdigest() != sha256:
         raise PdxError(f"{name} changed while the site was being built", "publish again once the folder is still")
-    return [redact_secrets(entry["record"]) for entry in bundle.parse_json(text, name)["runs"]]
+    document = bundle.updated(bundle.parse_json(text, name), name)
+    return [redact_secrets(entry["record"]) for entry in document["runs"]]
 
 
 def iter_bundles(folder: str | Path) -> Iterator[tuple[str, list[dict]]]:

@@ -81,6 +81,12 @@ def test_a_later_pdx_takes_a_version_1_bundle_through_its_update_step(tmp_path):
     assert later_pdx("publish", "--bundles", str(folder), str(tmp_path / "site"), "--no-cache").returncode == 0
     for run_id in RUNS:
         assert "from-v1" in json.loads((tmp_path / "site" / "runs" / f"{run_id}.json").read_text())["run"]["tags"]
+    again = subprocess.run(  # a site build reads a file a second time for its comparison pages
+        [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom pdx.registry import hub_folder\n"
+         "sha, first = hub_folder.read_file(Path(sys.argv[1]), 'f')\n"
+         "print(first == hub_folder.read_again(Path(sys.argv[1]), sha, 'f'), *first[0]['tags'])",
+         str(folder / f"{RUNS[0]}.pdx.json")], capture_output=True, text=True, env=env, timeout=120)
+    assert again.stdout.split()[0] == "True" and "from-v1" in again.stdout.split(), again.stderr
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     imported = later_pdx("import", str(folder / f"{RUNS[0]}.pdx.json"), "--registry", url)
     assert imported.returncode == 0, imported.stderr
@@ -92,3 +98,9 @@ def test_a_later_pdx_takes_a_version_1_bundle_through_its_update_step(tmp_path):
     refused = later_pdx("import", str(tmp_path / "altered.pdx.json"), "--registry", url)
     assert refused.returncode != 0 and "does not match its sha256" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+
+
+def test_every_version_after_the_first_has_its_update_step():
+    from pdx.registry.bundle import SCHEMA_VERSION, UPDATES
+
+    assert set(UPDATES) == set(range(2, SCHEMA_VERSION + 1))
