@@ -94,3 +94,13 @@ def test_the_guide_names_the_environment_variables_and_commands():
         assert needle in GUIDE_TEXT, needle
     assert commands()[0] == "pip install ./docs/example-plugin"
     assert all(re.match(r"(\w+=\S+ )*(pip|pdx|python) ", c) for c in commands()), commands()
+
+
+def test_the_page_and_chart_types_load_from_their_first_import_paths_too():
+    """A plugin written to pdx 0.1's guide imported SitePage and ChartSpec from pdx.reports.pageset and
+    pdx.reports.chartset; they are the contract's types there still."""
+    from pdx.contract.chart import ChartSpec
+    from pdx.contract.page import SitePage
+    from pdx.reports import chartset, pageset
+
+    assert pageset.SitePage is SitePage and chartset.ChartSpec is ChartSpec

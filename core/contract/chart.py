@@ -1,5 +1,5 @@
-"""What a plugin's chart maker returns (``pdx_register_charts``); plugins import it from
-:mod:`pdx.reports.charts.chartset`, beside the view a maker is given."""
+"""What a plugin's chart maker returns (``pdx_register_charts``); the view a maker is given is
+:class:`pdx.reports.charts.chartset.ChartView`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What a plugin registers to add a page to a site (``pdx_register_pages``); plugins import it from
-:mod:`pdx.reports.site.pageset`, beside the site view a page's ``build`` is given."""
+"""What a plugin registers to add a page to a site (``pdx_register_pages``); the site view a page's
+``build`` is given is :class:`pdx.reports.site.pageset.PluginSite`."""
 
 from __future__ import annotations
 
