@@ -22,6 +22,7 @@ From their sums over the test (every sample, warm-ups excluded):
 from __future__ import annotations
 
 from typing import Iterable
+
 from pdx.errors import ModelError, PdxError
 from pdx.models import identify
 

@@ -8,6 +8,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
+
 from pdx.registry.fields import TABLES
 
 SCHEMA_FILE = Path(__file__).with_name("bundle.schema.json")

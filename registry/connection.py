@@ -11,6 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from pdx.errors import RegistryError
+from pdx.files import kind
 from pdx.paths import data_dir
 
 _HINT = "check --registry or PDX_REGISTRY (a SQLAlchemy URL such as sqlite:///runs.sqlite or a file path)"
@@ -45,8 +46,6 @@ def _sqlite_engine(url, create: bool) -> Engine:
         except OSError:
             mode = None  # a new file (or none SQLite can make: its own error says so)
         if mode is not None and not stat.S_ISREG(mode):  # SQLite would write its pages onto a disk device
-            from pdx.files import kind
-
             raise RegistryError(f"cannot open registry {url}: {path} is {kind(mode)}, not a file", _HINT)
     engine = create_engine(url, connect_args={"timeout": 60})
 

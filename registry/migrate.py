@@ -19,6 +19,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
+
 from pdx.registry.schema import Base
 
 MIGRATIONS = Path(__file__).parent / "migrations"

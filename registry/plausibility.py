@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+
 from pdx.hardware.catalog import CATALOG_PATH
 from pdx.models import words as words_
 

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from pdx.errors import PdxError
+from pdx.registry.bundle_schema import digest, field_step, schema_errors
 from pdx.registry.schema import Model, RequestRow, SampleRow, TestResult
 
 MAX_INT = 2**63 - 1  # a signed 64-bit column: SQLite's INTEGER, PostgreSQL's BIGINT
@@ -170,8 +171,6 @@ def _fine(value: object) -> bool:
 
 def _walk(value: object, where: str) -> None:
     """Refuse what :func:`_fine` refuses, naming the first place (found again, slowly, only then)."""
-    from pdx.registry.bundle_schema import field_step
-
     if _fine(value):
         return
     stack = [(value, where, 0)]
@@ -262,8 +261,6 @@ _BULK = {"samples": "sample", "requests": "request"}
 
 def _schema_problem(document: object, definition: str, where: str = "record") -> tuple[str, str] | None:
     """The schema's verdict on a run or test, its bulk levels item by item."""
-    from pdx.registry.bundle_schema import schema_errors
-
     bulk: list[tuple[str, str, list]] = []
     if definition == "run" and isinstance(document, dict) and isinstance(document.get("tests"), list):
         tests = []
@@ -365,8 +362,6 @@ def same_model(stored: dict, given: dict, where: str) -> None:
 def check_records(records: Iterable[object], source: str) -> list[dict]:
     """Check every record of one write, and that they agree: one record per run id (identical
     copies count once) and one model per sha256. Returns the records without the repeats."""
-    from pdx.registry.bundle_schema import digest
-
     seen: dict[str, tuple[int, str]] = {}
     models: dict[str, dict] = {}
     unique = []

@@ -9,12 +9,8 @@ from pdx.errors import PdxError
 from pdx.cli.base import (Integer, Number, echo_json, energy_options, engine_option, json_option, registry_option,
                           server_options, tag_option)
 from pdx.numbers import MAX_COUNT, MAX_THREADS, parse_int
-from pdx.workload import AUTO_FIRST_BATCH
-from pdx.workload import BenchOptions
-from pdx.workload import DEFAULT_MAX_REPETITIONS
-from pdx.workload import DEFAULT_TARGET_CI
-from pdx.workload import parse_int_list
-from pdx.workload import parse_target_ci
+from pdx.workload import (AUTO_FIRST_BATCH, DEFAULT_MAX_REPETITIONS, DEFAULT_TARGET_CI, BenchOptions, parse_int_list,
+                          parse_target_ci)
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+
 from pdx.hardware import bandwidth, matmul
 
 

@@ -318,7 +318,6 @@ class ServerBackend(Backend):
         if self._engine is None:
             import json
 
-
             try:
                 options = json.loads(self.config.options.get("in_process_options") or "{}")
             except ValueError as exc:

@@ -30,6 +30,7 @@ from pdx import plugin_manager
 from pdx.backend import Availability, EngineInfo, Option, Sample, option_help
 from pdx.errors import PdxError
 from pdx.runner import check_sample
+from pdx.serving.spec import ServeSpec
 from pdx.testing import processes
 from pdx.testing.interrupt import interrupt_during
 from pdx.testing.target import BURST_TRIES, Harness, RunResult, truncated
@@ -257,8 +258,6 @@ def _refuses(h: Harness, doing: str, use, **options: str) -> None:
 
 
 def check_serving(h: Harness) -> None:
-    from pdx.serving.spec import ServeSpec
-
     p = h.params
     spec = ServeSpec("load", p.n_prompt, p.n_gen, concurrency=2, n_requests=4)
     if not h.cls.serves:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from pdx.serving.backend import ServerBackend
+
 WorkCounter = Callable[[], int]
 
 
@@ -32,8 +34,6 @@ def count_calls(owner: Any, name: str, units: Callable[..., int]) -> WorkCounter
 def default_counter(backend: Any) -> WorkCounter | None:
     """The tokens every server backend's client sends and asks for; None for any other backend
     (a test class gives its own with ``work_counter``)."""
-    from pdx.serving.backend import ServerBackend
-
     if isinstance(backend, ServerBackend) and backend.client is not None:
         return count_calls(backend.client, "send",
                            lambda loop, record, prompt, *rest, **kw: len(prompt) + record.max_tokens)

@@ -3,15 +3,13 @@
 It adds the ``pdx_backend_contract`` fixture (the whole contract in one
 call) and the ``--pdx-backend`` / ``--pdx-model`` / ``--pdx-option`` options
 read by the ready-made suite: ``pytest --pyargs pdx.testing.suite
---pdx-backend NAME``. Nothing heavy is imported until a fixture is used.
+--pdx-backend NAME``. Nothing of pdx's is imported until a fixture is used: pytest loads this
+plugin in every run wherever pdx is installed.
 """
 
 from __future__ import annotations
 
 import pytest
-from pdx.testing.checks import run_contract
-from pdx.testing.counters import default_counter
-from pdx.testing.target import Harness, Params, Target
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,6 +23,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def pdx_backend_contract(tmp_path_factory):
     """``pdx_backend_contract(backend, model=None, options=None, ...)`` runs every contract check on it."""
+    from pdx.testing.checks import run_contract
+    from pdx.testing.counters import default_counter
+    from pdx.testing.target import Harness, Params, Target
+
     harnesses = []
 
     def check(backend, model=None, options=None, threads=1, params=Params(), work_counter=default_counter,

@@ -19,6 +19,7 @@ from pdx import plugin_manager
 from pdx.backend import Backend, BackendConfig, EngineInfo, Sample
 from pdx.models import ModelInfo, identify
 from pdx.serving.records import RequestsFailed
+from pdx.synth import get_shape, write_gguf, write_hf
 from pdx.testing import processes
 from pdx.testing.counters import WorkCounter, default_counter
 
@@ -66,8 +67,6 @@ def resolve_backend(backend: str | type[Backend]) -> type[Backend]:
 
 def synthetic_model(cls: type[Backend], dims: Mapping[str, int] | None, workdir: Path) -> ModelInfo:
     """A tiny random-weight model in the backend's first format, written once per work folder."""
-    from pdx.synth import get_shape, write_gguf, write_hf
-
     fmt, dtype = cls.model_formats[0], cls.default_dtype
     dims = (STREAMING_DIMS if cls.serves else {}) if dims is None else dims
     if fmt not in ("gguf", "hf"):

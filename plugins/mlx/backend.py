@@ -85,7 +85,6 @@ class Mlx(Backend):
         mx = self.mx
         from mlx_lm.generate import wired_limit
 
-
         mx.set_default_device(mx.gpu if self.settings.device == "gpu" else mx.cpu)
         spec = self.settings.speculation
         draft = speculation.draft_info(spec, model) if spec else None  # a bad draft fails before the big load

@@ -109,7 +109,6 @@ class Measure:
         accepted. Its tokens arrive as Python ints, so the last is evaluated when the loop ends."""
         from mlx_lm.generate import speculative_generate_step
 
-
         mx, draft = self.mx, self.draft
         # its default stream is the one of the device at mlx-lm's import; -o device chose another
         stream = mx.default_stream(mx.default_device())

@@ -26,10 +26,10 @@ import statistics
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pdx.registry import bundle
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
                                            integer, number, text)
-from pdx.registry import bundle
 from pdx.registry.importers.serving_files import load_spec, request_record, serve_test
 from pdx.secrets import scrub_text
 
