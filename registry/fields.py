@@ -2,19 +2,21 @@
 (:mod:`pdx.registry.records`), the bundle schema (``bundle.schema.json``, kept
 in step by a test) and content ids read.
 
-Every list is read from the record types of :mod:`pdx.contract.record`, the
-one declaration of each field; the measurement levels' tables are generated
-from the same types (:mod:`pdx.registry.schema`). Adding a field to a test, a
-sample or a request is one line in its record type and a migration: the row
-builders and readers go over these lists, and the bundle schema derives a rule
-for a field it does not spell out (see
-:func:`pdx.registry.bundle_schema.load_schema`; old records without it stay
-valid); ``tests/test_validation.py`` adds one and finds it in the row, the
-bundle, ``pdx show --json`` and the site's JSON. A run's and a model's fields
-are also written in their table with a migration and in
-``bundle.schema.json``. Content ids do not change: they hash the fields of
-:data:`CONTENT_ID_FIELDS` for the record's content-id version, and a new field
-joins only a new version.
+The lists of fields are read from the record types of
+:mod:`pdx.contract.record`, the one declaration of each field; what is written
+here says how a row holds some of them (a test's scalar columns and times, the
+columns that are no field) and which fields each content-id version hashes.
+The measurement levels' tables are generated from the same types
+(:mod:`pdx.registry.schema`). Adding a field to a test, a sample or a request
+is one line in its record type and a migration: the row builders and readers
+go over these lists, and the bundle schema derives a rule for a field it does
+not spell out (see :func:`pdx.registry.bundle_schema.load_schema`; old records
+without it stay valid); ``tests/test_validation.py`` adds one and finds it in
+the row, the bundle, ``pdx show --json``, the site's JSON and its DATA.md. A
+run's and a model's fields are also written in their table with a migration
+and in ``bundle.schema.json``. Content ids do not change: they hash the fields
+of :data:`CONTENT_ID_FIELDS` for the record's content-id version, and a new
+field joins only a new version.
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ RUN_FIELDS = fields_of(record.Run)
 TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
 TEST_TIMES = ("started_at", "finished_at")  # ISO 8601 text in a record, datetimes in a row
 TEST_LEVELS = ("samples", "requests")  # the levels below, each a table of its own
-# Every other field of a test: an object the test carries as it is (engine, ceilings, adaptive, spec,
-# conditions, energy, and whatever field comes next).
+# Every other field of a test, carried as it is: its objects (engine, ceilings, adaptive, spec, conditions,
+# energy) and whatever field comes next.
 TEST_OBJECTS = tuple(name for name in fields_of(record.Test) if name not in (*TEST_COLUMNS, *TEST_TIMES, *TEST_LEVELS))
 TEST_FIELDS = fields_of(record.Test)
 SAMPLE_FIELDS = fields_of(record.Sample)

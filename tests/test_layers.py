@@ -168,7 +168,7 @@ def test_a_function_imports_pdx_s_modules_only_to_keep_them_off_a_start():
     """An import of pdx's own inside a function is there to keep what it loads out of a start (its
     module is loaded by `pdx --help` or by pytest's plugin, and the module it imports is not); every
     other one is at the top of its module, where a reader sees what the module needs. No import breaks
-    a cycle: there are none (above)."""
+    a cycle: there are none (tests/test_architecture.py, modules; above, packages)."""
     starts = {name: loaded_by(code) for name, code in STARTS.items()}
     assert {"pdx.cli", "pdx.cli.bench", "pdx.registry.store"} <= starts["pdx --help"]
     assert "pdx.api" not in starts["pdx --help"] and "pdx.stats.derived" not in set().union(*starts.values())

@@ -190,6 +190,7 @@ def speculation(accept_length: float | None, draft_tokens: float | None, draft: 
     drafted = accept_length - 1 if draft_tokens is None else draft_tokens
     draft_bytes = None
     if draft is not None:
+        # A model file: its size as it lies on disk; else a size as given.
         draft_bytes = identify(draft).file_bytes if os.path.exists(draft) else parse_bytes(draft, "--draft-model")
     return {"accept_length": accept_length, "target_passes_per_token": 1 / accept_length,
             "drafted_per_token": drafted / accept_length, "draft_bytes": draft_bytes}
