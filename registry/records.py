@@ -10,6 +10,7 @@ to add the same model never fail.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from datetime import datetime, timezone
@@ -22,6 +23,7 @@ from pdx.contract.record import Test as TestRecord
 from pdx.registry.fields import REQUEST_COLUMNS as _REQUEST_FIELDS
 from pdx.registry.fields import SAMPLE_FIELDS as _SAMPLE_FIELDS
 from pdx.registry.fields import TEST_COLUMNS as _TEST_FIELDS
+from pdx.registry.bundle_schema import load_schema
 from pdx.registry.fields import TEST_OBJECTS, typed_fields
 from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, RunTag, SampleRow, TestResult
 
@@ -164,59 +166,65 @@ def run_record(run: Run) -> RunRecord:
 # -- reading back: what a registry altered by hand can hold --------------------------------------
 
 _LEVELS = {name: level for name, level in LEVELS.items() if name in ("run", "test", "sample", "request")}
-_LEAST = {("test", "batch"): 1, ("sample", "ns"): 1}  # whole numbers are at least 0, these at least 1
-_WHOLE = {name: {field: _LEAST.get((name, field), 0) for field in typed_fields(level, int, nullable=False)}
-          for name, level in _LEVELS.items()}
-_OPTIONAL_WHOLE = {name: typed_fields(level, int, nullable=True) for name, level in _LEVELS.items()}
-_OBJECTS = {name: typed_fields(level, dict, nullable=False) for name, level in _LEVELS.items()}
-_OPTIONAL_OBJECTS = {name: typed_fields(level, dict, nullable=True) for name, level in _LEVELS.items()}
+
+
+@functools.cache
+def _rules(level: str) -> tuple:
+    """A level's whole numbers and optional ones, each with the least it may be (as the bundle schema
+    bounds it: what every write was checked against; None: any), and its objects and optional ones."""
+    properties = load_schema()["$defs"][level]["properties"]
+    kind = _LEVELS[level]
+
+    def bounded(names: tuple[str, ...]) -> tuple[tuple[str, int | None], ...]:
+        return tuple((name, properties.get(name, {}).get("minimum")) for name in names)
+
+    return (bounded(typed_fields(kind, int, nullable=False)), bounded(typed_fields(kind, int, nullable=True)),
+            typed_fields(kind, dict, nullable=False), typed_fields(kind, dict, nullable=True))
 
 
 class _Damaged(Exception):
     pass
 
 
-def _whole(block: dict, name: str, least: int, where: str, optional: bool = False) -> None:
-    value = block.get(name)
-    if optional and value is None:
-        return
-    if type(value) is not int or value < least:
-        raise _Damaged(f"{where}.{name}: {repr(value)[:40]} is not a whole number of at least {least}")
+def _count(value, least: int | None) -> bool:
+    return type(value) is int and (least is None or value >= least)
 
 
-def _objects(block: dict, level: str, where: str) -> None:
-    for name in _OBJECTS.get(level, ()):
-        if not isinstance(block.get(name), dict):
-            raise _Damaged(f"{where}.{name}: {type(block.get(name)).__name__} where an object belongs")
-    for name in _OPTIONAL_OBJECTS.get(level, ()):
-        if block.get(name) is not None and not isinstance(block[name], dict):
-            raise _Damaged(f"{where}.{name}: {type(block[name]).__name__} where an object belongs")
+def _reads(block: dict, level: str) -> bool:
+    """Whether a level's block holds what readers compute with; a loop, not a walk: a run holds thousands
+    of samples and requests."""
+    whole, optional, objects, optional_objects = _rules(level)
+    for name, least in whole:
+        if not _count(block.get(name), least):
+            return False
+    for name, least in optional:
+        value = block.get(name)
+        if value is not None and not _count(value, least):
+            return False
+    for name in objects:
+        if type(block.get(name)) is not dict:
+            return False
+    for name in optional_objects:
+        value = block.get(name)
+        if value is not None and not isinstance(value, dict):
+            return False
+    return True
 
 
 def _level(block: dict, level: str, where: str) -> None:
-    _objects(block, level, where)
-    for name, least in _WHOLE.get(level, {}).items():
-        _whole(block, name, least, where)
-    for name in _OPTIONAL_WHOLE.get(level, ()):
-        _whole(block, name, 0, where, optional=True)
-
-
-def _count(value, least: int = 0) -> bool:
-    return type(value) is int and value >= least
-
-
-def _sample_reads(s: dict) -> bool:
-    """:func:`_level` for a sample, as one expression: a run holds thousands."""
-    pn, gn = s["prompt_ns"], s["gen_ns"]
-    return (_count(s["ns"], 1) and _count(s["n_prompt"]) and _count(s["n_gen"]) and (pn is None or _count(pn))
-            and (gn is None or _count(gn)) and type(s["engine"]) is dict)
-
-
-def _request_reads(r: dict) -> bool:
-    """:func:`_level` for a request, as one expression."""
-    return (_count(r["idx"]) and _count(r["n_prompt"]) and _count(r["max_tokens"]) and _count(r["n_gen"])
-            and _count(r["send_ns"]) and all(r.get(k) is None or _count(r[k]) for k in _OPTIONAL_WHOLE["request"])
-            and type(r["usage"]) is dict and type(r["engine"]) is dict)
+    """:func:`_reads`, raising what is wrong."""
+    whole, optional, objects, optional_objects = _rules(level)
+    for name in objects:
+        if not isinstance(block.get(name), dict):
+            raise _Damaged(f"{where}.{name}: {type(block.get(name)).__name__} where an object belongs")
+    for name in optional_objects:
+        if block.get(name) is not None and not isinstance(block[name], dict):
+            raise _Damaged(f"{where}.{name}: {type(block[name]).__name__} where an object belongs")
+    for (name, least), optional_one in [(rule, False) for rule in whole] + [(rule, True) for rule in optional]:
+        value = block.get(name)
+        if not (optional_one and value is None) and not _count(value, least):
+            bound = "" if least is None else f" of at least {least}"
+            raise _Damaged(f"{where}.{name}: {repr(value)[:40]} is not a whole number{bound}")
 
 
 def damage(record: dict) -> str | None:
@@ -241,10 +249,10 @@ def damage(record: dict) -> str | None:
             if test["kind"] not in ("pp", "tg", "pg", "serve") or not isinstance(test["name"], str):
                 raise _Damaged(f"{where}: kind {str(test['kind'])[:20]!r} is none pdx knows")
             for j, sample in enumerate(test["samples"]):
-                if not _sample_reads(sample):
+                if not _reads(sample, "sample"):
                     _level(sample, "sample", f"{where}.samples[{j}]")
             for j, request in enumerate(test["requests"]):
-                if not _request_reads(request):
+                if not _reads(request, "request"):
                     _level(request, "request", f"{where}.requests[{j}]")
                 events = request["events"]
                 if not isinstance(events, list) or not all(

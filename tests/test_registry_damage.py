@@ -119,3 +119,13 @@ def test_a_registry_path_that_is_a_pipe_or_a_device_is_refused(special, tmp_path
     words = "named pipe" if special == "fifo" else "character device"
     assert_one_line_error(run_pdx_here("runs", "--registry", str(path)), "cannot open registry", words)
     assert not stat.S_ISREG(os.lstat(path).st_mode)
+
+
+def test_what_every_write_accepts_is_never_read_as_damage(damaged):
+    """The read-back check bounds each whole number as the bundle schema does, which every write passes:
+    a thread count or a sample's index the schema leaves unbounded reads, whatever its sign."""
+    path, (odd, other) = damaged
+    _alter(path, f"UPDATE runs SET threads = -1 WHERE id = '{odd}'")
+    listed = run_pdx_here("runs", "--json", "--registry", str(path))
+    assert listed.returncode == 0 and "could not be read" not in listed.stderr, listed.stderr
+    assert sorted(r["id"] for r in json.loads(listed.stdout)) == sorted([odd, other])
