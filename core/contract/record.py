@@ -19,8 +19,8 @@ made before it lack is ``NotRequired`` and, unless a dict or list, ``Optional``:
 """
 
 # No postponed annotations: TypedDict reads NotRequired from the evaluated ones.
-from dataclasses import dataclass
 import types
+from dataclasses import dataclass
 from typing import Annotated, Any, Optional, Union, get_args, get_origin
 
 # typing_extensions' TypedDict and NotRequired: Python 3.10's typing has no NotRequired; readers of these
