@@ -26,7 +26,7 @@ from pdx.registry.schema import RequestRow, SampleRow, TestResult
 
 
 def fields_of(level: type) -> tuple[str, ...]:
-    return tuple(level.__annotations__)
+    return tuple(field.name for field in record.fields(level))
 
 
 def typed_fields(level: type, kind: type, nullable: bool) -> tuple[str, ...]:
@@ -47,7 +47,7 @@ RUN_FIELDS = fields_of(record.Run)
 # Fields of a test that a row carries as they are; the rest are built around them.
 TEST_COLUMNS = ("ordinal", "name", "kind", "n_prompt", "n_gen", "depth", "batch", "status", "error", "warmup")
 TEST_TIMES = ("started_at", "finished_at")  # ISO 8601 text in a record, datetimes in a row
-TEST_LEVELS = ("samples", "requests")  # the levels below, each a table of its own
+TEST_LEVELS = tuple(field.name for field in record.fields(record.Test) if field.is_level)  # samples, requests
 # Every other field of a test, carried as it is: its objects (engine, ceilings, adaptive, spec, conditions,
 # energy) and whatever field comes next.
 TEST_OBJECTS = tuple(name for name in fields_of(record.Test) if name not in (*TEST_COLUMNS, *TEST_TIMES, *TEST_LEVELS))
