@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 # What other processes did meanwhile, in words (the thresholds are the conditions module's own).
+from pdx.conditions import MIN_CPU_WINDOW_S
 from pdx.conditions import notes as _condition_notes
 from pdx.serving.analysis import cache_summary, sweep_summary
 
@@ -157,6 +158,8 @@ def condition_text(c: dict) -> str:
     if c.get("other_cpu_cores") is not None:
         own = f" (pdx {c['own_cpu_cores']:.2f})" if c.get("own_cpu_cores") is not None else ""
         parts.append(f"other processes {c['other_cpu_cores']:.2f} of {c.get('cpu_count') or '?'} cores{own}")
+    elif c.get("window_s") is not None and c["window_s"] < MIN_CPU_WINDOW_S:
+        parts.append(f"CPU use not read: {c['window_s']:g} s is too short a window")
     if c.get("steal_cores"):
         parts.append(f"steal {c['steal_cores']:.2f} cores")
     load = c.get("load_average") or {}

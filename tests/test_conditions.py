@@ -177,6 +177,26 @@ def test_noisy_says_why_when_pdx_knows_and_a_quiet_run_says_nothing():
     assert _noise(*_test(0.01, None)) == ""  # imported and older runs have no conditions
 
 
+def test_a_window_too_short_for_the_tick_counts_reads_no_cpu_use():
+    """Ticks are 1/100 s: a 0.03 s window two ticks astray would read as 0.7 of a core. Such a window
+    stores None, and the conditions line says why rather than nothing."""
+    ticks = cpu.clock_ticks()
+    start = conditions.Snapshot(100.0, {"busy": 1000, "steal": 0}, 50, None)
+
+    def after(seconds, other_ticks, own_ticks):
+        return conditions.Snapshot(100.0 + seconds, {"busy": 1000 + other_ticks + own_ticks, "steal": 0},
+                                   50 + own_ticks, None)
+
+    short = conditions.cpu_use(start, after(0.03, 2, 3))
+    assert short["window_s"] == 0.03 and short["other_cpu_cores"] is None and short["own_cpu_cores"] is None
+    assert conditions.notes(short) == []
+    assert "CPU use not read: 0.03 s is too short a window" in condition_text(short)
+    long = conditions.cpu_use(start, after(2.0, 2 * ticks, ticks))
+    assert long["other_cpu_cores"] == 1.0 and long["own_cpu_cores"] == 0.5
+    assert conditions.notes(long) == ["other processes used 1.0 cores"]
+    assert "too short" not in condition_text(long)
+
+
 # --- for real: a busy process beside a run ------------------------------------------------------------
 
 def _detached_busy_loop() -> int:
@@ -246,7 +266,7 @@ def test_the_table_names_other_processes_exactly_when_the_stored_figure_is_high(
     pp, tg = run["tests"]
     assert pp["conditions"]["cooldown_s"] == 0 and tg["conditions"]["cooldown_s"] == 0.2
     for test in (pp, tg):
-        named = test["conditions"]["other_cpu_cores"] >= conditions.BUSY_CORES
+        named = (test["conditions"]["other_cpu_cores"] or 0) >= conditions.BUSY_CORES
         table_row = next(line for line in shown.splitlines() if f" {test['name']} " in line)
         assert ("other processes used" in table_row) == named, (table_row, test["conditions"])
 
@@ -254,8 +274,8 @@ def test_the_table_names_other_processes_exactly_when_the_stored_figure_is_high(
 @pytest.mark.llamacpp
 def test_real_llama_cpp_beside_a_busy_process_says_so(tiny_gguf, tmp_path):
     """The same with llama.cpp, pdx in its own interpreter and the busy loop its sibling. llama.cpp gets one
-    thread: with a thread per core it would share the loop's core, and on two cores the loop's share of a short
-    window was seen at 0.3 of a core (a fair scheduler's split, not what this test is about)."""
+    thread, so that it need not share the loop's core, and 100 repetitions of pp512, over a second on this
+    machine's two cores (tick counts can be read over such a window; five of pp256, 0.03 s, could not)."""
     from conftest import run_pdx
 
     import json
@@ -263,13 +283,14 @@ def test_real_llama_cpp_beside_a_busy_process_says_so(tiny_gguf, tmp_path):
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     pid = _detached_busy_loop()
     try:
-        bench = run_pdx("bench", "-m", str(tiny_gguf), "-p", "256", "-n", "0", "-r", "5", "-t", "1",
+        bench = run_pdx("bench", "-m", str(tiny_gguf), "-p", "512", "-n", "0", "-r", "100", "-t", "1",
                         "--hardware", "m2 max",
                         "--registry", url, "--json")
     finally:
         os.kill(pid, signal.SIGKILL)
     assert bench.returncode == 0, bench.stderr
     (test,) = json.loads(bench.stdout)[0]["tests"]
+    assert test["conditions"]["window_s"] >= conditions.MIN_CPU_WINDOW_S, test["conditions"]
     assert test["conditions"]["other_cpu_cores"] >= 0.5 and test["conditions"]["own_cpu_cores"] > 0
     shown = run_pdx("show", json.loads(bench.stdout)[0]["id"], "--registry", url).stdout
     assert f"other processes used {test['conditions']['other_cpu_cores']:.1f} cores" in shown

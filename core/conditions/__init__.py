@@ -24,6 +24,10 @@ CONDITIONS_VERSION = 1
 # Other processes' CPU use, in cores, from which the bench table names it (a quiet
 # desktop's daemons stay well below; a busy loop on one core is 1.0).
 BUSY_CORES = 0.25
+# CPU time is counted in ticks (1/100 s on Linux and macOS), and the machine's count and each process of pdx's
+# tree are read at a window's two ends: a few ticks astray. Over a short window that reads as cores nothing used
+# (a 0.03 s test beside a one-core loop was seen at 1.2 other cores, then at 0.3): such a window says nothing.
+MIN_CPU_WINDOW_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -51,11 +55,12 @@ def _cores(ticks: float, seconds: float) -> float:
 
 
 def cpu_use(start: Snapshot, end: Snapshot) -> dict:
-    """Cores used by other processes, by pdx's own tree, and taken by a hypervisor, over the window."""
+    """Cores used by other processes, by pdx's own tree, and taken by a hypervisor, over the window (None
+    where the window is too short to read them)."""
     seconds = end.wall - start.wall
     result: dict = {"window_s": round(seconds, 3), "cpu_count": os.cpu_count(),
                     "other_cpu_cores": None, "own_cpu_cores": None, "steal_cores": None}
-    if seconds <= 0 or not (start.machine_ticks and end.machine_ticks):
+    if seconds < MIN_CPU_WINDOW_S or not (start.machine_ticks and end.machine_ticks):
         return result
     busy = end.machine_ticks["busy"] - start.machine_ticks["busy"]
     result["steal_cores"] = _cores(end.machine_ticks["steal"] - start.machine_ticks["steal"], seconds)

@@ -90,7 +90,7 @@ class Request(TypedDict):
 
 class Conditions(TypedDict, total=False):
     """What the machine did while a test ran (:mod:`pdx.conditions`); each figure None where the OS did
-    not let pdx read it."""
+    not let pdx read it (the CPU figures also where the window was too short to read them)."""
 
     version: int
     window_s: float
