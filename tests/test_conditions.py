@@ -274,7 +274,7 @@ def test_the_table_names_other_processes_exactly_when_the_stored_figure_is_high(
 @pytest.mark.llamacpp
 def test_real_llama_cpp_beside_a_busy_process_says_so(tiny_gguf, tmp_path):
     """The same with llama.cpp, pdx in its own interpreter and the busy loop its sibling. llama.cpp gets one
-    thread, so that it need not share the loop's core, and 100 repetitions of pp512, over a second on this
+    thread, so that it need not share the loop's core, and 200 repetitions of pp512, over two seconds on this
     machine's two cores (tick counts can be read over such a window; five of pp256, 0.03 s, could not)."""
     from conftest import run_pdx
 
@@ -283,7 +283,7 @@ def test_real_llama_cpp_beside_a_busy_process_says_so(tiny_gguf, tmp_path):
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     pid = _detached_busy_loop()
     try:
-        bench = run_pdx("bench", "-m", str(tiny_gguf), "-p", "512", "-n", "0", "-r", "100", "-t", "1",
+        bench = run_pdx("bench", "-m", str(tiny_gguf), "-p", "512", "-n", "0", "-r", "200", "-t", "1",
                         "--hardware", "m2 max",
                         "--registry", url, "--json")
     finally:

@@ -376,8 +376,8 @@ def test_llama_bench_repetitions_are_read_where_llama_cpp_computed(tiny_gguf, tm
     plugin_manager.reset()
     plugin_manager.get_plugin_manager().register(CpuTimeMeter(), name="cpu-time")
     try:
-        run = json.loads(pdx_here("bench", "--backend", "llamacpp-bench", "-m", str(tiny_gguf), "-p", "512", "-n", "64",
-                                  "-r", "5", "-t", "2", "--hardware", "m2 max",
+        run = json.loads(pdx_here("bench", "--backend", "llamacpp-bench", "-m", str(tiny_gguf), "-p", "1024", "-n", "128",
+                                  "-r", "100", "-t", "2", "--hardware", "m2 max",
                                   "--registry", f"sqlite:///{tmp_path / 'r.sqlite'}", "--json"))[0]
     finally:
         plugin_manager.reset()
@@ -388,6 +388,7 @@ def test_llama_bench_repetitions_are_read_where_llama_cpp_computed(tiny_gguf, tm
         # fall). The kernel's CPU-time counters of a running process lag and catch up at its exit, so a window
         # can read more than the machine's cores (seen: 3.3 of 2) or a little less: the check is the floor,
         # loosely, which windows laid on model loading (one thread) or idle would miss by far.
+        # 100 repetitions: each test's window a second or two here, long enough for tick counts to be read.
         average = CpuTimeMeter.JOULES_PER_CPU_S * test["conditions"]["own_cpu_cores"]
         assert e["watts"] >= 0.75 * average, (test["name"], e)
         assert e["watts"] > 3 * e["idle_watts"], e  # pdx waiting: its trace thread, little else
