@@ -57,13 +57,15 @@ def test_a_sample_whose_tokens_arrive_at_once_is_sent_again_then_refused(fake_se
     bench = ("bench", "--backend", "openai", "--url", fake_server, "-p", "8", "-n", "4", "-r", "2",
              "--registry", registry_url, "--json")
     # Every other request in one burst: each tg sample (the warm-up one too) is timed on its second
-    # try, and the test says how many were sent again.
+    # try, and the test says how many were sent again: three, or two more for each request that a
+    # stalled client (a busy machine) also read at once, as pdx should.
     once = run_pdx(*bench, "-o", "model_name=fake-burst-odd")
     assert once.returncode == 0, once.stderr
     (run,) = json.loads(once.stdout)
     tests = {t["name"]: t for t in run["tests"]}
     tg = tests["tg4"]
-    assert run["status"] == "complete" and tg["engine"]["burst_retries"] == 3 and len(tg["samples"]) == 2
+    assert run["status"] == "complete" and tg["engine"]["burst_retries"] % 2 == 1 and len(tg["samples"]) == 2
+    assert tg["engine"]["burst_retries"] >= 3
     assert "burst_retries" not in tests["pp8"]["engine"]
     assert all(s["ns"] > 0 for s in tg["samples"]) and len(tg["requests"]) == 2
     # Always in one burst: refused after five tries, the pp test kept, the last try's requests stored.

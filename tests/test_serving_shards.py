@@ -94,16 +94,26 @@ def _workers_of(pid: int) -> list[int]:
 
 
 def test_a_client_that_dies_costs_its_requests_and_the_run_says_which(fake_server, tmp_path):
-    """The first test's shard 0 is killed a second in; its requests are gone, shard 1's are kept, the
-    test fails naming the shard, and the second test (fresh clients) completes: the run is partial."""
+    """The first test's shard 0 is killed once the shards' requests are being served; its requests are
+    gone, shard 1's are kept, the test fails naming the shard, and the second test (fresh clients)
+    completes: the run is partial. The kill waits on the server's count of tokens sent, not on a clock:
+    on a loaded machine a worker takes a while to start, and one killed while its clock was being read
+    would be a different failure."""
+    import requests
+
     killed = []
 
+    def tokens_sent() -> int:
+        return sum(len(times) for times in requests.get(f"{fake_server}/sends", timeout=10).json().values())
+
     def kill_one() -> None:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
+        found, before = [], 0
         while time.monotonic() < deadline:
-            found = _workers_of(os.getpid())
-            if len(found) == 2:
-                time.sleep(1.0)
+            if len(found) < 2:
+                found = _workers_of(os.getpid())
+                before = tokens_sent()  # the warm-up's requests are done before the shards start
+            elif tokens_sent() >= before + 5 * 8:  # about five of the shards' requests of 8 tokens each
                 os.kill(min(found), 9)
                 killed.append(min(found))
                 return

@@ -11,10 +11,13 @@ import os
 import re
 import sqlite3
 import threading
+import time
 
 import pytest
+import requests
 
 from pdx.serving.managed import ManagedServer, free_port, port_in_use
+from pdx.serving.prometheus import parse
 from pdx.synth import get_shape, write_hf
 
 from conftest import assert_one_line_error, run_pdx, timed_or_burst
@@ -273,8 +276,21 @@ def test_offline_mode_pp_tg_at_depth_and_batch(registry_url, tiny_hf):
 
 
 def test_server_gone_mid_run_keeps_completed_work(registry_url, keyed_server):
-    """Runs last: it kills the module's server."""
-    killer = threading.Timer(6.0, keyed_server.stop, kwargs={"grace_s": 0.1})
+    """Runs last: it kills the module's server, once the server has finished two requests more than
+    before (the warm-up and a measured one), by its own count: a clock would race pdx's start on a
+    loaded machine, and a run that completed nothing keeps nothing to show."""
+    def finished() -> float:
+        text = requests.get(f"{keyed_server.url}/metrics", headers={"Authorization": f"Bearer {KEY}"},
+                            timeout=30).text
+        return parse(text).get(("vllm:e2e_request_latency_seconds_count", None), 0.0)
+
+    def stop_after_two() -> None:
+        before, deadline = finished(), time.monotonic() + 120
+        while finished() < before + 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        keyed_server.stop(grace_s=0.1)
+
+    killer = threading.Thread(target=stop_after_two)
     killer.start()
     (run,), result = pdx_json("serve-bench", "--backend", "vllm-server", "--url", keyed_server.url,
                               "--api-key", KEY, "-c", "2", "-p", "16", "-n", "64", "--duration", "60",
