@@ -149,6 +149,10 @@ TEXT_BOXES = """() => {
     for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
       const style = getComputedStyle(e);
       if (style.display === "none" || style.visibility === "hidden" || Number(style.opacity) === 0) return false;
+      // A closed <details> hides its content without a style its descendants inherit (Chromium lays it out
+      // where it would be, over what follows): only its summary shows.
+      const details = e.parentElement;
+      if (details && details.tagName === "DETAILS" && !details.open && e.tagName !== "SUMMARY") return false;
     }
     return true;
   };
@@ -215,5 +219,11 @@ def test_pages_fit_the_window_and_no_two_texts_overlap(width, site, import_site,
         if name == "what-to-buy":
             assert page.eval_on_selector_all("#estimates tr", "rows => rows.length") >= 1
             assert "best run" in page.inner_text("#choice")
+        # Folded parts (conditions, raw samples, the manifest) open: they too fit and overlap nothing.
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        unfolded = page.evaluate(TEXT_BOXES)
+        assert unfolded["scrollWidth"] <= unfolded["innerWidth"], \
+            f"{name} at {width} px, unfolded: the page is {unfolded['scrollWidth']} px wide"
+        assert unfolded["overlaps"] == [], f"{name} at {width} px, unfolded: text overlaps {unfolded['overlaps'][:5]}"
         page.close()
         print(f"\nscreenshot: {shot}")
