@@ -24,6 +24,8 @@ from typing import Any, Callable
 
 # What other processes did meanwhile, in words (the thresholds are the conditions module's own).
 from pdx.conditions import MIN_CPU_WINDOW_S
+from pdx.conditions.gpu_figures import FIGURE as GPU_FIGURE
+from pdx.conditions.gpu_figures import REASON
 from pdx.conditions import notes as _condition_notes
 from pdx.serving.analysis import cache_summary, sweep_summary
 
@@ -152,8 +154,40 @@ def _gib(n: float) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
+def _span(start: dict | None, end: dict | None, key: str) -> str | None:
+    """A GPU figure at a test's start and end ("405 -> 1980"; one value where they agree or one is missing)."""
+    values = [f"{r[key]:.0f}" if r[key] >= 10 else f"{r[key]:.1f}"
+              for r in (start, end) if r and r.get(key) is not None]
+    return " -> ".join(dict.fromkeys(values)) or None
+
+
+def gpu_text(gpu: dict) -> list[str]:
+    """Each GPU's clocks, temperature, power and throttle reasons over a test, in the words and units of
+    :mod:`pdx.conditions.gpu_figures`."""
+    parts = []
+    for device in gpu.get("devices") or []:
+        start, end = device.get("start"), device.get("end")
+        last = end or start or {}
+        said = []
+        for key, top in (("sm_mhz", "max_sm_mhz"), ("memory_mhz", "max_memory_mhz"), ("celsius", None),
+                         ("power_w", "power_limit_w")):
+            figure, span = GPU_FIGURE[key], _span(start, end, key)
+            if span is not None:
+                of = f" of {last[top]:.0f}" if top and last.get(top) else ""
+                said.append(f"{figure.label} {span}{of} {figure.unit}")
+        # idle is the rest state, not a reason against anything; the others are named, those that throttle first
+        seen = {k for r in (start, end) if r for k in (r.get("reasons") or []) if k in REASON and k != "idle"}
+        reasons = [REASON[k].words for k in sorted(seen, key=lambda k: (not REASON[k].throttles, list(REASON).index(k)))]
+        if reasons:
+            said.append(f"clocks held by {', '.join(reasons)}")
+        name = f" {device['name']}" if device.get("name") not in (None, "?") else ""
+        parts.append(f"GPU {device['index']}{name}: {', '.join(said) or 'nothing readable'}")
+    return parts
+
+
 def condition_text(c: dict) -> str:
-    """One line: other processes' and pdx's CPU use, load, frequency, heat, power, GPU memory, cool-down."""
+    """One line: other processes' and pdx's CPU use, load, frequency, heat, power, GPU memory, each GPU's
+    state, cool-down."""
     parts = []
     if c.get("other_cpu_cores") is not None:
         own = f" (pdx {c['own_cpu_cores']:.2f})" if c.get("own_cpu_cores") is not None else ""
@@ -183,6 +217,7 @@ def condition_text(c: dict) -> str:
     if gpu.get("limit_bytes"):
         verdict = "fits" if gpu.get("fits") else "DOES NOT FIT"
         parts.append(f"GPU memory {_gib(gpu['need_bytes'])} of {_gib(gpu['limit_bytes'])} ({verdict})")
+    parts += gpu_text(c.get("gpu") or {})
     if c.get("cooldown_s"):
         parts.append(f"after {c['cooldown_s']:g} s cool-down")
     return ", ".join(parts) or "nothing readable"

@@ -5,7 +5,9 @@ A noisy result is only useful when it says why. pdx reads, at a test's
 start and end: the CPU time of all processes minus its own process tree's
 (an engine's server is a child of pdx, an in-process engine is pdx), the
 load average, the CPU frequency and governor, the thermal state and the
-power source, wherever the OS lets a user read them (None where not). On
+power source, wherever the OS lets a user read them (None where not), and
+each NVIDIA GPU's clocks, temperature, power and throttle reasons
+(:mod:`pdx.conditions.gpu`; None with no GPU). On
 Apple Silicon the GPU's memory limit against the model and its KV cache is
 added by the caller (:mod:`pdx.conditions.gpu_memory`).
 """
@@ -17,7 +19,7 @@ import platform
 import time
 from dataclasses import dataclass
 
-from pdx.conditions import cpu, machine
+from pdx.conditions import cpu, gpu, machine
 from pdx.contract.record import Conditions
 
 CONDITIONS_VERSION = 1
@@ -36,6 +38,7 @@ class Snapshot:
     machine_ticks: dict | None
     own_ticks: int | None
     load: list[float] | None
+    gpus: dict | None = None  # pdx.conditions.gpu.read()
 
 
 def _load() -> list[float] | None:
@@ -47,7 +50,7 @@ def _load() -> list[float] | None:
 
 def snapshot(pid: int | None = None) -> Snapshot:
     """The counters a test's conditions are the difference of."""
-    return Snapshot(time.monotonic(), cpu.machine_ticks(), cpu.tree_ticks(pid or os.getpid()), _load())
+    return Snapshot(time.monotonic(), cpu.machine_ticks(), cpu.tree_ticks(pid or os.getpid()), _load(), gpu.read())
 
 
 def _cores(ticks: float, seconds: float) -> float:
@@ -81,6 +84,7 @@ def measure(start: Snapshot, cooldown_s: float = 0.0, end: Snapshot | None = Non
         "frequency": machine.frequency(),
         "thermal": machine.thermal(system),
         "power": machine.power(system),
+        "gpu": gpu.window(start.gpus, end.gpus),
         "cooldown_s": cooldown_s,
     }
 
@@ -104,4 +108,4 @@ def notes(conditions: dict | None) -> list[str]:
     resident = conditions.get("gpu_memory") or {}
     if resident.get("fits") is False:
         found.append(f"model + KV cache exceed the GPU's {resident['limit_bytes'] / 2**30:.1f} GiB limit")
-    return found
+    return found + gpu.notes(conditions.get("gpu"))

@@ -103,6 +103,9 @@ class Conditions(TypedDict, total=False):
     thermal: Optional[dict[str, Any]]
     power: Optional[dict[str, Any]]
     gpu_memory: Optional[dict[str, Any]]
+    # each NVIDIA GPU at the test's start and end (pdx.conditions.gpu.window): {source, devices: [{index,
+    # name, start, end}]}, a reading holding pdx.conditions.gpu_figures' figures and reasons; None: no GPU
+    gpu: NotRequired[Optional[dict[str, Any]]]
     cooldown_s: float
 
 
