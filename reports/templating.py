@@ -18,7 +18,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from pdx import plugin_manager
+from pdx import placement, plugin_manager
 from pdx.errors import PdxError
 from pdx.reports import labels, views
 from pdx.reports.charts.specs import chart_text
@@ -79,6 +79,7 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         manifest=views.manifest,
         hardware_figures=views.hardware_figures,
         hardware_label=labels.hardware_label,
+        backend_label=placement.backend_label,
         run_label=labels.run_label,
         system_label=labels.system_label,
         board_has_ceiling=leaderboard.board_has_ceiling,

@@ -6,7 +6,7 @@ and each table cell that sorts carries its raw value.
 
 from __future__ import annotations
 
-from pdx import figures
+from pdx import figures, placement
 from pdx.ceilings import described
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
@@ -107,7 +107,7 @@ def manifest(run: dict) -> list[tuple[str, str]]:
         ("status", run["status"] + (f" ({run['error']})" if run.get("error") else "")),
         ("created", run["created_at"] or "—"),
         ("finished", run.get("finished_at") or "—"),
-        ("backend", run["backend"]),
+        ("backend", placement.backend_label(run)),
         ("engine", " ".join(str(x) for x in (engine["name"], engine.get("version"), engine.get("commit")) if x)),
         ("engine settings", settings or "—"),
         ("threads", str(run.get("threads") or "—")),

@@ -24,6 +24,7 @@ LAYER_OF = {
     "pdx.stats": "domain", "pdx.ceilings": "domain", "pdx.models": "domain", "pdx.hardware": "domain",
     "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",
     "pdx.prompt_stream": "domain", "pdx.speculation": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain",
+    "pdx.placement": "domain",
     "pdx.energy.trace": "measure", "pdx.energy.session": "measure", "pdx.energy.zeus_meters": "measure",
     "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure", "pdx.model_arg": "measure",
     "pdx.registry": "registry", "pdx.importer": "registry",  # the importer plugins' facade of registry helpers

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from pdx.conditions.gpu_figures import FIGURES, REASONS, reasons_from_mask
+from pdx.hardware import nvidia
 
 # index and name first, then each figure, then the clocks event reasons' bit mask (the older name,
 # clocks_throttle_reasons.active, is the same field).
@@ -32,24 +33,17 @@ def _mask(text: str) -> list[str] | None:
 
 
 def _field(header: str) -> str:
-    name = header.strip().split(" [", 1)[0].strip()
-    return _QUERY_ALIASES.get(name, name)
+    return _QUERY_ALIASES.get(header.strip(), header.strip())
 
 
 def parse_query(text: str) -> list[dict]:
     """Each GPU of ``nvidia-smi --query-gpu=... --format=csv``: index (its row where not queried), name and
     one reading. A header row names the fields; without one, :data:`QUERY`'s order is taken."""
-    # nvidia-smi quotes nothing and no GPU's name holds a comma: a plain split (csv would refuse a stray CR)
-    rows = [line.split(",") for line in text.splitlines() if line.strip(" ,\t")]
-    if not rows:
-        return []
-    if any(_field(cell) in ("name", "index") for cell in rows[0]):
-        fields, rows = [_field(cell) for cell in rows[0]], rows[1:]
-    else:
-        fields = QUERY.split(",")
+    first = (text.strip().splitlines() or [""])[0]
+    header = any(cell.strip().split(" [")[0] in ("name", "index") for cell in first.split(","))
     devices = []
-    for position, row in enumerate(rows):
-        cells = dict(zip(fields, (cell.strip() for cell in row)))
+    for position, row in enumerate(nvidia.csv_cells(text, None if header else tuple(QUERY.split(",")))):
+        cells = {_field(k): v.strip() for k, v in row.items()}
         reading: dict = {f.key: number(cells.get(f.query)) for f in FIGURES}
         reading["reasons"] = _mask(cells[REASONS_FIELD]) if REASONS_FIELD in cells else None
         index = number(cells.get("index"))

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pdx import figures
+from pdx import figures, placement
 from pdx.ceilings import described
 from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_warnings
 from pdx.display.serving import print_serving
@@ -90,7 +90,8 @@ def _rates_rows(run: dict, tests: list[dict], columns: list[Column]) -> list[lis
         stats = test.get("stats")
         ok = test["status"] == "ok" and stats
         cell = {"model": escape(label), "size": human_bytes(model["file_bytes"]), "params": human_count(model["n_params"]),
-                "backend": escape(run["backend"]), "threads": str(run["threads"] or "?"), "test": escape(test["name"]),
+                "backend": escape(placement.backend_label(run)), "threads": str(run["threads"] or "?"),
+                "test": escape(test["name"]),
                 "rate": _rate_cell(test),
                 "per_sequence_rate": f"{stats['per_sequence_rate']:.2f}" if ok else "",
                 "prompt_rate": figures.RATE_COLUMNS[2].text(stats) if ok else "",
@@ -105,7 +106,7 @@ def _caption(run: dict, fitted: Fitted) -> str:
     model = run["model"]
     values = {"model": f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}",
               "size": human_bytes(model["file_bytes"]), "params": f"{human_count(model['n_params'])} params",
-              "backend": run["backend"], "threads": f"{run['threads'] or '?'} threads"}
+              "backend": placement.backend_label(run), "threads": f"{run['threads'] or '?'} threads"}
     return " · ".join(values[c.key] for c in fitted.left_out if c.key in values)
 
 
@@ -210,6 +211,7 @@ def print_manifest(run: dict, console: Console | None = None) -> None:
         ("status", run["status"] + (f" ({run['error']})" if run["error"] else "")),
         ("engine", f"{engine['name']} {engine.get('version') or ''} {engine.get('commit') or ''}".strip()),
         ("settings", settings or "-"),
+        ("ran on", placement.text(placement.of_run(run)) or "-"),
         ("model", f"{model['path']}"),
         ("model sha256", model["sha256"]),
         ("hardware", f"{hw['name']} ({cpu.get('physical_cores') or '?'} cores, "

@@ -35,11 +35,9 @@ def _value(key: str, text: str):
     return text
 
 
-def parse_csv(text: str, columns: tuple[str, ...] | None = None) -> list[dict]:
-    """Rows of ``nvidia-smi --query-gpu=... --format=csv`` output.
-
-    With ``noheader`` output, ``columns`` names the queried fields in order.
-    """
+def csv_cells(text: str, columns: tuple[str, ...] | None = None) -> list[dict[str, str]]:
+    """Each row of ``nvidia-smi --query-gpu=... --format=csv`` output as {field: cell}, the fields named by
+    its header (units dropped) or, for ``noheader`` output, by ``columns`` in order."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return []
@@ -48,13 +46,17 @@ def parse_csv(text: str, columns: tuple[str, ...] | None = None) -> list[dict]:
     if header is None:
         header = tuple(re.sub(r"\s*\[.*\]$", "", h.strip()) for h in rows[0])
         rows = rows[1:]
+    return [{column.strip(): cell for column, cell in zip(header, row)} for row in rows]
+
+
+def parse_csv(text: str, columns: tuple[str, ...] | None = None) -> list[dict]:
+    """Rows of ``nvidia-smi --query-gpu=... --format=csv`` output.
+
+    With ``noheader`` output, ``columns`` names the queried fields in order.
+    """
     gpus = []
-    for row in rows:
-        gpu = {}
-        for column, cell in zip(header, row):
-            key = _FIELDS.get(column.strip())
-            if key:
-                gpu[key] = _value(key, cell)
+    for cells in csv_cells(text, columns):
+        gpu = {key: _value(key, cells[column]) for column, key in _FIELDS.items() if column in cells}
         if gpu.get("name"):
             gpu["memory_bytes"] = gpu["memory_mib"] * 2**20 if gpu.get("memory_mib") else None
             chip = catalog.match_nvidia(gpu["name"])
