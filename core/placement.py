@@ -15,7 +15,7 @@ from collections import Counter
 
 # Backends that run on a GPU (llama.cpp's ggml registry names; "ROCm" is how a HIP build names itself).
 GPU_BACKENDS = ("CUDA", "ROCm", "HIP", "Metal", "Vulkan", "SYCL", "MUSA", "CANN", "OpenCL", "Kompute", "RPC")
-KEYS = ("backends", "gpu_info", "n_gpu_layers")
+KEYS = ("backends", "gpu_info", "n_gpu_layers", "offloaded")  # offloaded: "17/17", as llama.cpp logs it
 
 
 def _sources(run: dict) -> list[dict]:
@@ -41,8 +41,10 @@ def of_run(run: dict) -> dict | None:
     if not isinstance(backend, str) or not backend.strip():
         return None
     layers = _first(sources, "n_gpu_layers")
+    offloaded = _first(sources, "offloaded")
     return {"backend": backend.strip(), "devices": devices(_first(sources, "gpu_info")),
-            "n_gpu_layers": layers if isinstance(layers, int) and not isinstance(layers, bool) else None}
+            "n_gpu_layers": layers if isinstance(layers, int) and not isinstance(layers, bool) else None,
+            "offloaded": offloaded if isinstance(offloaded, str) else None}
 
 
 def on_gpu(backend: str) -> bool:
@@ -50,13 +52,16 @@ def on_gpu(backend: str) -> bool:
 
 
 def text(placement: dict | None) -> str:
-    """"CUDA, NVIDIA H200, ngl 99"; "2x NVIDIA H200" for two alike; the offload only on a GPU backend."""
+    """"CUDA, NVIDIA H200, ngl 99"; "2x NVIDIA H200" for two alike; the offload only on a GPU backend, the
+    layers llama.cpp says it offloaded before the number asked for."""
     if not placement:
         return ""
     parts = [placement["backend"]]
     counted = Counter(placement.get("devices") or [])
     parts += [f"{n}x {name}" if n > 1 else name for name, n in counted.items()]
-    if on_gpu(placement["backend"]) and placement.get("n_gpu_layers") is not None:
+    if on_gpu(placement["backend"]) and placement.get("offloaded"):
+        parts.append(f"{placement['offloaded']} layers offloaded")  # what llama.cpp did, not what was asked
+    elif on_gpu(placement["backend"]) and placement.get("n_gpu_layers") is not None:
         parts.append(f"ngl {placement['n_gpu_layers']}")
     return ", ".join(parts)
 

@@ -26,6 +26,7 @@ from pdx.environment import installed_version
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, bindings_lib_dir
+from pdx.plugins.llamacpp import where
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
 from pdx.prompt_stream import Prompts, PromptStream
 from pdx.workload import TestSpec
@@ -35,6 +36,7 @@ _FLASH = {"auto": -1, "off": 0, "on": 1}
 _GGML_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
 
 _log_lines: collections.deque[str] = collections.deque(maxlen=50)
+_placement_lines: list[str] = []  # a model load's lines saying where it ran (where.MARKERS): past the last 50
 _log_callback = None  # llama.cpp keeps a raw pointer: the ctypes object must outlive every call
 
 
@@ -63,7 +65,10 @@ def _quiet_logs(lc) -> None:
     global _log_callback
     if _log_callback is None:
         def sink(level, text, user_data):
-            _log_lines.append(text.decode(errors="replace").rstrip())
+            line = text.decode(errors="replace").rstrip()
+            _log_lines.append(line)
+            if any(marker in line for marker in where.MARKERS):
+                _placement_lines.append(line)
 
         _log_callback = lc.llama_log_callback(sink)
         lc.llama_log_set(_log_callback, ctypes.c_void_p(0))
@@ -136,12 +141,14 @@ class LlamaPython(Backend):
         params = lc.llama_model_default_params()
         params.n_gpu_layers = self.settings.n_gpu_layers
         params.use_extra_bufts = self.settings.repack
+        _placement_lines.clear()
         self.model = lc.llama_model_load_from_file(model.path.encode(), params)
         if not self.model:
             raise ModelError(f"llama.cpp could not load {model.path}: {_last_log()}")
         n_vocab = lc.llama_vocab_n_tokens(lc.llama_model_get_vocab(self.model))
         self.prompts = PromptStream(self.config.seed, min(model.n_vocab or n_vocab, n_vocab))
         bindings = installed_version("llama_cpp_python") or lc.__version__
+        system_info = lc.llama_print_system_info().decode(errors="replace").strip()
         return EngineInfo(
             engine=self.engine,
             version=f"b{build.build_number}" if build and build.build_number is not None else None,
@@ -150,7 +157,8 @@ class LlamaPython(Backend):
             details={
                 "bindings": f"llama-cpp-python {bindings}",
                 "library": str(lib_dir) if lib_dir else "bundled with llama-cpp-python",
-                "system_info": lc.llama_print_system_info().decode(errors="replace").strip(),
+                "system_info": system_info,
+                **where.from_log(_placement_lines, system_info),
             },
         )
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pdx.backend import Availability
+from pdx.backend import Availability, EngineInfo
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.llamacpp.build import version_label
-from pdx.plugins.llamacpp import speculation
+from pdx.plugins.llamacpp import speculation, where
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_server
 from pdx.serving.backend import SERVER_OPTIONS, ServerBackend
 from pdx.serving.managed import HOST
@@ -42,6 +42,14 @@ class LlamaServer(ServerBackend):
         "prefix_cache_hits": "llamacpp:prompt_tokens_cached_total",
     }
     in_process = "llamacpp-python"
+
+    def load(self, model: ModelInfo) -> EngineInfo:
+        """The server's identity, and where it ran as its log says (a server given by --url: not said)."""
+        info = super().load(model)
+        log = Path(info.details["server_log"]) if info.details.get("server_log") else None
+        if log is not None and log.is_file():
+            info.details.update(where.from_log(log.read_text(errors="replace").splitlines()))
+        return info
 
     def reported_prefill_s(self, figures: dict) -> float | None:
         return figures.get("prompt_seconds")

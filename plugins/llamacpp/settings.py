@@ -3,10 +3,14 @@ validated with one-line errors."""
 
 from __future__ import annotations
 
+import functools
+import platform
+import sys
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
 from pdx.backend import BackendConfig, Option
+from pdx.hardware import nvidia
 
 _CACHE_TYPES = {t: t for t in ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")}
 # The defaults are llama-bench's.
@@ -44,6 +48,33 @@ class LlamaSettings:
         return asdict(self)
 
 
+@functools.lru_cache(maxsize=1)
+def found_gpu() -> str | None:
+    """The GPU llama.cpp would offload to here: the first nvidia-smi reports, or Apple Silicon's (Metal)."""
+    if platform.system() == "Darwin" and platform.machine() == "arm64":
+        return "Apple Silicon (Metal)"
+    gpus = nvidia.query()
+    return gpus[0]["name"] if gpus else None
+
+
+_offload_said = False
+
+
+def say_offload(given: Mapping[str, str], gpu: str | None) -> str | None:
+    """Once a process, where a GPU is found and no -ngl given: that every layer goes to it (the default),
+    and how to keep the model on the CPU. On a CPU-only machine the default changes nothing: nothing said."""
+    global _offload_said
+    if _offload_said or "n_gpu_layers" in given or gpu is None:
+        return None
+    _offload_said = True
+    layers = OPTIONS["n_gpu_layers"].default
+    said = f"GPU found ({gpu}): offloading every layer (-ngl {layers}); -ngl 0 for the CPU"
+    print(said, file=sys.stderr)
+    return said
+
+
 def parse_settings(config: BackendConfig, values: Mapping[str, object]) -> LlamaSettings:
     """The settings of a run from its backend's option values (``Backend.option_values``, read once)."""
+    if not _offload_said and "n_gpu_layers" not in config.options:
+        say_offload(config.options, found_gpu())
     return LlamaSettings(threads=config.threads or 1, **{key: values[key] for key in OPTIONS})
