@@ -10,7 +10,6 @@ read under the same names.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 # Backends that run on a GPU (llama.cpp's ggml registry names; "ROCm" is how a HIP build names itself).
@@ -30,8 +29,19 @@ def _first(sources: list[dict], key: str) -> object:
 
 
 def devices(gpu_info: object) -> list[str]:
-    """The device descriptions of llama-bench's gpu_info."""
-    return [d.strip() for d in re.split(r",\s|/", gpu_info) if d.strip()] if isinstance(gpu_info, str) else []
+    """The device descriptions of llama-bench's gpu_info, split where no parenthesis is open (Mesa's
+    "llvmpipe (LLVM 15.0.6, 256 bits)" is one device)."""
+    if not isinstance(gpu_info, str):
+        return []
+    found, depth, current = [], 0, ""
+    for char in gpu_info:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char in ",/" and depth <= 0:
+            found.append(current)
+            current = ""
+        else:
+            current += char
+    return [d.strip() for d in found + [current] if d.strip()]
 
 
 def of_run(run: dict) -> dict | None:

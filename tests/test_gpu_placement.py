@@ -6,13 +6,15 @@ a real NVIDIA H200 (tests/data/h200; no NVIDIA GPU exists here), imported as a u
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from pdx import placement
 
-from conftest import pdx_here, pdx_import, show
+from conftest import pdx_here, pdx_import, run_pdx_here, show
 
 DATA = Path(__file__).parent / "data"
 H200_JSON = DATA / "h200" / "llama-bench-cuda-1b-f16.json"
@@ -42,6 +44,8 @@ def test_the_runs_own_details_come_before_its_tests_and_the_settings_give_the_of
     run = _run({"backends": "Vulkan", "gpu_info": "llvmpipe (LLVM 15.0.6, 256 bits)"},
                {"backends": "CPU"}, settings={"n_gpu_layers": 12})
     assert placement.text(placement.of_run(run)) == "Vulkan, llvmpipe (LLVM 15.0.6, 256 bits), ngl 12"
+    assert placement.devices("llvmpipe (LLVM 15.0.6, 256 bits), llvmpipe (LLVM 15.0.6, 256 bits)") == [
+        "llvmpipe (LLVM 15.0.6, 256 bits)"] * 2
 
 
 def test_the_recorded_rocm_run_says_rocm():
@@ -72,3 +76,110 @@ def test_the_recorded_h200_import_is_cuda_on_the_catalogs_h200_with_its_ceilings
     page = tmp_path / "run.html"
     pdx_here("report", run_id, "-o", str(page), "--registry", url)
     assert "llamacpp-bench (CUDA, NVIDIA H200, ngl 99)" in page.read_text()
+
+
+# --- a pdx run on a replayed H200 -------------------------------------------------------------------------
+
+_LLAMA_BENCH = """import json, sys, time
+args = sys.argv[1:]
+if "--version" in args:
+    print("version: 0.5.0-dev (build 1, commit 0c1e570)\\nbuilt with GNU 12.2.0 for Linux x86_64", file=sys.stderr)
+    sys.exit(0)
+asked = (int(args[args.index("-p") + 1]), int(args[args.index("-n") + 1]))
+reps = int(args[args.index("-r") + 1])
+for row in json.load(open(sys.argv[0].replace("llama-bench.py", "recorded.json"))):
+    if (row["n_prompt"], row["n_gen"]) == asked:
+        row["samples_ns"], row["samples_ts"] = row["samples_ns"][:reps], row["samples_ts"][:reps]
+        time.sleep(sum(row["samples_ns"]) / 1e9)  # the repetitions took their time before the line is printed
+        print(json.dumps(row))
+"""
+
+
+def _shims(tmp_path: Path) -> tuple[Path, list[str]]:
+    """llama-bench and nvidia-smi as the H200 answered (recorded, replayed: no GPU here); nvidia-smi's every
+    --query-gpu gets the recorded CSV, which names its columns."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "recorded.json").write_text(H200_JSON.read_text())
+    (bin_dir / "llama-bench.py").write_text(_LLAMA_BENCH)
+    (bin_dir / "llama-bench").write_text(f'#!/bin/sh\nexec "{sys.executable}" "{bin_dir / "llama-bench.py"}" "$@"\n')
+    (bin_dir / "nvidia-smi").write_text(f'#!/bin/sh\ncat "{DATA / "h200" / "nvidia-smi-query.csv"}"\n')
+    for shim in ("llama-bench", "nvidia-smi"):
+        (bin_dir / shim).chmod(0o755)
+    return bin_dir, ["--llama-bench", str(bin_dir / "llama-bench")]
+
+
+def test_a_pdx_run_on_the_replayed_h200_offloads_by_default_says_so_once_and_says_where(tmp_path, tiny_gguf,
+                                                                                        monkeypatch):
+    """pdx bench through llama-bench on an H200, both replayed from their recorded output (no GPU here):
+    one line on stderr says every layer goes to the GPU, llama-bench got -ngl 99, and the table's backend
+    column, pdx show and the conditions say CUDA on the H200."""
+    from pdx.plugins.llamacpp import settings
+
+    bin_dir, bench_args = _shims(tmp_path)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("COLUMNS", "300")
+    monkeypatch.setattr(settings, "_offload_said", False)
+    settings.found_gpu.cache_clear()
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    benched = run_pdx_here("bench", "--registry", url, "--backend", "llamacpp-bench", "-m", str(tiny_gguf),
+                           "-p", "512", "-n", "128", "-r", "3", "--json", *bench_args)
+    assert benched.returncode == 0, (benched.stdout[-3000:], benched.stderr)
+    said = "GPU found (NVIDIA H200): offloading every layer (-ngl 99); -ngl 0 for the CPU"
+    assert benched.stderr.count(said) == 1, benched.stderr
+    (run,) = json.loads(benched.stdout)
+    pp, tg = run["tests"]
+    assert pp["engine"]["command"][pp["engine"]["command"].index("-ngl") + 1] == "99"
+    assert placement.backend_label(run) == "llamacpp-bench (CUDA, NVIDIA H200, ngl 99)"
+    assert run["hardware"]["name"] == "NVIDIA H200" and pp["ceilings"]["source"] == "catalog"
+    (gpu,) = pp["conditions"]["gpu"]["devices"]
+    assert pp["conditions"]["gpu"]["source"] == "nvidia-smi" and gpu["end"]["celsius"] == 35
+    shown = pdx_here("show", run["id"], "--registry", url)
+    assert "llamacpp-bench (CUDA, NVIDIA H200, ngl 99)" in shown
+    assert "GPU 0 NVIDIA H200: SM clock 405 of 1980 MHz" in shown and "temperature 35 °C" in shown
+    assert pp["status"] == tg["status"] == "ok" and [s["ns"] for s in tg["samples"]] == [164778412, 161078920, 159578136]
+
+
+def test_asked_for_no_offload_or_on_a_cpu_only_machine_nothing_is_said(monkeypatch, capsys):
+    """nvidia-smi absent (this machine) or -ngl given: the default is llama-bench's, silently."""
+    from pdx.plugins.llamacpp import settings
+
+    monkeypatch.setattr(settings, "_offload_said", False)
+    assert settings.say_offload({}, None) is None
+    assert settings.say_offload({"n_gpu_layers": "0"}, "NVIDIA H200") is None
+    assert capsys.readouterr().err == ""
+    assert settings.say_offload({}, "NVIDIA H200") and settings.say_offload({}, "NVIDIA H200") is None
+    assert capsys.readouterr().err.count("GPU found") == 1
+
+
+# --- the in-process and server backends: llama.cpp's own log ---------------------------------------------------
+
+# llama_print_system_info() of pdx's own CPU build (llama.cpp 0c1e570), read here through ctypes.
+CPU_SYSTEM_INFO = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | AVX512 = 1 | "
+                   "AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | ")
+# A CUDA load as llama.cpp logs it (its format strings "%s: using device %s (%s) - %zu MiB free" and
+# "%s: offloaded %d/%d layers to GPU", filled in with the recorded H200's name and the 1B model's 16 layers + 1).
+CUDA_LOG = ["llama_model_load_from_file_impl: using device CUDA0 (NVIDIA H200) - 142567 MiB free",
+            "load_tensors: offloaded 17/17 layers to GPU",
+            "system_info: n_threads = 16 (n_threads_batch = 16) / 16 | CUDA : ARCHS = 900 | USE_GRAPHS = 1 | "
+            "PEER_MAX_BATCH_SIZE = 128 | CPU : SSE3 = 1 | AVX = 1 | "]
+
+
+def test_the_cpu_builds_system_info_says_cpu():
+    from pdx.plugins.llamacpp import where
+
+    assert where.from_log([], CPU_SYSTEM_INFO) == {"backends": "CPU"}
+    assert placement.backend_label(_run(where.from_log([], CPU_SYSTEM_INFO))) == "llamacpp-bench (CPU)"
+
+
+def test_a_cuda_load_says_cuda_the_device_and_the_layers_it_offloaded():
+    from pdx.plugins.llamacpp import where
+
+    details = where.from_log(CUDA_LOG)
+    assert details == {"backends": "CUDA", "gpu_info": "NVIDIA H200", "offloaded": "17/17"}
+    run = _run(details, settings={"n_gpu_layers": 99}) | {"backend": "llamacpp-python"}
+    assert placement.backend_label(run) == "llamacpp-python (CUDA, NVIDIA H200, 17/17 layers offloaded)"
+    two = where.from_log(["x: using device Vulkan0 (AMD Radeon RX 7900 XTX (RADV NAVI31)) - 24560 MiB free",
+                          "x: using device Vulkan1 (AMD Radeon RX 7900 XTX (RADV NAVI31)) - 24560 MiB free"])
+    assert two["backends"] == "Vulkan" and placement.devices(two["gpu_info"]) == [
+        "AMD Radeon RX 7900 XTX (RADV NAVI31)"] * 2

@@ -108,7 +108,8 @@ def notes(gpu: dict | None) -> list[str]:
         end = device.get("end") or {}
         if held:
             found.append(f"GPU {device['index']} throttled: {', '.join(REASON[k].words for k in held)}")
-        elif (end.get("sm_mhz") is not None and end.get("max_sm_mhz") and "idle" not in (end.get("reasons") or [])
-              and end["sm_mhz"] < SLOW_CLOCK * end["max_sm_mhz"]):
+        # without the reasons (an nvidia-smi query lacking them) a low clock may be an idle GPU's: not judged
+        elif (end.get("sm_mhz") is not None and end.get("max_sm_mhz") and end.get("reasons") is not None
+              and "idle" not in end["reasons"] and end["sm_mhz"] < SLOW_CLOCK * end["max_sm_mhz"]):
             found.append(f"GPU {device['index']} SM clock {end['sm_mhz']:.0f} of {end['max_sm_mhz']:.0f} MHz")
     return found
