@@ -69,6 +69,10 @@ def test_without_nvml_nvidia_smi_is_asked_and_without_either_nothing_is_read(mon
     assert read["source"] == "nvidia-smi" and read["devices"][0]["reading"]["power_w"] == 392.41
     assert asked[0][1] == f"--query-gpu={nvidia_smi.QUERY}"
     assert gpu.read(smi=lambda *argv: None) is None
+    # a driver that knows the reasons only by their former name, or not at all (it fails the query)
+    older = "index, name, clocks.current.sm [MHz], clocks_throttle_reasons.active\n0, NVIDIA H200, 1410 MHz, 0x4"
+    read = gpu.read(smi=lambda tool, query, fmt: older if "throttle" in query else None)
+    assert read["devices"][0]["reading"]["reasons"] == ["sw_power_cap"]
     assert gpu.window(None, None) is None and gpu.notes(None) == []
 
 

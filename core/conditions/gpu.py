@@ -79,9 +79,12 @@ def read(nv: Any = None, smi: Callable[..., str | None] | None = None) -> dict |
         if shutil.which("nvidia-smi") is None:
             return None
         smi = run_tool
-    text = smi("nvidia-smi", f"--query-gpu={nvidia_smi.QUERY}", "--format=csv")
-    devices = nvidia_smi.parse_query(text or "")
-    return {"source": "nvidia-smi", "devices": devices} if devices else None
+    for query in nvidia_smi.QUERIES:
+        text = smi("nvidia-smi", f"--query-gpu={query}", "--format=csv")
+        if text is not None:
+            devices = nvidia_smi.parse_query(text)
+            return {"source": "nvidia-smi", "devices": devices} if devices else None
+    return None
 
 
 def window(start: dict | None, end: dict | None) -> dict | None:

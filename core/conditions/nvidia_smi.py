@@ -13,6 +13,10 @@ from pdx.hardware import nvidia
 # clocks_throttle_reasons.active, is the same field).
 REASONS_FIELD = "clocks_event_reasons.active"
 QUERY = ",".join(["index", "name", *(f.query for f in FIGURES), REASONS_FIELD])
+# What an older driver takes instead: the reasons under their former name, then none (a field a driver does
+# not know fails the whole query).
+QUERIES = (QUERY, QUERY.replace(REASONS_FIELD, "clocks_throttle_reasons.active"),
+           QUERY.replace("," + REASONS_FIELD, ""))
 _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*([A-Za-z%°]*)\s*$")
 _QUERY_ALIASES = {"clocks.sm": "clocks.current.sm", "clocks.mem": "clocks.current.memory",
                   "clocks.max.mem": "clocks.max.memory", "clocks.max.sm": "clocks.max.sm",
