@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 # What other processes did meanwhile, in words (the thresholds are the conditions module's own).
 from pdx.conditions import MIN_CPU_WINDOW_S
-from pdx.conditions.gpu_figures import FIGURE as GPU_FIGURE
+from pdx.conditions.gpu_figures import FIGURES as GPU_FIGURES
 from pdx.conditions.gpu_figures import REASON
 from pdx.conditions import notes as _condition_notes
 from pdx.serving.analysis import cache_summary, sweep_summary
@@ -169,15 +169,15 @@ def gpu_text(gpu: dict) -> list[str]:
         start, end = device.get("start"), device.get("end")
         last = end or start or {}
         said = []
-        for key, top in (("sm_mhz", "max_sm_mhz"), ("memory_mhz", "max_memory_mhz"), ("celsius", None),
-                         ("power_w", "power_limit_w")):
-            figure, span = GPU_FIGURE[key], _span(start, end, key)
-            if span is not None:
-                of = f" of {last[top]:.0f}" if top and last.get(top) else ""
+        for figure in GPU_FIGURES:
+            span = _span(start, end, figure.key)
+            if span is not None and not figure.bound:
+                of = f" of {last[figure.of]:.0f}" if figure.of and last.get(figure.of) else ""
                 said.append(f"{figure.label} {span}{of} {figure.unit}")
         # idle is the rest state, not a reason against anything; the others are named, those that throttle first
         seen = {k for r in (start, end) if r for k in (r.get("reasons") or []) if k in REASON and k != "idle"}
-        reasons = [REASON[k].words for k in sorted(seen, key=lambda k: (not REASON[k].throttles, list(REASON).index(k)))]
+        order = list(REASON)
+        reasons = [REASON[k].words for k in sorted(seen, key=lambda k: (not REASON[k].throttles, order.index(k)))]
         if reasons:
             said.append(f"clocks held by {', '.join(reasons)}")
         name = f" {device['name']}" if device.get("name") not in (None, "?") else ""

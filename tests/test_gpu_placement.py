@@ -137,7 +137,8 @@ def test_a_pdx_run_on_the_replayed_h200_offloads_by_default_says_so_once_and_say
     shown = pdx_here("show", run["id"], "--registry", url)
     assert "llamacpp-bench (CUDA, NVIDIA H200, ngl 99)" in shown
     assert "GPU 0 NVIDIA H200: SM clock 405 of 1980 MHz" in shown and "temperature 35 °C" in shown
-    assert pp["status"] == tg["status"] == "ok" and [s["ns"] for s in tg["samples"]] == [164778412, 161078920, 159578136]
+    assert pp["status"] == tg["status"] == "ok"
+    assert [s["ns"] for s in tg["samples"]] == [164778412, 161078920, 159578136]  # the recorded first three
 
 
 def test_asked_for_no_offload_or_on_a_cpu_only_machine_nothing_is_said(monkeypatch, capsys):

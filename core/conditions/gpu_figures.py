@@ -18,28 +18,29 @@ class GpuFigure:
     query: str  # nvidia-smi --query-gpu field
     smi_q: tuple[tuple[str, ...], ...]  # nvidia-smi -q (section, line) paths, the first present is read
     nvml: Callable[[Any, Any], float]  # (pynvml, device handle) -> the figure in its unit
+    of: str | None = None  # the figure this one is shown against ("1410 of 1980 MHz")
+    bound: bool = False  # a maximum or limit: shown only as another figure's "of"
 
 
 FIGURES = (
     GpuFigure("sm_mhz", "SM clock", "MHz", "clocks.current.sm", (("Clocks", "SM"),),
-              lambda nv, h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
+              lambda nv, h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM), of="max_sm_mhz"),
     GpuFigure("max_sm_mhz", "SM clock max", "MHz", "clocks.max.sm", (("Max Clocks", "SM"),),
-              lambda nv, h: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
+              lambda nv, h: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM), bound=True),
     GpuFigure("memory_mhz", "memory clock", "MHz", "clocks.current.memory", (("Clocks", "Memory"),),
-              lambda nv, h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
+              lambda nv, h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM), of="max_memory_mhz"),
     GpuFigure("max_memory_mhz", "memory clock max", "MHz", "clocks.max.memory", (("Max Clocks", "Memory"),),
-              lambda nv, h: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM)),
+              lambda nv, h: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM), bound=True),
     GpuFigure("celsius", "temperature", "°C", "temperature.gpu", (("Temperature", "GPU Current Temp"),),
               lambda nv, h: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
     GpuFigure("power_w", "power draw", "W", "power.draw",
               (("GPU Power Readings", "Instantaneous Power Draw"), ("GPU Power Readings", "Average Power Draw"),
                ("GPU Power Readings", "Power Draw"), ("Power Readings", "Power Draw")),
-              lambda nv, h: nv.nvmlDeviceGetPowerUsage(h) / 1000),
+              lambda nv, h: nv.nvmlDeviceGetPowerUsage(h) / 1000, of="power_limit_w"),
     GpuFigure("power_limit_w", "power limit", "W", "power.limit",
               (("GPU Power Readings", "Current Power Limit"), ("Power Readings", "Power Limit")),
-              lambda nv, h: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000),
+              lambda nv, h: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000, bound=True),
 )
-FIGURE = {f.key: f for f in FIGURES}
 
 
 @dataclass(frozen=True)
