@@ -39,7 +39,13 @@ BUSY = {"version": 1, "window_s": 2.0, "cpu_count": 8, "other_cpu_cores": 1.27, 
         "steal_cores": 0.0, "load_average": {"start": [1.5, 1.2, 1.0], "end": [2.25, 1.4, 1.1]},
         "frequency": {"source": "cpuinfo", "mhz": 2400.0, "max_mhz": 3500.0, "governor": "performance"},
         "thermal": None, "power": {"source": "mains"}, "cooldown_s": 0.5}
-QUIET = dict(BUSY, other_cpu_cores=0.04, own_cpu_cores=1.01)
+# The GPU as the recorded H200's nvidia-smi -q read it idle (tests/data/h200), then capped by its power limit.
+_H200 = {"sm_mhz": 405.0, "max_sm_mhz": 1980.0, "memory_mhz": 3201.0, "max_memory_mhz": 3201.0, "celsius": 35.0,
+         "power_w": 80.7, "power_limit_w": 700.0, "reasons": ["idle"]}
+BUSY["gpu"] = {"source": "nvml", "devices": [{"index": 0, "name": "NVIDIA H200", "start": _H200,
+                                              "end": _H200 | {"sm_mhz": 1410.0, "celsius": 71.0, "power_w": 699.2,
+                                                              "reasons": ["sw_power_cap"]}}]}
+QUIET = dict(BUSY, other_cpu_cores=0.04, own_cpu_cores=1.01, gpu=None)
 
 
 def test_every_kind_the_record_schema_allows_has_a_description():
