@@ -170,6 +170,10 @@ def test_the_cpu_builds_system_info_says_cpu():
     from pdx.plugins.llamacpp import where
 
     assert where.from_log([], CPU_SYSTEM_INFO) == {"backends": "CPU"}
+    # llama-server 0c1e570's log at its default verbosity, as pdx kept it: the load is not in it, nothing is said
+    quiet = ["0.00.010.693 I srv    load_model: loading model '/tmp/tiny.gguf'",
+             "0.01.811.127 I srv  llama_server: model loaded"]
+    assert where.from_log(quiet) == {}
     assert placement.backend_label(_run(where.from_log([], CPU_SYSTEM_INFO))) == "llamacpp-bench (CPU)"
 
 

@@ -23,7 +23,8 @@ def backends_of(system_info: str) -> list[str]:
 
 def from_log(lines: Iterable[str], system_info: str = "") -> dict:
     """backends (comma-joined, "CPU" where there is no other, as llama-bench writes it), gpu_info (the
-    devices' descriptions, ", "-joined) and offloaded ("17/17"), each where the log says it."""
+    devices' descriptions, ", "-joined) and offloaded ("17/17"), each where the log says it; {} where it
+    says none of them."""
     devices: dict[str, str] = {}
     offloaded = None
     listed = backends_of(system_info)
@@ -34,6 +35,8 @@ def from_log(lines: Iterable[str], system_info: str = "") -> dict:
             offloaded = found.group(1)
         if "system_info" in line:
             listed += backends_of(line.split("system_info", 1)[1])
+    if not (devices or offloaded or listed):
+        return {}  # a quiet log (llama-server's default verbosity leaves the load out): nothing is claimed
     # a device's name is its backend's and an index: CUDA0, Vulkan1, ROCm0; Metal has none
     names = [re.sub(r"\d+$", "", name) for name in devices] + [b for b in listed if b != "CPU"]
     result: dict = {"backends": ",".join(dict.fromkeys(names)) or "CPU"}
