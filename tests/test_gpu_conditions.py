@@ -180,6 +180,11 @@ def test_a_run_on_a_replayed_h200_stores_shows_and_validates_its_gpu_conditions(
     assert schema_errors(make_bundle(Registry(url).records([run["id"]]))) is None
     assert schema_errors({"version": 1, "gpu": {"source": "nvml", "devices": [{"index": 0, "name": "x",
                           "start": {"sm_mhz": -1}}]}}, "conditions") is not None
+    bundle, other = tmp_path / "runs.pdx.json", f"sqlite:///{tmp_path / 'other.sqlite'}"
+    pdx_here("export", run["id"], "-o", str(bundle), "--registry", url)
+    pdx_here("import", str(bundle), "--registry", other)
+    imported = json.loads(pdx_here("show", run["id"], "--registry", other, "--json"))
+    assert imported["tests"][0]["conditions"]["gpu"] == test["conditions"]["gpu"]
     page = tmp_path / "run.html"
     pdx_here("report", run["id"], "-o", str(page), "--registry", url)
     html = page.read_text()
