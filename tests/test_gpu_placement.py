@@ -188,3 +188,20 @@ def test_a_cuda_load_says_cuda_the_device_and_the_layers_it_offloaded():
                           "x: using device Vulkan1 (AMD Radeon RX 7900 XTX (RADV NAVI31)) - 24560 MiB free"])
     assert two["backends"] == "Vulkan" and placement.devices(two["gpu_info"]) == [
         "AMD Radeon RX 7900 XTX (RADV NAVI31)"] * 2
+
+
+@pytest.mark.llamacpp
+def test_the_real_cpu_llama_bench_says_cpu_and_reads_no_gpu(tiny_gguf, tmp_path, monkeypatch):
+    """pdx's own CPU build of llama-bench on this GPU-less machine: the backend column says CPU, no offload
+    is said, and the conditions hold no GPU (None) and name none."""
+    monkeypatch.setenv("COLUMNS", "200")
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    benched = run_pdx_here("bench", "--registry", url, "--backend", "llamacpp-bench", "-m", str(tiny_gguf),
+                           "-p", "16", "-n", "4", "-r", "2", "--json")
+    assert benched.returncode == 0, benched.stderr
+    assert "GPU found" not in benched.stderr
+    (run,) = json.loads(benched.stdout)
+    assert placement.backend_label(run) == "llamacpp-bench (CPU)"
+    assert all(t["conditions"]["gpu"] is None for t in run["tests"])
+    shown = pdx_here("show", run["id"], "--registry", url)
+    assert "llamacpp-bench (CPU)" in shown and "GPU 0" not in shown
