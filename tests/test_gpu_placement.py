@@ -109,18 +109,25 @@ def _shims(tmp_path: Path) -> tuple[Path, list[str]]:
     return bin_dir, ["--llama-bench", str(bin_dir / "llama-bench")]
 
 
+@pytest.fixture
+def fresh_offload(monkeypatch):
+    """The offload notice unsaid and the GPU looked for anew, before and after (both are once a process)."""
+    from pdx.plugins.llamacpp import settings
+
+    monkeypatch.setattr(settings, "_offload_said", False)
+    settings.found_gpu.cache_clear()
+    yield
+    settings.found_gpu.cache_clear()
+
+
 def test_a_pdx_run_on_the_replayed_h200_offloads_by_default_says_so_once_and_says_where(tmp_path, tiny_gguf,
-                                                                                        monkeypatch):
+                                                                                        monkeypatch, fresh_offload):
     """pdx bench through llama-bench on an H200, both replayed from their recorded output (no GPU here):
     one line on stderr says every layer goes to the GPU, llama-bench got -ngl 99, and the table's backend
     column, pdx show and the conditions say CUDA on the H200."""
-    from pdx.plugins.llamacpp import settings
-
     bin_dir, bench_args = _shims(tmp_path)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setenv("COLUMNS", "300")
-    monkeypatch.setattr(settings, "_offload_said", False)
-    settings.found_gpu.cache_clear()
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     benched = run_pdx_here("bench", "--registry", url, "--backend", "llamacpp-bench", "-m", str(tiny_gguf),
                            "-p", "512", "-n", "128", "-r", "3", "--json", *bench_args)
@@ -191,7 +198,7 @@ def test_a_cuda_load_says_cuda_the_device_and_the_layers_it_offloaded():
 
 
 @pytest.mark.llamacpp
-def test_the_real_cpu_llama_bench_says_cpu_and_reads_no_gpu(tiny_gguf, tmp_path, monkeypatch):
+def test_the_real_cpu_llama_bench_says_cpu_and_reads_no_gpu(tiny_gguf, tmp_path, monkeypatch, fresh_offload):
     """pdx's own CPU build of llama-bench on this GPU-less machine: the backend column says CPU, no offload
     is said, and the conditions hold no GPU (None) and name none."""
     monkeypatch.setenv("COLUMNS", "200")
