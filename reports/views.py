@@ -7,7 +7,7 @@ and each table cell that sorts carries its raw value.
 from __future__ import annotations
 
 from pdx import figures
-from pdx.ceilings import described
+from pdx.ceilings import described, overhead
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
 from pdx.reports.urls import web_url
@@ -154,6 +154,7 @@ def hardware_figures(run: dict) -> list[dict]:
         rows.append({"name": "how they were found", "value": "", "source": basis["method"]})
     rows += [{"name": name, "value": "", "source": text} for name, text in described.terms(basis)]
     rows += [{"name": f"no ceiling: {names}", "value": "", "source": why} for names, why in described.uncovered(run)]
+    rows += [{"name": name, "value": "", "source": text} for name, text in overhead.lines(run)]
     return [{"unit": None, "url": None} | row | {"url": web_url(row.get("url"))} for row in rows]
 
 
