@@ -135,7 +135,7 @@ def test_cuda_probe_through_torch():
 def _constructed_h200_probe(share: float) -> dict:
     chip = catalog.get("nvidia-h200")
     flops = {k: {"flops": share * chip.dense_flops(d), "dtype": d, "n": 8192, "repetitions": 10, "samples": []}
-             for k, d in (("f16", "fp16"), ("bf16", "bf16"))}
+             for k, d in (("f16", "fp16"), ("bf16", "bf16"), ("i8", "int8"))}
     return {"device": "cuda:0", "device_info": {"device_name": "NVIDIA H200"}, "torch": "test",
             "bandwidth": {"copy": share * chip.bandwidth, "read": share * chip.bandwidth}, "matmul": flops}
 
