@@ -118,7 +118,7 @@ def manifest(run: dict) -> list[tuple[str, str]]:
                      f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),
         ("system", f"{env.get('platform', '?')}, Python {env.get('python', '?')}, pdx {run['pdx_version']}"),
         ("workload", f"{workload.get('repetitions', '?')} repetitions, {workload.get('warmup', '?')} warm-up, "
-                     f"seed {workload.get('seed', '?')}"),
+                     f"seed {workload.get('seed', '?')}" + (f"; {added}" if (added := figures.lengthened_text(run)) else "")),
         ("command", run.get("command") or "—"),
         ("tags", ", ".join(run["tags"]) or "—"),
     ]

@@ -166,7 +166,9 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
         changed = f", drifted: {', '.join(drift)}" if drift else ""
         console.print(f"rerun of {run['parent_id']}{changed}", highlight=False)
     status = run["status"] if run["status"] == "complete" else f"[yellow]{run['status']}[/yellow]"
-    console.print(f"run [bold]{run['id']}[/bold] {status}, stored in {registry_url}", highlight=False)
+    added = figures.lengthened_text(run)
+    console.print(f"run [bold]{run['id']}[/bold] {status}, stored in {registry_url}" + (f"; {added}" if added else ""),
+                  highlight=False)
 
 
 def _headline(run: dict, kind: str) -> str:
