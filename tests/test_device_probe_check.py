@@ -9,6 +9,7 @@ with a column-major one and for fp8 through ``torch._scaled_mm``.
 from __future__ import annotations
 
 import copy
+import re
 import importlib.util
 import json
 from pathlib import Path
@@ -105,3 +106,14 @@ def test_the_probe_times_8_bit_products_in_cublaslt_s_layout_first():
 
     cuda_probe.column_major(Matrix())
     assert asked == ["t", "contiguous", "t"]  # b.t().contiguous().t()
+
+
+def test_pdx_hw_probe_shows_each_layout_of_an_8_bit_product(capsys):
+    from pdx.display.hardware import print_device_probe
+
+    print_device_probe(_fixed() | {"cached": False})
+    out = capsys.readouterr().out
+    assert re.search(r"963 TFLOP/s i8 +int8, 8192\^3 \(best of 10; second operand column-major; row-major 127 "
+                     r"TFLOP/s\)", out), out
+    assert "f8    float8_e4m3fn, 8192^3 (best of 10; second operand column-major; row-major refused)" in out
+    assert "f16   float16, 8192^3 (best of 10)" in out  # a float product has one layout: nothing more said
