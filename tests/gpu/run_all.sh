@@ -69,7 +69,7 @@ else
     SERVER_ARGS="-ngl 99 -np 4 -c 4096"
 fi
 export PDX_DATA_DIR="$W/data"
-say "pdx $(pdx --version 2>&1 | tail -1), python $(python3 -c 'import sys; print(sys.version.split()[0])'), $(nproc) CPUs"
+say "$(pdx --version 2>&1 | tail -1), python $(python3 -c 'import sys; print(sys.version.split()[0])'), $(nproc) CPUs"
 MODEL="$W/model-$SHAPE-f16.gguf"
 
 # 2. llama.cpp for the accelerator, the model written meanwhile.
@@ -169,6 +169,6 @@ say "== $SECONDS s in all; $(( ${#failed[@]} )) problem(s)"
 for problem in "${failed[@]}"; do say "FAIL $problem"; done
 cp "$W/summary.txt" "$OUT/summary.txt"
 (cd "$W" && tar -czf "$OUT/logs.tar.gz" --exclude='site' --exclude='cache' --exclude='data' --exclude='*.gguf' \
-    --exclude='registry.sqlite' ./*.log ./*.json ./*.txt 2>/dev/null)
+    --exclude='registry.sqlite' ./*.log ./*.out ./*.json ./*.txt 2>/dev/null)
 ls -la "$OUT"
 (( ${#failed[@]} == 0 ))
