@@ -353,6 +353,19 @@ def energy_text(test: dict) -> str:
     return text
 
 
+def lengthened_text(run: dict) -> str:
+    """The run's summary of the repetitions pdx added so the energy meters could read its tests (each test's
+    own note says so too): "energy: 174 repetitions added to pp512, 10 to tg128 so the meters could read them";
+    "" where none were."""
+    added = [(t["name"], (t.get("energy") or {}).get("lengthened")) for t in run.get("tests") or ()]
+    added = [(name, count) for name, count in added if count]
+    if not added:
+        return ""
+    (name, count), *rest = added
+    told = ", ".join([f"{count} repetitions added to {name}", *(f"{more} to {other}" for other, more in rest)])
+    return f"energy: {told} so the meters could read {'them' if rest else 'it'}"
+
+
 def _energy_notes(test: dict) -> list[Note]:
     text = energy_text(test)
     return [Note("energy", test["name"], text, warn=bool((test.get("stats") or {}).get("energy", {}).get("coarse")))] \

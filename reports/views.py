@@ -7,7 +7,7 @@ and each table cell that sorts carries its raw value.
 from __future__ import annotations
 
 from pdx import figures, placement
-from pdx.ceilings import described
+from pdx.ceilings import described, overhead
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
 from pdx.reports.urls import web_url
@@ -118,7 +118,7 @@ def manifest(run: dict) -> list[tuple[str, str]]:
                      f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),
         ("system", f"{env.get('platform', '?')}, Python {env.get('python', '?')}, pdx {run['pdx_version']}"),
         ("workload", f"{workload.get('repetitions', '?')} repetitions, {workload.get('warmup', '?')} warm-up, "
-                     f"seed {workload.get('seed', '?')}"),
+                     f"seed {workload.get('seed', '?')}" + (f"; {added}" if (added := figures.lengthened_text(run)) else "")),
         ("command", run.get("command") or "—"),
         ("tags", ", ".join(run["tags"]) or "—"),
     ]
@@ -154,6 +154,7 @@ def hardware_figures(run: dict) -> list[dict]:
         rows.append({"name": "how they were found", "value": "", "source": basis["method"]})
     rows += [{"name": name, "value": "", "source": text} for name, text in described.terms(basis)]
     rows += [{"name": f"no ceiling: {names}", "value": "", "source": why} for names, why in described.uncovered(run)]
+    rows += [{"name": name, "value": "", "source": text} for name, text in overhead.lines(run)]
     return [{"unit": None, "url": None} | row | {"url": web_url(row.get("url"))} for row in rows]
 
 

@@ -2,7 +2,7 @@
 torch (for real where torch sees a GPU, else skipped), the device names, the
 one-line errors, and the tests/gpu checker.
 
-No GPU exists on the machines this suite runs on: tests/gpu/run_device_probes.sh
+No GPU exists on the machines this suite runs on: tests/gpu/run_all.sh
 runs the CUDA probe and a vLLM bench on a lent one. The checker's own test here
 feeds it figures written for the test (not recorded), a fraction of the H200's
 catalog figures, to show it passes a plausible probe and fails an impossible one.
@@ -125,7 +125,7 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
-@pytest.mark.skipif(not _cuda(), reason="needs torch with a CUDA GPU (tests/gpu/run_device_probes.sh)")
+@pytest.mark.skipif(not _cuda(), reason="needs torch with a CUDA GPU (tests/gpu/run_all.sh)")
 def test_cuda_probe_through_torch():
     result = probe.measure("gpu-test", 1, device="cuda", **SMALL)
     _check_shape(result, "cuda:0", ("f16", "bf16", "f32"))
@@ -135,7 +135,7 @@ def test_cuda_probe_through_torch():
 def _constructed_h200_probe(share: float) -> dict:
     chip = catalog.get("nvidia-h200")
     flops = {k: {"flops": share * chip.dense_flops(d), "dtype": d, "n": 8192, "repetitions": 10, "samples": []}
-             for k, d in (("f16", "fp16"), ("bf16", "bf16"))}
+             for k, d in (("f16", "fp16"), ("bf16", "bf16"), ("i8", "int8"))}
     return {"device": "cuda:0", "device_info": {"device_name": "NVIDIA H200"}, "torch": "test",
             "bandwidth": {"copy": share * chip.bandwidth, "read": share * chip.bandwidth}, "matmul": flops}
 

@@ -392,3 +392,34 @@ def test_llama_bench_repetitions_are_read_where_llama_cpp_computed(tiny_gguf, tm
         average = CpuTimeMeter.JOULES_PER_CPU_S * test["conditions"]["own_cpu_cores"]
         assert e["watts"] >= 0.75 * average, (test["name"], e)
         assert e["watts"] > 3 * e["idle_watts"], e  # pdx waiting: its trace thread, little else
+
+
+def test_the_bench_summary_line_says_how_many_repetitions_the_meters_needed(plugged, monkeypatch, tiny_gguf,
+                                                                           tmp_path):
+    """What `pdx bench` prints: the run's closing line names the tests pdx lengthened for the meters."""
+    from energy_plug import Plug
+
+    monkeypatch.setenv("PDX_EXAMPLE_PLUG_FILE", str(plugged))
+    monkeypatch.setenv("COLUMNS", "400")
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with Plug(plugged, idle_w=20.0, busy_w=80.0):
+        shown = pdx_here("bench", "--backend", "sleep", "-m", str(tiny_gguf), "-p", "512", "-n", "16", "-r", "3",
+                         "--hardware", "m2 max", "--registry", url)
+    (summary,) = [line for line in shown.splitlines() if line.startswith("run ")]
+    run_id = summary.split()[1]
+    (tg,) = [t for t in json.loads(pdx_here("show", run_id, "--registry", url, "--json"))["tests"]
+             if t["name"] == "tg16"]
+    added = tg["energy"]["lengthened"]
+    assert added > 0
+    assert summary.endswith(f"; energy: {added} repetitions added to tg16 so the meters could read it"), summary
+    assert "pp512" not in summary  # 0.3 s of pp512 needed no more
+
+
+def test_the_summary_names_every_lengthened_test_as_the_h200_run_needed():
+    """The H200 run (shared/recorded/h200/README.md): 174 repetitions added to pp512 and 10 to tg128."""
+    from pdx.figures import lengthened_text
+
+    run = {"tests": [{"name": "pp512", "energy": {"lengthened": 174}}, {"name": "tg128", "energy": {"lengthened": 10}},
+                     {"name": "tg128@d4096", "energy": {"lengthened": 0}}, {"name": "pp64", "energy": None}]}
+    assert lengthened_text(run) == "energy: 174 repetitions added to pp512, 10 to tg128 so the meters could read them"
+    assert lengthened_text({"tests": run["tests"][2:]}) == ""

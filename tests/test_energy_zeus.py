@@ -5,8 +5,8 @@ Neither replay is a recording yet: this VM has no NVIDIA GPU and no RAPL, and no
 lent when these were written. The NVML replay follows NVML's API (a board's energy in mJ since the
 driver loaded, moving in steps; Volta and later only); the RAPL files follow the kernel's powercap
 layout (energy_uj, max_energy_range_uj, name; a dram subzone). So the RAPL and NVML meters are
-untested on real counters until tests/gpu/run_energy.sh's nvml-trace.json (and a RAPL machine's
-files) replace them. Runs in tox -e tools, which installs pdx[energy]."""
+untested on real counters until the NVML trace recorded on an H200 (shared/recorded/h200/nvml-trace-h200.json)
+and a RAPL machine's files replace them. Runs in tox -e tools, which installs pdx[energy]."""
 
 from __future__ import annotations
 

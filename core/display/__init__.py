@@ -9,8 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from pdx import figures, placement
-from pdx.ceilings import described
-from pdx.display.ceilings import basis_line, ceiling_cell, fraction_cell, print_warnings
+from pdx.ceilings import described, overhead
+from pdx.display.ceilings import basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings
 from pdx.display.serving import print_serving
 from pdx.display.tables import Fitted, fit
 from pdx.display.text import SafeConsole
@@ -50,19 +50,22 @@ def _rate_cell(test: dict) -> str:
     return escape(figures.RATE_COLUMNS[0].text(stats))
 
 
-def _notes_cell(test: dict) -> str:
-    """The row's notes: a failure, then adaptive stop, noise, conditions, outliers, and the engine's own rates."""
+def _notes_cell(test: dict, bound: str | None = None) -> str:
+    """The row's notes: a failure, then adaptive stop, noise, conditions, outliers, the engine's own rates,
+    and the fixed cost per token where it binds (``bound``: :func:`pdx.ceilings.overhead.notes`)."""
     said = []
     if test["status"] != "ok" or not test.get("stats"):
         said.append(f"[red]{escape(test.get('error') or test['status'])}[/red]")
     said += [_marked(text, warn) for text, warn in figures.row_notes(test)]
+    if bound:
+        said.append(escape(bound))
     return ", ".join(said)
 
 
 _RUN_COLUMNS = ("model", "size", "params", "backend", "threads")  # the same on every row of a run
 
 
-def _rates_columns(tests: list[dict]) -> list[Column]:
+def _rates_columns(tests: list[dict], bounds: dict[str, str]) -> list[Column]:
     """The bench table's columns, llama-bench's first (left out first: a caption says them once)."""
     rate, per_seq, split = figures.RATE_COLUMNS
     columns = [Column("model", "model", keep=9, left=True), Column("size", "size", keep=10),
@@ -77,12 +80,12 @@ def _rates_columns(tests: list[dict]) -> list[Column]:
     if any("energy" in (t.get("stats") or {}) for t in tests):
         energy = figures.ENERGY
         columns.append(Column(energy.key, energy.label, keep=energy.keep, about=energy.about))
-    if any(_notes_cell(t) for t in tests):
+    if any(_notes_cell(t, bounds.get(t["name"])) for t in tests):
         columns.append(figures.NOTES_COLUMN)
     return columns
 
 
-def _rates_rows(run: dict, tests: list[dict], columns: list[Column]) -> list[list[str]]:
+def _rates_rows(run: dict, tests: list[dict], columns: list[Column], bounds: dict[str, str]) -> list[list[str]]:
     model = run["model"]
     label = f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}"
     rows = []
@@ -95,7 +98,7 @@ def _rates_rows(run: dict, tests: list[dict], columns: list[Column]) -> list[lis
                 "rate": _rate_cell(test),
                 "per_sequence_rate": f"{stats['per_sequence_rate']:.2f}" if ok else "",
                 "prompt_rate": figures.RATE_COLUMNS[2].text(stats) if ok else "",
-                "ceiling": ceiling_cell(test), "fraction": fraction_cell(test), "notes": _notes_cell(test),
+                "ceiling": ceiling_cell(test), "fraction": fraction_cell(test), "notes": _notes_cell(test, bounds.get(test["name"])),
                 figures.ENERGY.key: figures.ENERGY.text(stats) if ok else ""}
         rows.append([cell[c.key] for c in columns])
     return rows
@@ -113,8 +116,9 @@ def _caption(run: dict, fitted: Fitted) -> str:
 def fitted_run_table(run: dict, width: int = 200, tests: list[dict] | None = None) -> Fitted:
     """The bench table of ``tests`` (the run's pp/tg tests) in ``width`` columns."""
     tests = tests if tests is not None else [t for t in run["tests"] if figures.layout(t) == "rates"]
-    columns = _rates_columns(tests)
-    return fit(columns, _rates_rows(run, tests, columns), width, above=_RUN_COLUMNS, show_edge=True)
+    bounds = overhead.notes(run)
+    columns = _rates_columns(tests, bounds)
+    return fit(columns, _rates_rows(run, tests, columns, bounds), width, above=_RUN_COLUMNS, show_edge=True)
 
 
 def run_table(run: dict, width: int = 200) -> Table:
@@ -141,6 +145,8 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
 
     print_serving(run, console)
     console.print(basis_line(run), highlight=False)
+    for line in bound_lines(run):
+        console.print(line, highlight=False, markup=False)
     if (run.get("ceiling_basis") or {}).get("source") != "none":
         for names, why in described.uncovered(run):
             console.print(f"no ceiling for {names}: {why}", highlight=False)
@@ -161,7 +167,9 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
         changed = f", drifted: {', '.join(drift)}" if drift else ""
         console.print(f"rerun of {run['parent_id']}{changed}", highlight=False)
     status = run["status"] if run["status"] == "complete" else f"[yellow]{run['status']}[/yellow]"
-    console.print(f"run [bold]{run['id']}[/bold] {status}, stored in {registry_url}", highlight=False)
+    added = figures.lengthened_text(run)
+    console.print(f"run [bold]{run['id']}[/bold] {status}, stored in {registry_url}" + (f"; {added}" if added else ""),
+                  highlight=False)
 
 
 def _headline(run: dict, kind: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from pdx.ceilings import described
+from pdx.ceilings import described, overhead
 from pdx.units import fmt_si
 
 _SHORT = {"memory": "mem", "compute": "cmp", None: "?"}  # ?: one bound unknown, so neither is named
@@ -80,6 +80,11 @@ def basis_line(run: dict) -> str:
         line += f"; experts: {basis['routing']}"
     told = described.line(basis)
     return f"{line}; {told}" if told else line
+
+
+def bound_lines(run: dict) -> list[str]:
+    """The third bound, fixed cost per token, under the ceilings' line: where the run's depth sweep gives it."""
+    return [f"{name}: {text}" for name, text in overhead.lines(run)]
 
 
 def print_warnings(run: dict, console: Console) -> None:

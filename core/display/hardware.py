@@ -51,6 +51,16 @@ def print_meters(found: dict) -> None:
         click.echo(f"{'energy':>9}  {meter['name']}: {meter['covers']} of {meter['device']} ({meter['source']})")
 
 
+def _layouts(entry: dict) -> str:
+    """An 8-bit product's second-operand layouts: the one that counted, each other's figure, any refused."""
+    if not entry.get("layout"):
+        return ""
+    others = [f"{name} {fmt_si(flops, 'FLOP/s')}" for name, flops in (entry.get("layouts") or {}).items()
+              if name != entry["layout"]]
+    others += [f"{name} refused" for name in entry.get("refused") or {}]
+    return f"; second operand {entry['layout']}" + (f"; {', '.join(others)}" if others else "")
+
+
 def print_device_probe(result: dict) -> None:
     """A device probe (MLX, CUDA): bandwidth per kernel and FLOP/s per data type."""
     bw, info = result["bandwidth"], result.get("device_info") or {}
@@ -62,7 +72,7 @@ def print_device_probe(result: dict) -> None:
                f"{human_bytes(bw['array_bytes'])} arrays)")
     for key, mm in result["matmul"].items():
         click.echo(f"{'matmul':>9}  {fmt_si(mm['flops'], 'FLOP/s'):>14} {key:<5} {mm['dtype']}, {mm['n']}^3 "
-                   f"(best of {mm['repetitions']})")
+                   f"(best of {mm['repetitions']}{_layouts(mm)})")
     click.echo(f"{'ridge':>9}  {result['matmul']['f32']['flops'] / bw['best']:.3g} FLOP/byte (float32)")
 
 
