@@ -17,7 +17,7 @@ from pdx.errors import PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.llamacpp.build import version_label
 from pdx.plugins.llamacpp import speculation
-from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_server
+from pdx.plugins.llamacpp.locate import SERVER_HINT, find_llama_server
 from pdx.serving.backend import SERVER_OPTIONS, ServerBackend
 from pdx.serving.managed import HOST
 from pdx.serving.openai import LlamaServerCompletion
@@ -51,16 +51,16 @@ class LlamaServer(ServerBackend):
         try:
             binary = find_llama_server()
         except PdxError as exc:
-            return Availability(False, exc.message, INSTALL_HINT)
+            return Availability(False, exc.message, SERVER_HINT)
         if binary is None:
             return Availability(False, "no llama-server binary found (PATH, PDX_LLAMA_SERVER or a pdx build)",
-                                INSTALL_HINT)
+                                SERVER_HINT)
         return Availability(True, version=version_label(binary))
 
     def server_command(self, model: ModelInfo, port: int) -> list[str]:
         binary = find_llama_server()
         if binary is None:
-            raise PdxError("no llama-server binary found", INSTALL_HINT)
+            raise PdxError("no llama-server binary found", SERVER_HINT)
         self.binary = binary
         return [str(binary), "-m", model.path, "--host", HOST, "--port", str(port), "--metrics",
                 "-t", str(self.engine_threads()), *speculation.flags(self.config.options)]
