@@ -169,26 +169,23 @@ def _headline(run: dict, kind: str) -> str:
     return f"{test['name']} {rate(test):.1f}" if test else ""
 
 
-def runs_table(runs: list[dict]) -> Table:
-    table = Table(header_style="bold")
-    for column, justify in (("id", "left"), ("created", "left"), ("status", "left"), ("backend", "left"),
-                            ("model", "left"), ("threads", "right"), ("tests", "right"), ("pp t/s", "right"),
-                            ("tg t/s", "right"), ("tags", "left")):
-        table.add_column(column, justify=justify, no_wrap=column != "tags")
-    for run in runs:
-        table.add_row(
-            run["id"][:12],
-            (run["created_at"] or "")[:19].replace("T", " "),
-            run["status"],
-            run["backend"],
-            run["model"]["name"],
-            str(run["threads"] or ""),
-            str(len(run["tests"])),
-            _headline(run, "pp"),
-            _headline(run, "tg"),
-            ",".join(run["tags"]),
-        )
-    return table
+RUN_ID_CHARS = 12  # the id prefix lists show: `pdx show` takes any unique prefix of 4 or more
+_RUNS_COLUMNS = (Column("id", "id", keep=0, left=True), Column("created", "created", keep=4, left=True),
+                 Column("status", "status", keep=3, left=True), Column("backend", "backend", keep=2, left=True),
+                 Column("model", "model", keep=1, left=True), Column("threads", "threads", keep=6),
+                 Column("tests", "tests", keep=7), Column("pp", "pp t/s", keep=0), Column("tg", "tg t/s", keep=0),
+                 Column("tags", "tags", keep=5, left=True, wraps=True))
+
+
+def runs_table(runs: list[dict], width: int = 200) -> Fitted:
+    """`pdx runs`: in ``width`` columns it keeps each run's id prefix and its pp and tg headlines whole;
+    the columns that do not fit go under the table, a line a run."""
+    rows = [[escape(run["id"][:RUN_ID_CHARS]), (run["created_at"] or "")[:16].replace("T", " "), escape(run["status"]),
+             escape(run["backend"]), escape(run["model"]["name"]), str(run["threads"] or ""), str(len(run["tests"])),
+             _headline(run, "pp"), _headline(run, "tg"), escape(", ".join(run["tags"]))] for run in runs]
+    if not any(run["tags"] for run in runs):
+        return fit(list(_RUNS_COLUMNS[:-1]), [row[:-1] for row in rows], width)
+    return fit(list(_RUNS_COLUMNS), rows, width)
 
 
 def _workload_text(workload: dict) -> str:
