@@ -12,6 +12,7 @@ from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_coun
 from pdx.reports.rows import PHASES, Row, run_rows
 from pdx.reports.urls import web_url
 from pdx.stats.compare import sample_rates
+from pdx.units import si_parts
 
 
 def _bar(row: Row, scale: float) -> dict:
@@ -55,6 +56,21 @@ def sample_lines(run: dict) -> list[dict]:
                     "rates": " · ".join(fmt_rate(r) for r in sample_rates(test)),
                     "ms": " · ".join(f"{ns / 1e6:.2f}" for ns in times)})
     return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def samples_summary(lines: list[dict]) -> str:
+    """What the raw samples hold, as :func:`sample_lines` gives them: "5 repetitions of 2 tests", or the
+    total and the range where tests differ ("12 repetitions over 3 tests, 3 to 5 each")."""
+    counts = [line["n"] for line in lines]
+    if not counts:
+        return "no tests"
+    if len(set(counts)) == 1:
+        return f"{_plural(counts[0], 'repetition')} of {_plural(len(counts), 'test')}"
+    return f"{_plural(sum(counts), 'repetition')} over {len(counts)} tests, {min(counts)} to {max(counts)} each"
 
 
 def figures_of(run: dict) -> figures.Shown:
@@ -138,11 +154,12 @@ def hardware_figures(run: dict) -> list[dict]:
     dtype = basis.get("flops_dtype")
     rows = []
     if basis.get("bandwidth"):
-        rows.append({"name": "memory bandwidth", "value": f"{basis['bandwidth'] / 1e9:,.1f}", "unit": "GB/s",
-                     "source": origin, "url": (chip.get("bandwidth_gbs") or {}).get("url")})
+        value, unit = si_parts(basis["bandwidth"], "B/s")
+        rows.append({"name": "memory bandwidth", "value": value, "unit": unit, "source": origin, "url": (chip.get("bandwidth_gbs") or {}).get("url")})
     if basis.get("flops"):
-        rows.append({"name": f"peak compute ({dtype})" if dtype else "peak compute",
-                     "value": f"{basis['flops'] / 1e12:,.2f}", "unit": "TFLOP/s", "source": origin,
+        value, unit = si_parts(basis["flops"], "FLOP/s")
+        rows.append({"name": f"peak compute ({dtype})" if dtype else "peak compute", "value": value, "unit": unit,
+                     "source": origin,
                      "url": ((chip.get("tflops") or {}).get(dtype) or {}).get("url")})
     if basis.get("ridge_point"):
         rows.append({"name": "ridge point", "value": f"{basis['ridge_point']:,.1f}", "unit": "FLOP/byte",

@@ -59,6 +59,9 @@ def _notes_cell(test: dict) -> str:
     return ", ".join(said)
 
 
+# The terminal's ± is the standard deviation of the repetitions (as llama-bench prints it); pages show the
+# 95% CI of the mean, and each says which in its header.
+STDDEV = "± std dev"
 _RUN_COLUMNS = ("model", "size", "params", "backend", "threads")  # the same on every row of a run
 
 
@@ -68,7 +71,7 @@ def _rates_columns(tests: list[dict]) -> list[Column]:
     columns = [Column("model", "model", keep=9, left=True), Column("size", "size", keep=10),
                Column("params", "params", keep=10), Column("backend", "backend", keep=8, left=True),
                Column("threads", "threads", keep=8), Column("test", "test", keep=0),
-               Column(rate.key, rate.label, keep=rate.keep, about=rate.about)]
+               Column(rate.key, rate.label, STDDEV, keep=rate.keep, about=rate.about)]
     if any(t.get("batch", 1) > 1 for t in tests):
         columns.append(Column(per_seq.key, per_seq.label, keep=per_seq.keep, about=per_seq.about))
     if any("prompt_rate" in (t.get("stats") or {}) for t in tests):

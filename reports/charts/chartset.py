@@ -201,10 +201,8 @@ def timeline_chart(view: ChartView) -> ChartSpec | None:
     timeline, left_out = serving_charts.timeline_points(view.runs, view.namer)
     if not timeline:
         return None
-    note = "per request: grey the wait for a slot (scheduled to sent), blue to the first token, orange to the last"
-    if left_out:
-        note += f"; the first {serving_charts.MAX_TIMELINE_REQUESTS} of each test shown ({left_out} left out)"
-    return ChartSpec("requests-timeline", "Requests over time", note, serving_charts.requests_timeline(timeline))
+    return ChartSpec("requests-timeline", "Requests over time", serving_charts.timeline_note(left_out),
+                     serving_charts.requests_timeline(timeline))
 
 
 BUILTIN = (phase_chart, depth_chart, batch_chart, latency_chart, capacity_chart, timeline_chart)

@@ -53,8 +53,19 @@ def timeline_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], int
     return out, left_out
 
 
+TIMELINE_COLOURS = {"wait": WAIT_COLOUR, "prefill": PHASE_COLOURS[PREFILL], "decode": PHASE_COLOURS[DECODE]}
+
+
+def timeline_note(left_out: int) -> str:
+    """The caption under a timeline of requests, the report's and a run page's."""
+    note = "per request: grey the wait for a slot (scheduled to sent), blue to the first token, orange to the last"
+    if left_out:
+        note += f"; the first {MAX_TIMELINE_REQUESTS} of each test shown ({left_out} left out)"
+    return note
+
+
 def requests_timeline(data: list[dict]) -> dict:
-    colours = {"wait": WAIT_COLOUR, "prefill": PHASE_COLOURS[PREFILL], "decode": PHASE_COLOURS[DECODE]}
+    colours = TIMELINE_COLOURS
     body = {
         "data": {"values": data},
         "facet": {"row": {"field": "series", "type": "nominal", "title": None}},

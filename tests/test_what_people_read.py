@@ -1,0 +1,79 @@
+"""The small things a person reads wrong (issue 38): units chosen by magnitude, what ± means, how
+many samples there are, a serving run's requests over time on its own page. Each test reads the
+text a person sees: the terminal's, or the page's HTML."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from rich.console import Console
+
+from pdx.display import print_run
+from pdx.registry import Registry
+from pdx.reports import pages
+from pdx.reports.report.single_file import render_report
+from pdx.reports.site.builder import PageRenderer
+from pdx.stats.results import read_run
+from pdx.workload import TestSpec
+
+from conftest import pdx_here
+from runfactory import START, add_run, hardware, model
+
+
+@pytest.fixture
+def run(tmp_path) -> dict:
+    """A run of two tests, five repetitions each, judged against the catalog's M2 Max."""
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    run_id = add_run(Registry(url), hardware("Apple M2 Max", 0), model("llama-3.1-8b-instruct-q4_0", 1),
+                     "llamacpp-bench", START, random.Random(3), tests=[TestSpec(512, 0), TestSpec(0, 128)])
+    return read_run(Registry(url), run_id)
+
+
+def _text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def test_a_probed_cpu_compute_reads_in_gflops_not_a_hundredth_of_a_tflop(run):
+    """19.2 GFLOP/s and 10.6 GB/s (a busy 2-core machine's probe) read as such on the run's page."""
+    run["ceiling_basis"] |= {"flops": 19.2e9, "bandwidth": 10.6e9}
+    page = _text(render_report([run]))
+    assert "19.2 GFLOP/s" in page and "10.6 GB/s" in page
+    assert "0.02 TFLOP/s" not in page and "TFLOP/s" not in page.split("Hardware figures")[1].split("raw samples")[0]
+
+
+def test_what_plus_minus_means_is_said_in_the_terminal_and_on_the_page(run):
+    console = Console(record=True, width=120, color_system=None)
+    print_run(run, "sqlite:///r", console)
+    terminal = console.export_text()
+    assert "± std dev" in terminal.split("┡")[0]  # the header of the rate column
+    page = render_report([run])
+    assert "tokens/s ± 95% CI" in _text(page)
+    assert 'title="95% confidence interval of the mean">±' in page
+
+
+def test_the_raw_samples_say_repetitions_per_test(run):
+    page = _text(render_report([run]))
+    assert "raw samples (5 repetitions of 2 tests)" in page
+    run["tests"] = run["tests"][:1]
+    run["tests"][0]["samples"] = run["tests"][0]["samples"][:1]
+    assert "raw samples (1 repetition of 1 test)" in _text(render_report([run]))
+
+
+def test_a_serving_run_page_has_its_requests_over_time(fake_server, tmp_path):
+    """A run made by `pdx serve-bench` against the local test server: its own site page draws the
+    requests over time as the report does, with the same caption."""
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    made = json.loads(pdx_here("serve-bench", "--backend", "vllm-server", "--url", fake_server, "-o",
+                               "model_name=fake", "-c", "2", "-p", "8", "-n", "4", "--num-requests", "4",
+                               "--registry", url, "--json"))[0]
+    served = read_run(Registry(url), made["id"])
+    (_, page), _ = PageRenderer(pages.site_info("t", [], inline=False)).run_page(served)
+    report = render_report([served])
+    for html in (page, report):
+        text = _text(html)
+        assert "Requests over time" in text
+        assert "per request: grey the wait for a slot (scheduled to sent), blue to the first token" in text
+    assert 'aria-label="timeline of requests: wait for a slot, prefill, decode"' in page
