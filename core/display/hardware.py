@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pdx.energy.figures import why_none
 from pdx.units import human_bytes
 from pdx.hardware import catalog
 from pdx.units import fmt_si
@@ -41,11 +42,7 @@ def print_chip(figures: dict | None) -> None:
 def print_meters(found: dict) -> None:
     """The energy meters found and what each covers; one line saying why where there are none."""
     if not found["meters"]:
-        by_reason: dict[str, list[str]] = {}
-        for source, reason in found["missing"].items():
-            by_reason.setdefault(reason, []).append(source)
-        why = "; ".join(f"{', '.join(sources)}: {reason}" for reason, sources in by_reason.items()) or "no meter source"
-        click.echo(f"{'energy':>9}  no meter here, so no J/token ({why})")
+        click.echo(f"{'energy':>9}  no meter here, so no J/token ({why_none(found)})")
         return
     for meter in found["meters"]:
         click.echo(f"{'energy':>9}  {meter['name']}: {meter['covers']} of {meter['device']} ({meter['source']})")
