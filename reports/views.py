@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pdx import figures
 from pdx.ceilings import described
+from pdx.manifest import model_hash_text, repetitions_text, workload_text
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
 from pdx.reports.urls import web_url
@@ -58,19 +59,10 @@ def sample_lines(run: dict) -> list[dict]:
     return out
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def samples_summary(lines: list[dict]) -> str:
-    """What the raw samples hold, as :func:`sample_lines` gives them: "5 repetitions of 2 tests", or the
-    total and the range where tests differ ("12 repetitions over 3 tests, 3 to 5 each")."""
+    """What the raw samples hold, as :func:`sample_lines` gives them: "5 repetitions of 2 tests"."""
     counts = [line["n"] for line in lines]
-    if not counts:
-        return "no tests"
-    if len(set(counts)) == 1:
-        return f"{_plural(counts[0], 'repetition')} of {_plural(len(counts), 'test')}"
-    return f"{_plural(sum(counts), 'repetition')} over {len(counts)} tests, {min(counts)} to {max(counts)} each"
+    return repetitions_text(counts) if any(counts) else "none: the file gave the tool's own figures"
 
 
 def figures_of(run: dict) -> figures.Shown:
@@ -117,7 +109,6 @@ def manifest(run: dict) -> list[tuple[str, str]]:
     env, hw, model, engine = run["environment"], run["hardware"], run["model"], run["engine"]
     cpu = hw.get("cpu") or {}
     settings = ", ".join(f"{k}={v}" for k, v in sorted((engine.get("settings") or {}).items()))
-    workload = run.get("workload") or {}
     items = [
         ("run", run["id"]),
         ("status", run["status"] + (f" ({run['error']})" if run.get("error") else "")),
@@ -129,12 +120,11 @@ def manifest(run: dict) -> list[tuple[str, str]]:
         ("threads", str(run.get("threads") or "—")),
         ("model", f"{model['name']} ({model['architecture']}, {human_count(model['n_params'])} parameters, "
                   f"{model['dtype']}, {human_bytes(model['file_bytes'])})"),
-        ("model sha256", model["sha256"]),
+        ("model sha256", model_hash_text(model)),
         ("hardware", f"{hardware_label(run)} ({cpu.get('physical_cores') or '?'} cores, "
                      f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),
-        ("system", f"{env.get('platform', '?')}, Python {env.get('python', '?')}, pdx {run['pdx_version']}"),
-        ("workload", f"{workload.get('repetitions', '?')} repetitions, {workload.get('warmup', '?')} warm-up, "
-                     f"seed {workload.get('seed', '?')}"),
+        ("system", f"{env.get('platform') or '?'}, Python {env.get('python') or '?'}, pdx {run['pdx_version']}"),
+        ("workload", workload_text(run)),
         ("command", run.get("command") or "—"),
         ("tags", ", ".join(run["tags"]) or "—"),
     ]

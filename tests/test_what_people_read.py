@@ -5,8 +5,10 @@ text a person sees: the terminal's, or the page's HTML."""
 from __future__ import annotations
 
 import json
+from html import unescape
 import random
 import re
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -19,8 +21,10 @@ from pdx.reports.site.builder import PageRenderer
 from pdx.stats.results import read_run
 from pdx.workload import TestSpec
 
-from conftest import pdx_here
+from conftest import pdx_here, pdx_import
 from runfactory import START, add_run, hardware, model
+
+DATA = Path(__file__).with_name("data")
 
 
 @pytest.fixture
@@ -33,7 +37,7 @@ def run(tmp_path) -> dict:
 
 
 def _text(html: str) -> str:
-    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
 def test_a_probed_cpu_compute_reads_in_gflops_not_a_hundredth_of_a_tflop(run):
@@ -77,3 +81,27 @@ def test_a_serving_run_page_has_its_requests_over_time(fake_server, tmp_path):
         assert "Requests over time" in text
         assert "per request: grey the wait for a slot (scheduled to sent), blue to the first token" in text
     assert 'aria-label="timeline of requests: wait for a slot, prefill, decode"' in page
+
+
+def test_an_imported_run_shows_what_its_file_said_and_nothing_invented(tmp_path, monkeypatch):
+    """llama-bench's JSON (3 samples a test) and its markdown table (means only), imported: the terminal and
+    the page give the repetitions the samples hold, no seed, and no sha256 for a model file pdx never read."""
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    monkeypatch.setenv("COLUMNS", "120")
+    for name, reps in (("llama_bench_tiny.json", "3 repetitions of 2 tests"),
+                       ("llama_bench_tiny.md", "repetitions not in the file (the tool's own figures)")):
+        added = pdx_import(url, DATA / name)["added"][0]
+        shown = " ".join(pdx_here("show", added, "--registry", url).split())
+        run = read_run(Registry(url), added)
+        page = _text(render_report([run]))
+        for text in (shown, page):
+            assert f"{reps}, 1 warm-up (the tool's default), as llama-bench ran them (no seed)" in text, text
+            assert "seed 0" not in text and "0 repetitions" not in text
+            assert "not hashed (the importing tool named the model; pdx never read its file)" in text
+            assert run["model"]["sha256"] not in text and run["model"]["sha256"][:12] not in text
+        assert f"model {run['model']['name']} (not hashed)" in shown
+
+
+def test_a_run_pdx_measured_keeps_its_hash_and_seed(run):
+    page = _text(render_report([run]))
+    assert run["model"]["sha256"] in page and "5 repetitions, 1 warm-up, seed 42" in page

@@ -16,6 +16,7 @@ from pdx.display.tables import Fitted, fit
 from pdx.display.text import SafeConsole
 from pdx.figures import Column
 from pdx.headline import headline_test, rate
+from pdx.manifest import UNHASHED, model_hash_text, workload_text
 from pdx.units import human_bytes, human_count
 
 
@@ -147,7 +148,9 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
         for names, why in described.uncovered(run):
             console.print(f"no ceiling for {names}: {why}", highlight=False)
     model = run["model"]
-    console.print(f"model {model['name']} (sha256 {model['sha256'][:12]}), {model['path']}", highlight=False)
+    hashed = model_hash_text(model)
+    said = f"sha256 {hashed[:12]}" if hashed != UNHASHED else "not hashed"
+    console.print(f"model {model['name']} ({said}), {model['path']}", highlight=False)
     shape = (model.get("extra") or {}).get("catalog_shape")
     if shape:
         console.print(f"model dims from the catalog shape {shape['name']} (its name matched; {shape['assumed']})",
@@ -191,14 +194,6 @@ def runs_table(runs: list[dict], width: int = 200) -> Fitted:
     return fit(list(_RUNS_COLUMNS), rows, width)
 
 
-def _workload_text(workload: dict) -> str:
-    reps = f"{workload['repetitions']} repetitions"
-    if workload.get("target_ci"):
-        reps = (f"repeated to a {workload['target_ci']:.1%} CI (first {workload['repetitions']}, "
-                f"at most {workload['max_repetitions']})")
-    return f"{reps}, {workload['warmup']} warm-up, seed {workload['seed']}"
-
-
 def print_manifest(run: dict, console: Console | None = None) -> None:
     console = console or make_console()
     env, hw, model, engine = run["environment"], run["hardware"], run["model"], run["engine"]
@@ -211,12 +206,12 @@ def print_manifest(run: dict, console: Console | None = None) -> None:
         ("engine", f"{engine['name']} {engine.get('version') or ''} {engine.get('commit') or ''}".strip()),
         ("settings", settings or "-"),
         ("model", f"{model['path']}"),
-        ("model sha256", model["sha256"]),
+        ("model sha256", model_hash_text(model)),
         ("hardware", f"{hw['name']} ({cpu.get('physical_cores') or '?'} cores, "
                      f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),
         ("system", f"{env.get('platform') or '?'}, Python {env.get('python') or '?'}, "
                    f"pdx {env.get('pdx_version') or '?'}"),
-        ("workload", _workload_text(run["workload"])),
+        ("workload", workload_text(run)),
         ("command", run["command"]),
         ("tags", ", ".join(run["tags"]) or "-"),
     ]
