@@ -227,3 +227,23 @@ def test_pages_fit_the_window_and_no_two_texts_overlap(width, site, import_site,
         assert unfolded["overlaps"] == [], f"{name} at {width} px, unfolded: text overlaps {unfolded['overlaps'][:5]}"
         page.close()
         print(f"\nscreenshot: {shot}")
+
+
+def test_a_report_of_four_runs_fits_1280_px(browser, tmp_path):
+    """Issue 38: `pdx report` of four runs on four machines, in a 1280 px window: the page never scrolls
+    sideways, the side-by-side table shows its last column without scrolling in its box, every chart fits
+    its box, and no two texts overlap."""
+    from pdx.reports.report.single_file import write_report
+    from runfactory import four_runs
+
+    report = write_report(four_runs(f"sqlite:///{tmp_path / 'r.sqlite'}"), tmp_path / "report.html")
+    page, problems = open_page(browser, report, 1280)
+    found = page.evaluate(TEXT_BOXES)
+    assert not problems, problems
+    assert found["scrollWidth"] <= found["innerWidth"], f"the report is {found['scrollWidth']} px wide"
+    assert found["cutTables"] == [], f"a table scrolls in its box: {found['cutTables']}"
+    assert found["overlaps"] == [], found["overlaps"][:5]
+    charts = page.eval_on_selector_all(
+        "figure.chart-box", "boxes => boxes.map(b => [b.scrollWidth, b.clientWidth])")
+    assert charts and all(scroll <= client + 1 for scroll, client in charts), charts
+    page.close()

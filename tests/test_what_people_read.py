@@ -22,7 +22,7 @@ from pdx.stats.results import read_run
 from pdx.workload import TestSpec
 
 from conftest import pdx_here, pdx_import
-from runfactory import START, add_run, hardware, model
+from runfactory import FOUR, START, add_run, four_runs, hardware, model
 
 DATA = Path(__file__).with_name("data")
 
@@ -105,3 +105,17 @@ def test_an_imported_run_shows_what_its_file_said_and_nothing_invented(tmp_path,
 def test_a_run_pdx_measured_keeps_its_hash_and_seed(run):
     page = _text(render_report([run]))
     assert run["model"]["sha256"] in page and "5 repetitions, 1 warm-up, seed 42" in page
+
+
+def test_four_runs_side_by_side_are_four_hues_and_their_headers_can_wrap(tmp_path):
+    """The report's bars of four runs: a distinct hue each (tableau10), not four shades of the phase's blue;
+    the side-by-side table names each run's machine and model on lines of their own, which may wrap."""
+    html = render_report(four_runs(f"sqlite:///{tmp_path / 'r.sqlite'}"))
+    start = html.index('aria-label="Measured vs ceiling, per phase"')
+    bars = html[start:html.index("</svg>", start)]
+    assert {"#4c78a8", "#f58518", "#e45756", "#72b7b2"} <= set(re.findall(r'fill="(#[0-9a-f]{6})"', bars))
+    assert "fill-opacity" not in bars
+    side = html[html.index('id="side-by-side"'):html.index("</thead>", html.index('id="side-by-side"'))]
+    for name, _ in FOUR:
+        assert f'<span class="unit">{name}</span><br><span class="unit">llama-3.1-8b-instruct-q4_0</span>' in side
+    assert "table.matrix thead th .unit { white-space: normal; overflow-wrap: anywhere; }" in html

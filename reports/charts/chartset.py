@@ -142,7 +142,7 @@ def warn_once(message: str, _said: set[str] = set()) -> None:
 def phase_chart(view: ChartView) -> ChartSpec | None:
     runs, namer = view.runs, view.namer
     bars = figures.run_bars(runs, namer) if view.per_test else []
-    if bars and len(bars) <= MAX_BARS and len(runs) <= len(charts.SHADES):
+    if bars and len(bars) <= MAX_BARS and len(runs) <= charts.SERIES_COLOURS:
         return ChartSpec("measured-vs-ceiling", "Measured vs ceiling, per phase",
                          "bars: mean tokens/s with its 95% CI; grey dashed: the ceiling, where stored",
                          charts.phase_bars(bars, "run"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from pdx.reports.charts.figures import Namer, newest_serving
-from pdx.reports.charts.specs import CEILING_COLOUR, PHASE_COLOURS, WIDTH, _spec
+from pdx.reports.charts.specs import CEILING_COLOUR, PHASE_COLOURS, SERIES_SCHEME, WIDTH, _spec
 from pdx.reports.rows import DECODE, PREFILL
 
 MAX_TIMELINE_TESTS = 3
@@ -116,7 +116,7 @@ def capacity_curve(points: list[dict], marks: list[dict]) -> dict:
         x = {"field": "load", "type": "quantitative", "title": x_title, "scale": {"type": "log"}}
         # Several series: each its own colour, named in the legend (one colour would join them unlabelled).
         several = len({p["series"] for p in values}) > 1
-        by_series = {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": "tableau10"},
+        by_series = {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": SERIES_SCHEME},
                      "legend": {"orient": "bottom", "columns": 1}}
         panels.append({
             "title": {"text": metric, "color": colour}, "width": WIDTH // 2 - 20, "height": 200,
