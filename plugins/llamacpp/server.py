@@ -65,11 +65,20 @@ class LlamaServer(ServerBackend):
         return [str(binary), "-m", model.path, "--host", HOST, "--port", str(port), "--metrics",
                 "-t", str(self.engine_threads()), *speculation.flags(self.config.options)]
 
+    speculating = False  # the started server's command speculates (speculation)
+
     def speculation(self, command: list[str]) -> dict | None:
         found = speculation.read(command)
+        self.speculating = found is not None
         if found and found.get("draft_model"):
             found["draft_model"] = self.draft_identity(found["draft_model"])
         return found
+
+    def request_speculation(self, requests: list) -> dict | None:
+        if not self.speculating:
+            return None
+        return speculation.counts([r.engine["timings"] for r in requests if r.ok and r.role != "warmup"
+                                   and isinstance(r.engine.get("timings"), dict)])
 
     def engine_threads(self) -> int:
         return self.config.threads or 1
