@@ -162,3 +162,20 @@ def test_pdx_runs_keeps_an_id_pdx_show_takes_and_both_rates(tmp_path, width):
         assert any(line.startswith("left out at 80 columns") for line in lines), lines
         text = " ".join(" ".join(lines).split())
         assert all(f"{cells[0]}: " in text for cells in rows)  # each run's left-out columns under the table
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_pdx_hw_list_fits_and_keeps_each_chip_s_name_and_figures(width):
+    """`pdx hw list` in a subprocess: every chip's name (what --hardware takes) and its bandwidth and compute
+    in the table, whole; its id beside it where there is room, else under the table."""
+    from pdx.hardware import catalog
+
+    listed = run_pdx("hw", "list", env={"COLUMNS": str(width)})
+    assert listed.returncode == 0, listed.stderr
+    lines = _fits(listed.stdout, width)
+    text = " ".join(" ".join(lines).split())
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in lines if line.startswith("│")]
+    for chip in catalog.chips():
+        assert chip.id in text  # in its row, or under the table
+        row = next(r for r in rows if r[0] and chip.name.startswith(r[0]))
+        assert any(c.endswith(("TB/s", "GB/s")) for c in row), row
