@@ -179,3 +179,21 @@ def test_pdx_hw_list_fits_and_keeps_each_chip_s_name_and_figures(width):
         assert chip.id in text  # in its row, or under the table
         row = next(r for r in rows if r[0] and chip.name.startswith(r[0]))
         assert any(c.endswith(("TB/s", "GB/s")) for c in row), row
+
+
+def test_pdx_compare_at_80_columns_keeps_the_ids_and_every_rate(tmp_path):
+    """`pdx compare A B` in an 80-column terminal: both run ids as prefixes `pdx show` takes, and each test's
+    baseline and new median rates whole."""
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    ids = [add_run(Registry(url), hardware("Apple M2 Max", 0), model("llama-3.1-8b-instruct-q4_0", 1), "llamacpp-bench",
+                   START, random.Random(i)) for i in range(2)]
+    result = run_pdx("compare", ids[0][:8], ids[1][:8], "--registry", url, env={"COLUMNS": str(WIDTH)})
+    lines = _fits(result.stdout)
+    text = " ".join(lines)
+    for run_id in ids:
+        assert run_id[:12] in text
+        assert run_pdx("show", run_id[:12], "--registry", url).returncode == 0
+    runs = [read_run(Registry(url), i) for i in ids]
+    for base, new in zip(*(r["tests"] for r in runs)):
+        line = next(line for line in lines if line.endswith(f"  {base['name']}"))
+        assert f"{base['stats']['rate']['median']:.2f}" in line and f"{new['stats']['rate']['median']:.2f}" in line
