@@ -20,7 +20,7 @@ from pdx.ceilings import placement, sources
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures
 from pdx.conditions import gpu_memory
 from pdx.energy import session as energy_session
-from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH
+from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH, why_none
 from pdx.energy.session import Metering
 from pdx.errors import PdxError, interruption
 from pdx.hardware import probe
@@ -165,6 +165,28 @@ def _metering(config: BenchConfig) -> Metering | None:
         return None
     price, currency = config.price or (DEFAULT_PRICE_KWH, DEFAULT_CURRENCY)
     return Metering(found.meters, price, currency, "given" if config.price else "default")
+
+
+def energy_notices(energy: bool, energy_asked: bool, price: tuple[float, str] | None, remote: bool) -> list[str]:
+    """What ``--energy`` (``energy_asked``: given on the command line) and ``--price-kwh`` will not do in this
+    run, one line each, to say before it starts; [] when they will do what they say."""
+    if not energy_asked and price is None:
+        return []
+    if not energy:
+        why, fix = "--no-energy was given", "drop --no-energy"
+    elif remote:
+        why, fix = "the server at --url runs on another machine, whose work this one's meters do not see", \
+            "run pdx on the server's machine"
+    else:
+        found = energy_session.find(plugin_manager.meter_sources()).to_dict()
+        if found["meters"]:
+            return []
+        # The reasons name what to install where that is the fix (as `pdx hw` says them).
+        why, fix = f"this machine has no energy meter ({why_none(found)})", "`pdx hw` lists the meters pdx can read"
+    notices = [f"--energy: no J/token in this run: {why}; {fix}"] if energy and energy_asked else []
+    if price is not None:
+        notices.append(f"--price-kwh {price[0]:g} {price[1]}: unused, no energy is measured to price ({why}); {fix}")
+    return notices
 
 
 def _scrubbed(outcome: TestOutcome) -> TestOutcome:

@@ -305,10 +305,11 @@ def _speculation_notes(test: dict) -> list[Note]:
     spec = (test.get("stats") or {}).get("speculation")
     if not spec:
         return []
-    accepted = (f"{spec['accepted']:,} of {spec['drafted']:,} drafted tokens accepted ({spec['acceptance']:.0%})"
-                if spec.get("acceptance") is not None else "nothing drafted")
-    text = (f"{test['name']}: speculative decoding, {accepted}, {spec['tokens_per_pass']:.2f} tokens per pass of "
-            f"the target model")
+    if spec.get("acceptance") is None:  # the engine counted, and drafted nothing: its ceiling is one pass a token
+        return [Note("speculation", test["name"], f"{test['name']}: speculative decoding on, but nothing drafted in "
+                     f"{spec['tokens']:,} output tokens: each took a pass of the target model")]
+    text = (f"{test['name']}: speculative decoding, {spec['accepted']:,} of {spec['drafted']:,} drafted tokens "
+            f"accepted ({spec['acceptance']:.0%}), {spec['tokens_per_pass']:.2f} tokens per pass of the target model")
     decode = ((test.get("ceilings") or {}).get("phases") or {}).get("decode") or {}
     counted = decode.get("speculative")
     if counted:
@@ -757,9 +758,24 @@ def tests_notes(run: dict) -> list[Note]:
     return [note for test in run["tests"] for note in describe(test.get("kind")).notes(test)]
 
 
+def _uncounted_speculation(run: dict) -> list[Note]:
+    """A speculating run's decode tests whose engine gave no draft counts: said, not left blank."""
+    method = ((run.get("engine") or {}).get("settings") or {}).get("speculation")
+    if not method:
+        return []
+    silent = [t["name"] for t in run["tests"] if t.get("kind") != "pp" and t.get("n_gen") and t.get("stats")
+              and not t["stats"].get("speculation")]
+    if not silent:
+        return []
+    return [Note("speculation", None, f"speculative decoding ({method.get('method') or 'the server default'}) on, but "
+                 f"the engine gave no draft counts for {', '.join(silent)}: what it drafted and accepted there is "
+                 "unknown", warn=True)]
+
+
 def run_notes(run: dict) -> list[Note]:
-    """Figures across the tests of a run: a concurrency sweep's knee, the prefix cache's saving."""
-    out = []
+    """Figures across the tests of a run: a concurrency sweep's knee, the prefix cache's saving, a
+    speculating engine that did not count its drafts."""
+    out = _uncounted_speculation(run)
     sweep = sweep_summary(run["tests"])
     if sweep:
         knee = sweep["measured_knee"]

@@ -106,14 +106,18 @@ def parse_count(text: str, flag: str = "--params") -> float:
     return _finite(value * scale, flag, str(text).strip(), COUNT_EXAMPLE)
 
 
-def fmt_si(value: float | None, unit: str, digits: int = 3) -> str:
-    """4e11, "B/s" -> "400 GB/s" (decimal prefixes, ``digits`` significant figures)."""
-    if value is None:
-        return "?"
+def si_parts(value: float, unit: str, digits: int = 3) -> tuple[str, str]:
+    """The number and its unit, the prefix chosen by magnitude: 1.92e10, "FLOP/s" -> ("19.2", "GFLOP/s"),
+    not 0.02 TFLOP/s (decimal prefixes, ``digits`` significant figures)."""
     for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}"
-    return f"{value:.{digits}g} {unit}"
+            return f"{value / scale:.{digits}g}", f"{prefix}{unit}"
+    return f"{value:.{digits}g}", unit
+
+
+def fmt_si(value: float | None, unit: str, digits: int = 3) -> str:
+    """4e11, "B/s" -> "400 GB/s" (:func:`si_parts` in one string)."""
+    return "?" if value is None else " ".join(si_parts(value, unit, digits))
 
 
 def human_bytes(n: float | None) -> str:

@@ -25,6 +25,7 @@ from pdx.reports.charts.specs import chart_text
 from pdx.reports.hub import hubdata
 from pdx.reports.site import leaderboard
 from pdx.reports.urls import web_url
+from pdx.units import fmt_si
 
 TEMPLATES = Path(__file__).with_name("templates")
 DEFAULT_PREFIX = "default"  # "default:NAME" is pdx's own template NAME, for an override that extends it
@@ -64,6 +65,7 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         pct=labels.fmt_pct,
         bytes=labels.human_bytes,
         count=labels.human_count,
+        si=fmt_si,
         when=labels.short_time,
         web_url=web_url,  # every link from stored data goes through it
     )
@@ -73,6 +75,7 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         has_ceilings=views.has_ceilings,
         has_energy=views.has_energy,
         sample_lines=views.sample_lines,
+        samples_summary=views.samples_summary,
         figures_of=views.figures_of,
         row_notes=views.row_notes,
         serving_cards=views.serving_cards,

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from pdx import figures, placement
 from pdx.ceilings import described, overhead
+from pdx.manifest import model_hash_text, repetitions_text, workload_text
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
 from pdx.reports.urls import web_url
 from pdx.stats.compare import sample_rates
+from pdx.units import si_parts
 
 
 def _bar(row: Row, scale: float) -> dict:
@@ -55,6 +57,12 @@ def sample_lines(run: dict) -> list[dict]:
                     "rates": " · ".join(fmt_rate(r) for r in sample_rates(test)),
                     "ms": " · ".join(f"{ns / 1e6:.2f}" for ns in times)})
     return out
+
+
+def samples_summary(lines: list[dict]) -> str:
+    """What the raw samples hold, as :func:`sample_lines` gives them: "5 repetitions of 2 tests"."""
+    counts = [line["n"] for line in lines]
+    return repetitions_text(counts) if any(counts) else "none: the file gave the tool's own figures"
 
 
 def figures_of(run: dict) -> figures.Shown:
@@ -101,7 +109,6 @@ def manifest(run: dict) -> list[tuple[str, str]]:
     env, hw, model, engine = run["environment"], run["hardware"], run["model"], run["engine"]
     cpu = hw.get("cpu") or {}
     settings = ", ".join(f"{k}={v}" for k, v in sorted((engine.get("settings") or {}).items()))
-    workload = run.get("workload") or {}
     items = [
         ("run", run["id"]),
         ("status", run["status"] + (f" ({run['error']})" if run.get("error") else "")),
@@ -113,12 +120,11 @@ def manifest(run: dict) -> list[tuple[str, str]]:
         ("threads", str(run.get("threads") or "—")),
         ("model", f"{model['name']} ({model['architecture']}, {human_count(model['n_params'])} parameters, "
                   f"{model['dtype']}, {human_bytes(model['file_bytes'])})"),
-        ("model sha256", model["sha256"]),
+        ("model sha256", model_hash_text(model)),
         ("hardware", f"{hardware_label(run)} ({cpu.get('physical_cores') or '?'} cores, "
                      f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),
-        ("system", f"{env.get('platform', '?')}, Python {env.get('python', '?')}, pdx {run['pdx_version']}"),
-        ("workload", f"{workload.get('repetitions', '?')} repetitions, {workload.get('warmup', '?')} warm-up, "
-                     f"seed {workload.get('seed', '?')}" + (f"; {added}" if (added := figures.lengthened_text(run)) else "")),
+        ("system", f"{env.get('platform') or '?'}, Python {env.get('python') or '?'}, pdx {run['pdx_version']}"),
+        ("workload", workload_text(run) + (f"; {added}" if (added := figures.lengthened_text(run)) else "")),
         ("command", run.get("command") or "—"),
         ("tags", ", ".join(run["tags"]) or "—"),
     ]
@@ -138,11 +144,12 @@ def hardware_figures(run: dict) -> list[dict]:
     dtype = basis.get("flops_dtype")
     rows = []
     if basis.get("bandwidth"):
-        rows.append({"name": "memory bandwidth", "value": f"{basis['bandwidth'] / 1e9:,.1f}", "unit": "GB/s",
-                     "source": origin, "url": (chip.get("bandwidth_gbs") or {}).get("url")})
+        value, unit = si_parts(basis["bandwidth"], "B/s")
+        rows.append({"name": "memory bandwidth", "value": value, "unit": unit, "source": origin, "url": (chip.get("bandwidth_gbs") or {}).get("url")})
     if basis.get("flops"):
-        rows.append({"name": f"peak compute ({dtype})" if dtype else "peak compute",
-                     "value": f"{basis['flops'] / 1e12:,.2f}", "unit": "TFLOP/s", "source": origin,
+        value, unit = si_parts(basis["flops"], "FLOP/s")
+        rows.append({"name": f"peak compute ({dtype})" if dtype else "peak compute", "value": value, "unit": unit,
+                     "source": origin,
                      "url": ((chip.get("tflops") or {}).get(dtype) or {}).get("url")})
     if basis.get("ridge_point"):
         rows.append({"name": "ridge point", "value": f"{basis['ridge_point']:,.1f}", "unit": "FLOP/byte",

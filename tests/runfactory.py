@@ -125,3 +125,16 @@ def filled_registry(folder, n_runs: int) -> str:
     finally:
         store.close()
     return url
+
+
+FOUR = [("Apple M2 Max", "llamacpp-bench"), ("NVIDIA H100 SXM", "llamacpp-bench"), ("Apple M3 Ultra", "llamacpp-python"),
+        ("NVIDIA RTX 4090", "llamacpp-python")]
+
+
+def four_runs(url: str) -> list[dict]:
+    """Four runs of one model on four machines and two engines, read back whole: a report sets them side by side."""
+    from pdx.stats.results import read_run
+
+    registry = Registry(url)
+    return [read_run(registry, add_run(registry, hardware(name, i), model("llama-3.1-8b-instruct-q4_0", i), backend,
+                                       START, random.Random(i))) for i, (name, backend) in enumerate(FOUR)]

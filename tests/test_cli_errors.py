@@ -69,6 +69,20 @@ def test_backends_says_why_and_how(no_engine):
     assert "unavailable" in result.stdout and "pdx llamacpp install" in result.stdout
 
 
+def test_each_llamacpp_backend_has_its_own_install_hint(no_engine):
+    """Only the llama-bench backends take --llama-bench; llama-server's and the bindings' hints say their own way."""
+    installs = {}
+    name = None
+    for line in run_pdx("backends").stdout.splitlines():
+        if not line.startswith(" "):
+            name = line.split()[0]
+        elif line.strip().startswith("install:"):
+            installs[name] = line.strip()
+    assert "--llama-bench" in installs["llamacpp-bench"] and "--llama-bench" in installs["llamacpp"]
+    assert "--llama-bench" not in installs["llamacpp-server"] and "PDX_LLAMA_SERVER" in installs["llamacpp-server"]
+    assert "--llama-bench" not in installs["llamacpp-python"] and "llama-cpp-python bindings" in installs["llamacpp-python"]
+
+
 def test_unknown_run(registry_url):
     assert_one_line_error(run_pdx("show", "abcdef", "--registry", registry_url), "no run 'abcdef'")
     empty = run_pdx("runs", "--registry", registry_url)

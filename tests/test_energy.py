@@ -423,3 +423,35 @@ def test_the_summary_names_every_lengthened_test_as_the_h200_run_needed():
                      {"name": "tg128@d4096", "energy": {"lengthened": 0}}, {"name": "pp64", "energy": None}]}
     assert lengthened_text(run) == "energy: 174 repetitions added to pp512, 10 to tg128 so the meters could read them"
     assert lengthened_text({"tests": run["tests"][2:]}) == ""
+
+
+def _notices(result) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith(("--energy", "--price-kwh"))]
+
+
+def test_energy_and_a_price_with_no_meter_say_so_at_the_start(plugged, monkeypatch, tiny_gguf, tmp_path):
+    """`pdx bench --energy --price-kwh` on a machine with no meter: a line each on stderr saying no energy is
+    measured, why (the meter sources' reasons, as `pdx hw` gives them) and what to do."""
+    monkeypatch.delenv("PDX_EXAMPLE_PLUG_FILE", raising=False)
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    args = ("bench", "--backend", "sleep", "-m", str(tiny_gguf), "-p", "64", "-n", "4", "-r", "2", "--registry", url)
+    result = run_pdx_here(*args, "--energy", "--price-kwh", "0.30 EUR")
+    assert result.returncode == 0, result.stderr
+    energy, price = _notices(result)
+    assert energy.startswith("--energy: no J/token in this run: this machine has no energy meter (")
+    assert "PDX_EXAMPLE_PLUG_FILE is not set" in energy and "`pdx hw`" in energy
+    assert price.startswith("--price-kwh 0.3 EUR: unused, no energy is measured to price (this machine has no")
+    # --no-energy with a price: the price is said to be unused; neither flag: nothing said.
+    (unused,) = _notices(run_pdx_here(*args, "--no-energy", "--price-kwh", "0.30"))
+    assert unused.startswith("--price-kwh 0.3 USD: unused, no energy is measured to price (--no-energy was given)")
+    assert _notices(run_pdx_here(*args)) == []
+
+
+def test_a_meter_here_makes_no_notice(plugged, monkeypatch, tiny_gguf, tmp_path):
+    from energy_plug import Plug
+
+    monkeypatch.setenv("PDX_EXAMPLE_PLUG_FILE", str(plugged))
+    with Plug(plugged):
+        result = run_pdx_here("bench", "--backend", "sleep", "-m", str(tiny_gguf), "-p", "64", "-n", "4", "-r", "2",
+                              "--energy", "--price-kwh", "0.30", "--registry", f"sqlite:///{tmp_path / 'r.sqlite'}")
+    assert result.returncode == 0 and _notices(result) == [], result.stderr

@@ -35,6 +35,7 @@ LAYER_OF = {
     "pdx.serving.runs": "measure", "pdx.serving.shards": "measure", "pdx.serving.plans": "measure",
     "pdx.stats.results": "reports", "pdx.stats.compare": "reports",
     "pdx.reports": "reports", "pdx.display": "reports", "pdx.figures": "reports",
+    "pdx.manifest": "reports",
     "pdx.api": "api", "pdx.rerun": "api", "pdx.contrib": "api", "pdx.testing": "api",
     "pdx.cli": "cli", "pdx.__main__": "cli",
 }

@@ -113,3 +113,20 @@ def test_without_speculation_nothing_is_recorded_of_it(registry_url, models):
     assert "speculation" not in run["engine"]["settings"]
     test = _decode(run)
     assert "speculation" not in test["stats"] and "speculative" not in test["ceilings"]
+
+
+def test_ngram_lookup_that_finds_nothing_counts_nothing_drafted_and_says_so(registry_url, models):
+    """Eight tokens give a 3-gram nothing to find again: llama-server then names no draft_n in its timings,
+    and the run records 0 drafted (not nothing at all) and `pdx show` says so beside the test."""
+    target, _ = models
+    run = bench(registry_url, target, "spec_type=ngram-simple", "server_args=--spec-ngram-simple-size-n 3", n_gen=8)
+    test = _decode(run, "tg8")
+    drafted, accepted, tokens = _server_counters(test)
+    found = test["stats"]["speculation"]
+    assert (found["drafted"], found["accepted"], found["tokens"]) == (drafted, accepted, tokens)
+    shown = " ".join(run_pdx("show", run["id"], "--registry", registry_url, env={"COLUMNS": "120"}).stdout.split())
+    if drafted == 0:
+        assert f"tg8: speculative decoding on, but nothing drafted in {tokens:,} output tokens" in shown
+    else:  # the model's greedy cycle came early: the counts are said as any speculating test's
+        assert f"tg8: speculative decoding, {accepted:,} of {drafted:,} drafted tokens accepted" in shown
+    assert "no draft counts" not in shown

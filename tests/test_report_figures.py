@@ -117,7 +117,7 @@ def test_report_shows_ceilings_fractions_and_hardware_sources():
                    basis=BASIS)
     html = render_report([run, copy.deepcopy(run) | {"id": "b" * 32}])
     assert "of ceiling" in html and "50%" in html and "120% ⚠" in html  # above its ceiling: flagged
-    assert "400.0 <span" in html and "GB/s" in html and "https://www.apple.com/newsroom/x" in html
+    assert "400 <span class=\"unit\">GB/s" in html and "https://www.apple.com/newsroom/x" in html
     assert "javascript:" not in html  # a stored link that is not a web link stays text
     assert "ridge point" in html and "predicted decode knee" in html
     assert "120% of memory bound (above ceiling: check figures)" in html  # the chart's note

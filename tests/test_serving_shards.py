@@ -160,3 +160,14 @@ def test_a_client_past_its_limit_is_said_in_one_line_and_a_quiet_one_is_not():
     assert len(busy) == 1 and busy[0].warn and "used 0.95 of its core" in busy[0].text and "--clients N" in busy[0].text
     assert len(late) == 1 and "ran its schedule 3.50 ms late at p99" in late[0].text
     assert notes({"cpu_s": 0.2, "cores": 0.02, "late_p99_ms": 0.05}) == []
+
+
+def test_ray_with_one_client_says_it_is_ignored(fake_server, tmp_path):
+    """`--ray` without `--clients N`: the test runs in this process, and stderr says so at the start."""
+    result = run_pdx_here("serve-bench", "--backend", "vllm-server", "--url", fake_server, "-o", "model_name=fake",
+                          "-c", "1", "-p", "8", "-n", "2", "--num-requests", "2", "--ray", "auto",
+                          "--registry", f"sqlite:///{tmp_path / 'r.sqlite'}")
+    assert result.returncode == 0, result.stderr
+    (said,) = [line for line in result.stderr.splitlines() if line.startswith("--ray")]
+    assert said == ("--ray: ignored with one client: the test runs in this process; give --clients N (2 or more) "
+                    "to spread it over the cluster's nodes")

@@ -4,6 +4,8 @@ server: tests/test_llamacpp_speculation.py)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pdx import ceilings, figures
 from pdx.ceilings.roofline import HardwareFigures
@@ -147,3 +149,62 @@ def test_vllm_s_counters_become_a_sample_s_counts_only_where_it_speculates():
     idle = {"spec_decode_draft_tokens": 0.0, "generation_tokens": 129.0}
     assert counts(idle, False) is None and counts({"generation_tokens": 129.0}, True) is None
     assert counts(idle, True) == {"drafted": 0, "accepted": 0, "tokens": 129}  # speculating, nothing drafted
+
+
+def test_llama_server_timings_without_draft_counts_are_nothing_drafted():
+    """llama-server's server_slot_stats::to_json writes draft_n and draft_n_accepted only once a slot drafted:
+    a speculating server's request whose timings lack them drafted nothing (0), where one with none drafted."""
+    timings = [{"predicted_n": 9}, {"predicted_n": 9, "draft_n": 4, "draft_n_accepted": 3}, {"predicted_n": 5}]
+    assert speculation.counts(timings) == {"drafted": 4, "accepted": 3, "tokens": 23}
+    assert speculation.counts([{"predicted_n": 9}]) == {"drafted": 0, "accepted": 0, "tokens": 9}
+    assert speculation.counts([]) is None and speculation.counts([{"draft_n": "x", "predicted_n": 1}]) is None
+
+
+@given(st.lists(st.fixed_dictionaries({"predicted_n": st.integers(0, 10**6)},
+                                      optional={"draft_n": st.integers(0, 10**6),
+                                                "draft_n_accepted": st.integers(0, 10**6)}), max_size=20))
+def test_draft_counts_are_the_sums_with_absent_as_zero(timings):
+    found = speculation.counts(timings)
+    if not timings:
+        assert found is None
+        return
+    drafted = sum(t.get("draft_n", 0) for t in timings)
+    assert found == {"drafted": drafted, "accepted": min(sum(t.get("draft_n_accepted", 0) for t in timings), drafted),
+                     "tokens": sum(t["predicted_n"] for t in timings)}
+
+
+def _speculating_run(tmp_path, counted: dict | None) -> str:
+    """A generated run with ngram-simple speculation recorded, its decode test's counts ``counted`` (None: the
+    engine gave none); the terminal text `pdx show` prints for it."""
+    import random
+
+    from rich.console import Console
+
+    from pdx.display import print_run
+    from pdx.registry import Registry
+    from pdx.stats.results import read_run
+    from pdx.workload import TestSpec
+    from runfactory import START, add_run, hardware, model
+
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    run = read_run(Registry(url), add_run(Registry(url), hardware("Apple M2 Max", 0), model("m", 1), "llamacpp-server",
+                                          START, random.Random(1), tests=[TestSpec(16, 0), TestSpec(0, 8)]))
+    run["engine"]["settings"]["speculation"] = speculation.read(["llama-server", "--spec-type", "ngram-simple"])
+    if counted:
+        run["tests"][1]["stats"]["speculation"] = speculation_stats({"samples": [{"engine": {"speculation": counted}}]})
+    console = Console(record=True, width=120, color_system=None)
+    print_run(run, "sqlite:///r", console)
+    return " ".join(console.export_text().split())
+
+
+def test_a_speculating_test_that_drafted_nothing_says_so(tmp_path):
+    shown = _speculating_run(tmp_path, {"drafted": 0, "accepted": 0, "tokens": 18})
+    assert "tg8: speculative decoding on, but nothing drafted in 18 output tokens: each took a pass of the target " \
+           "model" in shown
+    assert "no draft counts" not in shown
+
+
+def test_a_speculating_engine_that_gave_no_counts_says_so(tmp_path):
+    shown = _speculating_run(tmp_path, None)
+    assert ("speculative decoding (ngram-simple) on, but the engine gave no draft counts for tg8: what it drafted "
+            "and accepted there is unknown") in shown

@@ -136,3 +136,64 @@ def test_a_serving_run_at_80_columns_says_what_it_left_out(fake_server, tmp_path
     monkeypatch.setenv("COLUMNS", "300")
     wide = pdx_here("show", run["id"], "--registry", url)
     assert "left out" not in wide and f"{stats['e2el_ms']['median']:.1f}" in wide
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_pdx_runs_keeps_an_id_pdx_show_takes_and_both_rates(tmp_path, width):
+    """`COLUMNS=80 pdx runs` in a subprocess: each row's id, read off the screen, is one `pdx show` accepts, and
+    its pp and tg headlines are whole; what the table left out is under it, a line a run."""
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    ids = [add_run(Registry(url), hardware("Apple M2 Max", 0), model(f"llama-3.1-8b-instruct-q4_{i}", i),
+                   "llamacpp-bench", START, random.Random(i), tags=["nightly"] if i else []) for i in range(3)]
+    listed = run_pdx("runs", "--registry", url, env={"COLUMNS": str(width)})
+    assert listed.returncode == 0, listed.stderr
+    lines = _fits(listed.stdout, width)
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in lines if line.startswith("│")]
+    assert len(rows) == 3, lines
+    for cells in rows:
+        shown = run_pdx("show", "--json", cells[0], "--registry", url)
+        assert shown.returncode == 0, shown.stderr
+        run = json.loads(shown.stdout)
+        assert run["id"] in ids and run["id"].startswith(cells[0])
+        for kind in ("pp", "tg"):
+            test = next(t for t in run["tests"] if t["name"] == f"{kind}{512 if kind == 'pp' else 128}")
+            assert f"{test['name']} {test['stats']['rate']['mean']:.1f}" in cells, cells
+    if width == 80:
+        assert any(line.startswith("left out at 80 columns") for line in lines), lines
+        text = " ".join(" ".join(lines).split())
+        assert all(f"{cells[0]}: " in text for cells in rows)  # each run's left-out columns under the table
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_pdx_hw_list_fits_and_keeps_each_chip_s_name_and_figures(width):
+    """`pdx hw list` in a subprocess: every chip's name (what --hardware takes) and its bandwidth and compute
+    in the table, whole; its id beside it where there is room, else under the table."""
+    from pdx.hardware import catalog
+
+    listed = run_pdx("hw", "list", env={"COLUMNS": str(width)})
+    assert listed.returncode == 0, listed.stderr
+    lines = _fits(listed.stdout, width)
+    text = " ".join(" ".join(lines).split())
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in lines if line.startswith("│")]
+    for chip in catalog.chips():
+        assert chip.id in text  # in its row, or under the table
+        row = next(r for r in rows if r[0] and chip.name.startswith(r[0]))
+        assert any(c.endswith(("TB/s", "GB/s")) for c in row), row
+
+
+def test_pdx_compare_at_80_columns_keeps_the_ids_and_every_rate(tmp_path):
+    """`pdx compare A B` in an 80-column terminal: both run ids as prefixes `pdx show` takes, and each test's
+    baseline and new median rates whole."""
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    ids = [add_run(Registry(url), hardware("Apple M2 Max", 0), model("llama-3.1-8b-instruct-q4_0", 1), "llamacpp-bench",
+                   START, random.Random(i)) for i in range(2)]
+    result = run_pdx("compare", ids[0][:8], ids[1][:8], "--registry", url, env={"COLUMNS": str(WIDTH)})
+    lines = _fits(result.stdout)
+    text = " ".join(lines)
+    for run_id in ids:
+        assert run_id[:12] in text
+        assert run_pdx("show", run_id[:12], "--registry", url).returncode == 0
+    runs = [read_run(Registry(url), i) for i in ids]
+    for base, new in zip(*(r["tests"] for r in runs)):
+        line = next(line for line in lines if line.endswith(f"  {base['name']}"))
+        assert f"{base['stats']['rate']['median']:.2f}" in line and f"{new['stats']['rate']['median']:.2f}" in line

@@ -89,6 +89,26 @@ class Price(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+def warn(line: str) -> None:
+    """One line on stderr, before a command's work: what an option given will not do, and what to do."""
+    click.echo(click.style(line, fg="yellow"), err=True)
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    """Whether the user set option ``name`` (on the command line or through its environment variable)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source not in (click.core.ParameterSource.DEFAULT,
+                                                 click.core.ParameterSource.DEFAULT_MAP)
+
+
+def warn_energy(ctx: click.Context, energy: bool, price: tuple[float, str] | None, url: str | None) -> None:
+    """A line each for --energy and --price-kwh where this run will measure no energy."""
+    from pdx import api
+
+    for line in api.energy_notices(energy, given(ctx, "energy"), price, remote=bool(url)):
+        warn(line)
+
+
 def energy_options(command):
     """--energy/--no-energy and --price-kwh: energy per token where this machine has a meter."""
     for option in reversed((

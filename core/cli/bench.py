@@ -7,7 +7,7 @@ import click
 from pdx.backend import option_pairs
 from pdx.errors import PdxError
 from pdx.cli.base import (Integer, Number, echo_json, energy_options, engine_option, json_option, registry_option,
-                          server_options, tag_option)
+                          server_options, tag_option, warn_energy)
 from pdx.numbers import MAX_COUNT, MAX_THREADS, parse_int
 from pdx.workload import (AUTO_FIRST_BATCH, DEFAULT_MAX_REPETITIONS, DEFAULT_TARGET_CI, BenchOptions, parse_int_list,
                           parse_target_ci)
@@ -123,6 +123,7 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
                             repetitions=first, warmup=warmup, seed=seed, target_ci=target,
                             max_repetitions=max_repetitions).workload()
     engine_options = parse_options(options, plugin_options, url=url)
+    warn_energy(ctx, energy, price_kwh, engine_options.get("url"))
     base = api.BenchConfig(model=model, workload=workload, options=engine_options, tags=list(tags),
                            argv=api.command_line(), hardware=hardware, reprobe=reprobe, api_key=api_key,
                            delay=delay, energy=energy, price=price_kwh)

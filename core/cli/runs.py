@@ -28,7 +28,8 @@ def runs(backend, model, tag, status, limit, registry, as_json) -> None:
     elif not found:
         click.echo("no runs match")
     else:
-        make_console().print(runs_table(found))
+        console = make_console()
+        runs_table(found, console.width).print(console)
 
 
 @click.command()

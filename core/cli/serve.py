@@ -8,7 +8,7 @@ import math
 import click
 
 from pdx.cli.base import (Integer, IntegerList, Number, echo_json, energy_options, engine_option, json_option,
-                          registry_option, server_options, tag_option)
+                          registry_option, server_options, tag_option, warn, warn_energy)
 from pdx.cli.bench import execute, parse_options, server_variants
 from pdx.errors import PdxError
 from pdx.numbers import MAX_COUNT, MAX_TOKENS, parse_float
@@ -102,7 +102,12 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         percentiles=parse_percentiles(percentiles), repetitions=repetitions, seed=seed, catch_up=catch_up,
         saturation_window_s=saturation_window, prompt_lens=input_len, clients=clients, ray_address=ray_address,
         traffic=_traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace)))
-    base = api.BenchConfig(model=model, workload=workload, options=parse_options(options, plugin_options, url=url),
+    if ray_address and clients == 1:
+        warn("--ray: ignored with one client: the test runs in this process; give --clients N (2 or more) to "
+             "spread it over the cluster's nodes")
+    engine_options = parse_options(options, plugin_options, url=url)
+    warn_energy(ctx, energy, price_kwh, engine_options.get("url"))
+    base = api.BenchConfig(model=model, workload=workload, options=engine_options,
                            tags=list(tags), argv=api.command_line(), api_key=api_key, energy=energy,
                            price=price_kwh)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]

@@ -16,6 +16,7 @@ from pdx.display.tables import Fitted, fit
 from pdx.display.text import SafeConsole
 from pdx.figures import Column
 from pdx.headline import headline_test, rate
+from pdx.manifest import UNHASHED, model_hash_text, workload_text
 from pdx.units import human_bytes, human_count
 
 
@@ -62,6 +63,9 @@ def _notes_cell(test: dict, bound: str | None = None) -> str:
     return ", ".join(said)
 
 
+# The terminal's ± is the standard deviation of the repetitions (as llama-bench prints it); pages show the
+# 95% CI of the mean, and each says which in its header.
+STDDEV = "± std dev"
 _RUN_COLUMNS = ("model", "size", "params", "backend", "threads")  # the same on every row of a run
 
 
@@ -71,7 +75,7 @@ def _rates_columns(tests: list[dict], bounds: dict[str, str]) -> list[Column]:
     columns = [Column("model", "model", keep=9, left=True), Column("size", "size", keep=10),
                Column("params", "params", keep=10), Column("backend", "backend", keep=8, left=True),
                Column("threads", "threads", keep=8), Column("test", "test", keep=0),
-               Column(rate.key, rate.label, keep=rate.keep, about=rate.about)]
+               Column(rate.key, rate.label, STDDEV, keep=rate.keep, about=rate.about)]
     if any(t.get("batch", 1) > 1 for t in tests):
         columns.append(Column(per_seq.key, per_seq.label, keep=per_seq.keep, about=per_seq.about))
     if any("prompt_rate" in (t.get("stats") or {}) for t in tests):
@@ -151,7 +155,9 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
         for names, why in described.uncovered(run):
             console.print(f"no ceiling for {names}: {why}", highlight=False)
     model = run["model"]
-    console.print(f"model {model['name']} (sha256 {model['sha256'][:12]}), {model['path']}", highlight=False)
+    hashed = model_hash_text(model)
+    said = f"sha256 {hashed[:12]}" if hashed != UNHASHED else "not hashed"
+    console.print(f"model {model['name']} ({said}), {model['path']}", highlight=False)
     shape = (model.get("extra") or {}).get("catalog_shape")
     if shape:
         console.print(f"model dims from the catalog shape {shape['name']} (its name matched; {shape['assumed']})",
@@ -178,34 +184,23 @@ def _headline(run: dict, kind: str) -> str:
     return f"{test['name']} {rate(test):.1f}" if test else ""
 
 
-def runs_table(runs: list[dict]) -> Table:
-    table = Table(header_style="bold")
-    for column, justify in (("id", "left"), ("created", "left"), ("status", "left"), ("backend", "left"),
-                            ("model", "left"), ("threads", "right"), ("tests", "right"), ("pp t/s", "right"),
-                            ("tg t/s", "right"), ("tags", "left")):
-        table.add_column(column, justify=justify, no_wrap=column != "tags")
-    for run in runs:
-        table.add_row(
-            run["id"][:12],
-            (run["created_at"] or "")[:19].replace("T", " "),
-            run["status"],
-            run["backend"],
-            run["model"]["name"],
-            str(run["threads"] or ""),
-            str(len(run["tests"])),
-            _headline(run, "pp"),
-            _headline(run, "tg"),
-            ",".join(run["tags"]),
-        )
-    return table
+RUN_ID_CHARS = 12  # the id prefix lists show: `pdx show` takes any unique prefix of 4 or more
+_RUNS_COLUMNS = (Column("id", "id", keep=0, left=True), Column("created", "created", keep=4, left=True),
+                 Column("status", "status", keep=3, left=True), Column("backend", "backend", keep=2, left=True),
+                 Column("model", "model", keep=1, left=True), Column("threads", "threads", keep=6),
+                 Column("tests", "tests", keep=7), Column("pp", "pp t/s", keep=0), Column("tg", "tg t/s", keep=0),
+                 Column("tags", "tags", keep=5, left=True, wraps=True))
 
 
-def _workload_text(workload: dict) -> str:
-    reps = f"{workload['repetitions']} repetitions"
-    if workload.get("target_ci"):
-        reps = (f"repeated to a {workload['target_ci']:.1%} CI (first {workload['repetitions']}, "
-                f"at most {workload['max_repetitions']})")
-    return f"{reps}, {workload['warmup']} warm-up, seed {workload['seed']}"
+def runs_table(runs: list[dict], width: int = 200) -> Fitted:
+    """`pdx runs`: in ``width`` columns it keeps each run's id prefix and its pp and tg headlines whole;
+    the columns that do not fit go under the table, a line a run."""
+    rows = [[escape(run["id"][:RUN_ID_CHARS]), (run["created_at"] or "")[:16].replace("T", " "), escape(run["status"]),
+             escape(run["backend"]), escape(run["model"]["name"]), str(run["threads"] or ""), str(len(run["tests"])),
+             _headline(run, "pp"), _headline(run, "tg"), escape(", ".join(run["tags"]))] for run in runs]
+    if not any(run["tags"] for run in runs):
+        return fit(list(_RUNS_COLUMNS[:-1]), [row[:-1] for row in rows], width)
+    return fit(list(_RUNS_COLUMNS), rows, width)
 
 
 def print_manifest(run: dict, console: Console | None = None) -> None:
@@ -221,12 +216,12 @@ def print_manifest(run: dict, console: Console | None = None) -> None:
         ("settings", settings or "-"),
         ("ran on", placement.text(placement.of_run(run)) or "-"),
         ("model", f"{model['path']}"),
-        ("model sha256", model["sha256"]),
+        ("model sha256", model_hash_text(model)),
         ("hardware", f"{hw['name']} ({cpu.get('physical_cores') or '?'} cores, "
                      f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),
         ("system", f"{env.get('platform') or '?'}, Python {env.get('python') or '?'}, "
                    f"pdx {env.get('pdx_version') or '?'}"),
-        ("workload", _workload_text(run["workload"])),
+        ("workload", workload_text(run)),
         ("command", run["command"]),
         ("tags", ", ".join(run["tags"]) or "-"),
     ]

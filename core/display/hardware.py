@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 
+from pdx.display.tables import fit
+from pdx.energy.figures import why_none
+from pdx.figures import Column
 from pdx.units import human_bytes
 from pdx.hardware import catalog
 from pdx.units import fmt_si
@@ -41,11 +45,7 @@ def print_chip(figures: dict | None) -> None:
 def print_meters(found: dict) -> None:
     """The energy meters found and what each covers; one line saying why where there are none."""
     if not found["meters"]:
-        by_reason: dict[str, list[str]] = {}
-        for source, reason in found["missing"].items():
-            by_reason.setdefault(reason, []).append(source)
-        why = "; ".join(f"{', '.join(sources)}: {reason}" for reason, sources in by_reason.items()) or "no meter source"
-        click.echo(f"{'energy':>9}  no meter here, so no J/token ({why})")
+        click.echo(f"{'energy':>9}  no meter here, so no J/token ({why_none(found)})")
         return
     for meter in found["meters"]:
         click.echo(f"{'energy':>9}  {meter['name']}: {meter['covers']} of {meter['device']} ({meter['source']})")
@@ -93,9 +93,21 @@ def print_probe(result: dict) -> None:
     click.echo(f"{'ridge':>9}  {mm['flops'] / bw['best']:.3g} FLOP/byte")
 
 
+_CATALOG_COLUMNS = (Column("name", "name", keep=0, left=True, wraps=True), Column("id", "id", keep=4, left=True),
+                    Column("bandwidth", "memory bandwidth", keep=0), Column("memory", "memory", keep=3),
+                    Column("compute", "fp16 compute", keep=0))
+
+
 def print_catalog(chips) -> None:
+    """The catalog as a table that fits the terminal: a chip's name (what --hardware takes) and its
+    figures whole; its id, and its memory, go under the table where they do not fit."""
+    from pdx.display import make_console
+
+    rows = []
     for chip in chips:
         flops = chip.flops_for("fp16")
-        compute = f"{fmt_si(flops[1], 'FLOP/s')} {flops[0]}" if flops else "-"
-        memory = f"{chip.memory_gb.value:g} GB" if chip.memory_gb else "-"
-        click.echo(f"{chip.id:24} {chip.name:44} {_gb(chip.bandwidth):>11} {memory:>7}  {compute}")
+        rows.append([escape(chip.name), escape(chip.id), _gb(chip.bandwidth),
+                     f"{chip.memory_gb.value:g} GB" if chip.memory_gb else "-",
+                     f"{fmt_si(flops[1], 'FLOP/s')} {flops[0]}" if flops else "-"])
+    console = make_console()
+    fit(list(_CATALOG_COLUMNS), rows, console.width).print(console)

@@ -81,3 +81,11 @@ def cost_per_million(j_per_token: float, price_kwh: float) -> float:
 def short_of(timed_s: float, resolution_s: float) -> float:
     """Seconds of timed work a test still needs for its energy to be readable (0 when it has enough)."""
     return max(0.0, MIN_STEPS * resolution_s - timed_s)
+
+
+def why_none(found: dict) -> str:
+    """Why a machine has no meter, as :meth:`Found.to_dict` says it: the sources grouped by reason."""
+    by_reason: dict[str, list[str]] = {}
+    for source, reason in found["missing"].items():
+        by_reason.setdefault(reason, []).append(source)
+    return "; ".join(f"{', '.join(sources)}: {reason}" for reason, sources in by_reason.items()) or "no meter source"

@@ -275,6 +275,12 @@ class ServerBackend(Backend):
         request; None where it says nothing of it."""
         return None
 
+    def request_speculation(self, requests: list) -> dict | None:
+        """What a speculating server drafted and accepted over one sample, summed from its requests' own
+        figures where a request that drafted nothing says nothing (llama-server); None where the requests'
+        figures stand as they are (:mod:`pdx.speculation` reads them)."""
+        return None
+
     @staticmethod
     def draft_identity(path: str) -> dict:
         """A draft model as a run records it (:func:`pdx.speculation.draft_identity`)."""
@@ -300,7 +306,7 @@ class ServerBackend(Backend):
         before = self.scrape()
         sample, failed = make()
         sample.engine |= self.server_figures(before, self.scrape())
-        counts = self.speculation_counts(sample.engine)
+        counts = self.speculation_counts(sample.engine) or self.request_speculation(sample.requests)
         if counts:
             sample.engine["speculation"] = counts
         return sample, failed

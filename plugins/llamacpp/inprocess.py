@@ -25,8 +25,8 @@ from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.environment import installed_version
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
-from pdx.plugins.llamacpp.locate import INSTALL_HINT, bindings_lib_dir
 from pdx.plugins.llamacpp import where
+from pdx.plugins.llamacpp.locate import BINDINGS_HINT, bindings_lib_dir
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
 from pdx.prompt_stream import Prompts, PromptStream
 from pdx.workload import TestSpec
@@ -116,9 +116,9 @@ class LlamaPython(Backend):
         try:
             lc = _import_llama_cpp()
         except ImportError:
-            return Availability(False, "llama-cpp-python is not installed", INSTALL_HINT)
+            return Availability(False, "llama-cpp-python is not installed", BINDINGS_HINT)
         except Exception as exc:  # the bindings load libllama at import; any failure lands here
-            return Availability(False, f"llama-cpp-python cannot load llama.cpp: {exc}", INSTALL_HINT)
+            return Availability(False, f"llama-cpp-python cannot load llama.cpp: {exc}", BINDINGS_HINT)
         return Availability(True, version=f"llama-cpp-python {lc.__version__}")
 
     def __init__(self, config: BackendConfig) -> None:

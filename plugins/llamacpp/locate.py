@@ -11,17 +11,21 @@ from pathlib import Path
 from pdx.errors import PdxError
 from pdx.plugins.llamacpp.build import Build, find_build
 
-INSTALL_HINT = "run `pdx llamacpp install` (builds llama.cpp, about 5 minutes), or pass --llama-bench PATH"
+# Each backend's own way in: only the llama-bench backends take --llama-bench.
+_BUILD = "run `pdx llamacpp install` (builds llama.cpp, about 5 minutes)"
+INSTALL_HINT = f"{_BUILD}, or pass --llama-bench PATH"
+SERVER_HINT = f"{_BUILD}, or set PDX_LLAMA_SERVER to a llama-server binary"
+BINDINGS_HINT = "run `pdx llamacpp install` (builds llama.cpp and its llama-cpp-python bindings, about 5 minutes)"
 _LIB_NAME = "libllama.dylib" if sys.platform == "darwin" else "libllama.so"
 
 
-def find_tool(name: str, given: list[tuple[str | None, str]]) -> Path | None:
+def find_tool(name: str, given: list[tuple[str | None, str]], hint: str = INSTALL_HINT) -> Path | None:
     """A llama.cpp program: the first path ``given`` as (value, where it came from), then PATH, then the pdx build."""
     for value, origin in given:
         if value:
             path = Path(value).expanduser()
             if not (path.is_file() and os.access(path, os.X_OK)):
-                raise PdxError(f"{origin} {value}: no executable {name} there", INSTALL_HINT)
+                raise PdxError(f"{origin} {value}: no executable {name} there", hint)
             return path.absolute()  # "./llama-bench" as a bare "llama-bench" would be looked up on PATH
     on_path = shutil.which(name)
     if on_path:
@@ -38,7 +42,7 @@ def find_llama_bench(explicit: str | None = None) -> Path | None:
 
 def find_llama_server() -> Path | None:
     """``PDX_LLAMA_SERVER``, then PATH, then the pdx build."""
-    return find_tool("llama-server", [(os.environ.get("PDX_LLAMA_SERVER"), "PDX_LLAMA_SERVER")])
+    return find_tool("llama-server", [(os.environ.get("PDX_LLAMA_SERVER"), "PDX_LLAMA_SERVER")], SERVER_HINT)
 
 
 def bindings_lib_dir() -> tuple[Path | None, Build | None]:

@@ -17,7 +17,7 @@ from pdx.errors import PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.llamacpp.build import version_label
 from pdx.plugins.llamacpp import speculation, where
-from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_server
+from pdx.plugins.llamacpp.locate import SERVER_HINT, find_llama_server
 from pdx.serving.backend import SERVER_OPTIONS, ServerBackend
 from pdx.serving.managed import HOST
 from pdx.serving.openai import LlamaServerCompletion
@@ -59,25 +59,34 @@ class LlamaServer(ServerBackend):
         try:
             binary = find_llama_server()
         except PdxError as exc:
-            return Availability(False, exc.message, INSTALL_HINT)
+            return Availability(False, exc.message, SERVER_HINT)
         if binary is None:
             return Availability(False, "no llama-server binary found (PATH, PDX_LLAMA_SERVER or a pdx build)",
-                                INSTALL_HINT)
+                                SERVER_HINT)
         return Availability(True, version=version_label(binary))
 
     def server_command(self, model: ModelInfo, port: int) -> list[str]:
         binary = find_llama_server()
         if binary is None:
-            raise PdxError("no llama-server binary found", INSTALL_HINT)
+            raise PdxError("no llama-server binary found", SERVER_HINT)
         self.binary = binary
         return [str(binary), "-m", model.path, "--host", HOST, "--port", str(port), "--metrics",
                 "-t", str(self.engine_threads()), *speculation.flags(self.config.options)]
 
+    speculating = False  # the started server's command speculates (speculation)
+
     def speculation(self, command: list[str]) -> dict | None:
         found = speculation.read(command)
+        self.speculating = found is not None
         if found and found.get("draft_model"):
             found["draft_model"] = self.draft_identity(found["draft_model"])
         return found
+
+    def request_speculation(self, requests: list) -> dict | None:
+        if not self.speculating:
+            return None
+        return speculation.counts([r.engine["timings"] for r in requests if r.ok and r.role != "warmup"
+                                   and isinstance(r.engine.get("timings"), dict)])
 
     def engine_threads(self) -> int:
         return self.config.threads or 1

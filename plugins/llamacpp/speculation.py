@@ -75,3 +75,19 @@ def read(command: list[str]) -> dict | None:
     if "synthetic_accept_length" in found:
         found["note"] = "acceptance set by llama-server's --spec-synth-len, not by the draft"
     return found
+
+
+def counts(timings: list[dict]) -> dict | None:
+    """A speculating llama-server's drafted, accepted and generated tokens over requests' ``timings``.
+    Its ``server_slot_stats::to_json`` writes ``draft_n`` and ``draft_n_accepted`` only once the slot has
+    drafted (``n_draft_tokens > 0``): a request whose timings lack them drafted nothing, which counts as
+    0 here rather than as a request that says nothing. None where no request has its timings."""
+    drafted = accepted = tokens = 0
+    seen = False
+    for figures in timings:
+        values = (figures.get("draft_n", 0), figures.get("draft_n_accepted", 0), figures.get("predicted_n"))
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+            continue
+        seen = True
+        drafted, accepted, tokens = drafted + values[0], accepted + values[1], tokens + values[2]
+    return {"drafted": drafted, "accepted": min(accepted, drafted), "tokens": tokens} if seen else None

@@ -142,7 +142,7 @@ def warn_once(message: str, _said: set[str] = set()) -> None:
 def phase_chart(view: ChartView) -> ChartSpec | None:
     runs, namer = view.runs, view.namer
     bars = figures.run_bars(runs, namer) if view.per_test else []
-    if bars and len(bars) <= MAX_BARS and len(runs) <= len(charts.SHADES):
+    if bars and len(bars) <= MAX_BARS and len(runs) <= charts.SERIES_COLOURS:
         return ChartSpec("measured-vs-ceiling", "Measured vs ceiling, per phase",
                          "bars: mean tokens/s with its 95% CI; grey dashed: the ceiling, where stored",
                          charts.phase_bars(bars, "run"))
@@ -201,10 +201,8 @@ def timeline_chart(view: ChartView) -> ChartSpec | None:
     timeline, left_out = serving_charts.timeline_points(view.runs, view.namer)
     if not timeline:
         return None
-    note = "per request: grey the wait for a slot (scheduled to sent), blue to the first token, orange to the last"
-    if left_out:
-        note += f"; the first {serving_charts.MAX_TIMELINE_REQUESTS} of each test shown ({left_out} left out)"
-    return ChartSpec("requests-timeline", "Requests over time", note, serving_charts.requests_timeline(timeline))
+    return ChartSpec("requests-timeline", "Requests over time", serving_charts.timeline_note(left_out),
+                     serving_charts.requests_timeline(timeline))
 
 
 BUILTIN = (phase_chart, depth_chart, batch_chart, latency_chart, capacity_chart, timeline_chart)

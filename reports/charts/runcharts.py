@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from pdx.reports.charts import figures
+from pdx.reports.charts import serving as serving_charts
 from pdx.reports.charts import specs as charts
 from pdx.reports.charts.specs import CEILING_COLOUR, PHASE_COLOURS, chart_text, text_width
 from pdx.reports.rows import DECODE, PHASES, PREFILL
@@ -322,7 +323,40 @@ def latency_chart(run: dict) -> RunChart | None:
                     _svg(WIDTH, y, "serving latency distributions", body))
 
 
+def timeline_chart(run: dict) -> RunChart | None:
+    """A serving run's requests over time, as the report draws them (the same bars, colours and note): a row
+    per request in sending order, grey while it waited for a slot, blue to its first token, orange to its
+    last; a panel per test, each with its own time axis."""
+    bars, left_out = serving_charts.timeline_points([run], lambda r: "")
+    if not bars:
+        return None
+    plot, left = WIDTH - 50, 40
+    body: list[str] = []
+    y = 0.0
+    for series in dict.fromkeys(b["series"] for b in bars):
+        rows = [b for b in bars if b["series"] == series]
+        count = max(b["request"] for b in rows) + 1
+        height = min(PLOT_HEIGHT, max(40, count * 4))
+        hi = max(b["end_s"] for b in rows) * 1.02 or 1.0
+        body.append(_text(0, y + 9, series.lstrip(" ·"), size=TITLE, weight="bold"))
+        y += 22
+        step = height / count
+        for b in rows:
+            row_y = _num(y + (b["request"] + 0.5) * step)  # the first request sent at the top
+            body.append(f'<line x1="{_num(left + plot * b["start_s"] / hi)}" y1="{row_y}" '
+                        f'x2="{_num(left + plot * b["end_s"] / hi)}" y2="{row_y}" '
+                        f'stroke="{serving_charts.TIMELINE_COLOURS[b["phase"]]}" stroke-width="{_num(min(2, step))}"/>')
+        body.append(_text(left - 6, y + 6, "1", anchor="end", colour=MUTED))
+        body.append(_text(left - 6, y + height - 6, str(count), anchor="end", colour=MUTED))
+        y += height + 4
+        ticks = [(plot * t / hi, tick_label(t)) for t in nice_ticks(hi) if t <= hi]
+        y = _x_axis(body, left, plot, y, ticks, "time from the test's start (s)") + 8
+    y = _legend(body, y, [(colour, phase, False) for phase, colour in serving_charts.TIMELINE_COLOURS.items()])
+    return RunChart("requests-timeline", "Requests over time", serving_charts.timeline_note(left_out),
+                    _svg(WIDTH, y, "timeline of requests: wait for a slot, prefill, decode", body))
+
+
 def run_charts(run: dict) -> list[RunChart]:
     """The charts of a run's page: those its tests give data for."""
-    return [chart for make in (phase_chart, depth_chart, batch_chart, latency_chart)
+    return [chart for make in (phase_chart, depth_chart, batch_chart, latency_chart, timeline_chart)
             if (chart := make(run)) is not None]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from pdx.reports.charts.figures import Namer, newest_serving
-from pdx.reports.charts.specs import CEILING_COLOUR, PHASE_COLOURS, WIDTH, _spec
+from pdx.reports.charts.specs import CEILING_COLOUR, PHASE_COLOURS, SERIES_SCHEME, WIDTH, _spec
 from pdx.reports.rows import DECODE, PREFILL
 
 MAX_TIMELINE_TESTS = 3
@@ -53,8 +53,19 @@ def timeline_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], int
     return out, left_out
 
 
+TIMELINE_COLOURS = {"wait": WAIT_COLOUR, "prefill": PHASE_COLOURS[PREFILL], "decode": PHASE_COLOURS[DECODE]}
+
+
+def timeline_note(left_out: int) -> str:
+    """The caption under a timeline of requests, the report's and a run page's."""
+    note = "per request: grey the wait for a slot (scheduled to sent), blue to the first token, orange to the last"
+    if left_out:
+        note += f"; the first {MAX_TIMELINE_REQUESTS} of each test shown ({left_out} left out)"
+    return note
+
+
 def requests_timeline(data: list[dict]) -> dict:
-    colours = {"wait": WAIT_COLOUR, "prefill": PHASE_COLOURS[PREFILL], "decode": PHASE_COLOURS[DECODE]}
+    colours = TIMELINE_COLOURS
     body = {
         "data": {"values": data},
         "facet": {"row": {"field": "series", "type": "nominal", "title": None}},
@@ -105,7 +116,7 @@ def capacity_curve(points: list[dict], marks: list[dict]) -> dict:
         x = {"field": "load", "type": "quantitative", "title": x_title, "scale": {"type": "log"}}
         # Several series: each its own colour, named in the legend (one colour would join them unlabelled).
         several = len({p["series"] for p in values}) > 1
-        by_series = {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": "tableau10"},
+        by_series = {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": SERIES_SCHEME},
                      "legend": {"orient": "bottom", "columns": 1}}
         panels.append({
             "title": {"text": metric, "color": colour}, "width": WIDTH // 2 - 20, "height": 200,

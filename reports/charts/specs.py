@@ -21,8 +21,10 @@ PHASE_COLOURS = {PREFILL: "#2563eb", DECODE: "#ea580c", BLENDED: "#7c3aed"}
 CEILING_COLOUR = "#9ca3af"
 VERDICT_COLOURS = {"better": "#16a34a", "worse": "#dc2626", "not significant": "#9ca3af", "not compared": "#d1d5db"}
 WIDTH = 600
-# Series within one bar group: full colour first, then lighter shades of the same phase colour.
-SHADES = [1.0, 0.62, 0.38, 0.22, 0.12, 0.07]
+# Series within one bar group: a hue each (shades of one phase colour read as one series); the panel's
+# title keeps the phase's colour.
+SERIES_SCHEME = "tableau10"
+SERIES_COLOURS = 10  # the hues of SERIES_SCHEME: more series than this would repeat one
 RATE_AXIS = {"title": "tokens/s", "format": "~s"}
 CONFIG = {
     "background": None,
@@ -150,9 +152,9 @@ def phase_bars(data: list[dict], label_title: str) -> dict:
     side_by_side = _same_labels(data) and not grouped
     y = {"field": "label", "type": "nominal", "title": None, "sort": None}
     offset = {"yOffset": {"field": "series", "type": "nominal", "sort": series}} if grouped else {}
-    shade = {"opacity": {"field": "series", "type": "nominal", "title": label_title, "sort": series,
-                         "scale": {"domain": series, "range": SHADES[:len(series)]},
-                         "legend": {"orient": "bottom", "columns": 1, "symbolType": "square"}}} if grouped else {}
+    shade = {"color": {"field": "series", "type": "nominal", "title": label_title, "sort": series,
+                       "scale": {"scheme": SERIES_SCHEME, "domain": series},
+                       "legend": {"orient": "bottom", "columns": 1, "symbolType": "square"}}} if grouped else {}
     # With several series the step is each bar's (Vega-Lite sizes the offset band), the label's band then n bars.
     step = 12 if grouped else 20
 
@@ -195,7 +197,7 @@ def phase_bars(data: list[dict], label_title: str) -> dict:
 def _series_colour(values: list[dict]) -> dict:
     """One colour per series, each named in the legend (even a single one: a line says whose it is)."""
     named = any(v["series"] for v in values)
-    return {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": "tableau10"},
+    return {"field": "series", "type": "nominal", "title": None, "scale": {"scheme": SERIES_SCHEME},
             "legend": {"orient": "bottom", "columns": 1} if named else None}
 
 

@@ -76,8 +76,10 @@
   }
   function kvCost(fit) {
     if (!fit) return "not measured";
-    var us = fit.slope * 1e6, err = fit.slope_se === null ? "" : " ± " + sig(fit.slope_se * 1e6);
-    return sig(us) + err + " µs (intercept " + sig(fit.intercept * 1e3) + " ms)";
+    // ± here is the fit's standard error, said so: the pages' other ± are 95% CIs
+    var us = fit.slope * 1e6;
+    var err = fit.slope_se === null ? "" : " ± " + sig(fit.slope_se * 1e6) + " µs standard error";
+    return sig(us) + " µs" + err + " (intercept " + sig(fit.intercept * 1e3) + " ms)";
   }
 
   function workload() {
