@@ -5,12 +5,12 @@ from __future__ import annotations
 import click
 from rich.markup import escape
 
+from pdx.display import make_console
 from pdx.display.tables import fit
 from pdx.energy.figures import why_none
 from pdx.figures import Column
-from pdx.units import human_bytes
 from pdx.hardware import catalog
-from pdx.units import fmt_si
+from pdx.units import fmt_si, human_bytes
 
 
 def _gb(n: float | None) -> str:
@@ -101,8 +101,6 @@ _CATALOG_COLUMNS = (Column("name", "name", keep=0, left=True, wraps=True), Colum
 def print_catalog(chips) -> None:
     """The catalog as a table that fits the terminal: a chip's name (what --hardware takes) and its
     figures whole; its id, and its memory, go under the table where they do not fit."""
-    from pdx.display import make_console
-
     rows = []
     for chip in chips:
         flops = chip.flops_for("fp16")
