@@ -30,6 +30,7 @@ def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
               f"{result['threads']} thread{'s' if result['threads'] != 1 else ''}",
         method=f"bandwidth: {(result.get('method') or probe.METHOD)['bandwidth']} (best: {bw['best_kernel']}); "
                f"matmul: {(result.get('method') or probe.METHOD)['matmul']}",
+        caveat=probe.caveat(result),
     )
 
 

@@ -6,6 +6,18 @@ Results are cached per machine and thread count (``pdx hw probe --force``
 or ``pdx bench --reprobe`` measure again); each result carries its method,
 so a stored run says how its ceilings were obtained.
 
+Each result also carries the conditions it was measured under
+(:mod:`pdx.conditions`: other processes' CPU use and the load over the
+probe's window). A probe taken under load (:func:`load_notes` not empty)
+measures less than the machine does, so every ceiling from it is too low
+and a run reads ABOVE it. Such a probe is still cached, marked, and kept
+only until a quiet one replaces it: on a machine that is always busy it is
+the only measurement there is, and measuring again at every ``pdx bench``
+would cost seconds per call and meet the same load. Every reader of it
+says so instead (``pdx hw``, the bench's ceiling line, an ABOVE flag's
+explanation), with the command that replaces it (:data:`REPROBE`); a
+loaded probe never replaces a quiet one that measured more.
+
 Devices: ``cpu`` (numpy, below), ``mlx`` (MLX on the device it computes on:
 ``mlx:gpu`` is Metal, ``mlx:cpu`` MLX's CPU backend; plain ``mlx`` is the
 GPU on an Apple Silicon Mac, else the CPU) and ``cuda`` (``cuda:N``,
@@ -26,6 +38,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pdx import conditions
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 from pdx.units import fmt_si
@@ -84,10 +97,12 @@ def _load() -> float | None:
 
 def run(threads: int, array_bytes: int = ARRAY_BYTES, matmul_n: int | None = None,
         bandwidth_reps: int = BANDWIDTH_REPS, matmul_reps: int = MATMUL_REPS) -> dict:
-    """Measure now (no cache): bandwidth and float32 GEMM FLOP/s at ``threads``."""
+    """Measure now (no cache): bandwidth and float32 GEMM FLOP/s at ``threads``, and the conditions
+    the two were measured under."""
     if threads < 1:
         raise PdxError(f"probe threads must be at least 1, not {threads}")
     load_before = _load()
+    start = conditions.snapshot()
     bandwidth = _child("bandwidth", threads, array_bytes, bandwidth_reps)
     matmul = _child("matmul", threads, matmul_n or matmul_size(threads), matmul_reps)
     return {
@@ -96,6 +111,7 @@ def run(threads: int, array_bytes: int = ARRAY_BYTES, matmul_n: int | None = Non
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         # Other work on the machine lowers every figure; the load says how much there was.
         "load_average": {"before": load_before, "after": _load()},
+        "conditions": conditions.measure(start),
         "bandwidth": bandwidth,
         "matmul": {"f32": matmul},
         "method": METHOD,
@@ -113,9 +129,12 @@ DEVICE_SIZES = {
 DEVICE_MATMUL = {"fp32": ("f32",), "fp16": ("f16",), "bf16": ("bf16",), "int8": ("q8", "i8")}
 _DEVICE_PACKAGES = {"mlx": ("mlx", "MLX", "pip install 'mlx-lm[cpu]' on Linux, 'mlx-lm' on a Mac"),
                     "cuda": ("torch", "torch", "install a CUDA build of torch (vLLM brings one)")}
-# The load average (as a probe starts) past which its figures are suspect, where `pdx hw` warns: the
-# load after a probe counts the probe's own threads, so only the one before is the machine's.
+# The load average (as a probe starts) past which its figures are suspect, for a probe whose window was
+# too short to read other processes' CPU use, or one stored before probes kept their conditions: the load
+# after a probe counts the probe's own threads, so only the one before is the machine's.
 BUSY_LOAD = 0.5
+# The one command that replaces a probe taken under load.
+REPROBE = "pdx hw probe --force"
 
 
 def device_name(device: str) -> str:
@@ -148,11 +167,13 @@ def run_device(device: str, threads: int, **sizes) -> dict:
     sizes = device_sizes(device, **sizes)
     args = [which, str(sizes["array_bytes"]), str(sizes["matmul_n"]), str(sizes["reps"])]
     load_before = _load()
+    start = conditions.snapshot()
     result = _run_child([kind, *args], kind, os.environ | {name: str(threads) for name in _THREAD_VARIABLES})
     method = __import__(f"pdx.hardware.{kind}_probe", fromlist=["METHOD"]).METHOD
     return {"version": PROBE_VERSION, "device": device, "threads": threads, "sizes": sizes,
             "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "load_average": {"before": load_before, "after": _load()}, **result, "method": method}
+            "load_average": {"before": load_before, "after": _load()}, "conditions": conditions.measure(start),
+            **result, "method": method}
 
 
 def _require_package(kind: str) -> None:
@@ -164,10 +185,33 @@ def _require_package(kind: str) -> None:
                        "through it", hint)
 
 
-def busy(result: dict) -> bool:
-    """Whether other work ran on the machine as the probe started (``BUSY_LOAD``)."""
+def load_notes(result: dict) -> list[str]:
+    """What else the machine did while the probe ran, in words ([] when it was quiet): the notes of its
+    conditions (:func:`pdx.conditions.notes`: other processes' CPU use, a hypervisor's steal, throttling,
+    battery); where other processes' CPU use was not read, the load average as it started (``BUSY_LOAD``)."""
+    measured = result.get("conditions")
+    found = conditions.notes(measured)
+    if measured and measured.get("other_cpu_cores") is not None:
+        return found
     load = (result.get("load_average") or {}).get("before")
-    return load is not None and load >= BUSY_LOAD
+    if load is not None and load >= BUSY_LOAD:
+        found.append(f"load average {load:g} as it started")
+    return found
+
+
+def busy(result: dict) -> bool:
+    """Whether the probe ran under load (:func:`load_notes`): its figures are likely low."""
+    return bool(load_notes(result))
+
+
+def caveat(result: dict) -> str | None:
+    """What every ceiling from a probe taken under load says about it, with the command that replaces
+    it; None for a quiet probe."""
+    found = load_notes(result)
+    if not found:
+        return None
+    return (f"the probe of {result.get('measured_at', '?')} ran under load ({', '.join(found)}), so its figures "
+            f"are likely low; run `{REPROBE}` on a quiet machine")
 
 
 def headline_figures(result: dict) -> dict[str, float]:
@@ -191,12 +235,12 @@ def _keep_or_store(path: Path, result: dict) -> dict:
     lower = _lower(result, old) if old else {}
     if not lower:
         return _store(path, result)
-    load = result["load_average"]["before"]
     said = ", ".join(f"{name} {_rate(name, new)} < {_rate(name, was)}" for name, (new, was) in lower.items())
-    note = (f"measured again under load average {load:g} and got less ({said}): kept the cached probe of "
-            f"{old.get('measured_at', '?')}; measure again when the machine is quiet")
+    note = (f"measured again under load ({', '.join(load_notes(result))}) and got less ({said}): kept the cached "
+            f"probe of {old.get('measured_at', '?')}; measure again when the machine is quiet")
     return old | {"kept_over": {"measured_at": result["measured_at"], "load_average": result["load_average"],
-                                "figures": headline_figures(result), "note": note}}
+                                "conditions": result.get("conditions"), "figures": headline_figures(result),
+                                "note": note}}
 
 
 def _rate(name: str, value: float) -> str:
