@@ -45,8 +45,13 @@ from pdx.units import fmt_si
 
 PROBE_VERSION = 1
 ARRAY_BYTES = 256 * 2**20  # per array; three of them, far beyond any L3 a benchmark machine has
-# Best of many short repetitions: on a shared machine the best one is the one that ran alone.
-BANDWIDTH_REPS = 10
+# Best of many short repetitions: on a shared machine the best one is the one that ran alone. A ceiling
+# is "the most the machine does", so the best, never the median. Bandwidth repetitions are cheap (256 MiB
+# arrays: 20 of each kernel take 1-3 s), and the best of 10 fell short: three probes on this 2-core machine
+# beside 1.6 cores of other work reached 50%, 53% and 68% of their best repetition in their first 10, and
+# 73%, 100% and 68% in 20 (tests/benchmarks/probe_spread.py --reps 20 prints this); a decode that then
+# reads a few percent above the probed bandwidth is what too few repetitions give.
+BANDWIDTH_REPS = 20
 MATMUL_REPS = 10
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
