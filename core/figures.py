@@ -25,10 +25,10 @@ from typing import Any, Callable
 # What other processes did meanwhile, in words (the thresholds are the conditions module's own).
 from pdx.conditions import MIN_CPU_WINDOW_S
 from pdx.conditions import notes as _condition_notes
+from pdx.headline import NOISY_CV  # a rate whose coefficient of variation is above this is noisy
 from pdx.serving.analysis import cache_summary, sweep_summary
 
 MISSING = "-"
-NOISY_CV = 0.05  # a rate whose coefficient of variation is above this is flagged as noisy
 
 
 def number(value: Any, spec: str = ".1f") -> str:
