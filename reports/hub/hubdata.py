@@ -154,12 +154,13 @@ def chip_name(run: dict) -> str:
 
 
 def decode_vs_ceiling(runs: list[dict], links) -> list[dict]:
-    """The classic table: per chip, model and backend, the newest run's tg128 against its ceiling."""
+    """The classic table: per chip, model and backend, the newest valid run's tg128 against its ceiling
+    (:func:`pdx.headline.left_out`: a run above its ceiling is no chip's figure)."""
     rows = {}
     for run in runs:  # newest first
         key = groups.config_key(run)
         test = classic_test(run)
-        if key in rows or test is None:
+        if key in rows or test is None or headline.left_out(run):
             continue
         ceilings = test.get("ceilings") or {}
         ceiling = ceilings.get("ceiling")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from pdx import headline
 from pdx.reports import groups, labels
 from pdx.reports.hub import hubdata
 from pdx.reports.pages import RUNS_SHOWN
@@ -23,7 +24,9 @@ def build(builder) -> None:
     """Write the hub pages through ``builder`` (a :class:`pdx.reports.site.builder.SiteBuilder`)."""
     top = builder.links("")
     rows = hubdata.decode_vs_ceiling(builder.runs, top)
-    builder.page("chips.html", "hub_chips.html", "Decode vs ceiling by chip", {"rows": rows}, rows=rows,
+    left_out = headline.left_out_note([headline.left_out(run) for run in builder.listed if run["headline_figures"][1]])
+    builder.page("chips.html", "hub_chips.html", "Decode vs ceiling by chip", {"rows": rows, "left_out": left_out},
+                 rows=rows, left_out=left_out,
                  classic=hubdata.CLASSIC_DECODE, runs=builder.listed)
     below = builder.links("../")
     for group in builder.by_hardware.values():

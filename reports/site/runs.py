@@ -84,7 +84,7 @@ def places(run: dict) -> list[list]:
         found.append([["serving", threads, test["name"]], None])  # figures.newest_serving
     if valid and hubdata.estimable(run):
         found.append([["estimate"], hubdata.estimate_rate(run)])  # hubdata.buy_data: the best run
-    if hubdata.classic_test(run):
+    if valid and hubdata.classic_test(run):
         found.append([["classic"], None])  # hubdata.decode_vs_ceiling
     if run.get("ceiling_basis"):
         found.append([["basis"], None])  # a chip page's ceilings
