@@ -165,3 +165,43 @@ def test_an_index_without_headline_tests_says_so(tmp_path):
     assert "Headline tests: ;" not in index.text and "No run has a pp or tg test at depth 0, batch 1" in index.text
     assert json.loads((tmp_path / "site" / "index.json").read_text())["leaderboard"] == []
     assert "1 configuration without a pp or tg test at depth 0, batch 1 not listed" in index.text
+
+
+MS = 1_000_000
+
+
+def _serve_test(first_ms: list[int], tokens: int = 10, gap_ms: int = 90, failed: int = 0,
+                scenario: str = "load") -> dict:
+    """A serving test of requests all sent at 0, each first token at ``first_ms`` and then ``tokens``
+    - 1 more every ``gap_ms``, with its statistics derived as every reader derives them."""
+    from pdx.serving.records import RequestRecord
+    from pdx.stats.results import derive_stats
+
+    records = []
+    for idx, first in enumerate(first_ms):
+        events = [((first + gap_ms * k) * MS, 1) for k in range(tokens)]
+        records.append(RequestRecord(idx=idx, n_prompt=64, max_tokens=tokens, role="load", send_ns=0,
+                                     first_ns=first * MS, end_ns=events[-1][0], events=events,
+                                     status="error" if idx < failed else "ok"))
+    test = {"name": "c8:p64+g10:n8", "kind": "serve", "status": "ok", "spec": {"scenario": scenario},
+            "requests": [r.to_dict() for r in records],
+            "samples": [{"ns": max(r.end_ns for r in records)}]}
+    return test | {"stats": derive_stats(test)}
+
+
+def test_a_queued_serving_run_is_overloaded_a_parallel_one_is_not():
+    """One slot for eight requests sent at once: each waits for those before it (median TTFT 36x the
+    first's, most of its E2EL): overloaded, no headline, refused by submit; eight slots: valid."""
+    from pdx.contrib.submit import refusals
+
+    queued = _serve_test([100 + 1000 * i for i in range(8)])
+    kind, words = headline.problem_of(queued)
+    assert kind == headline.OVERLOADED and "requests queued: median TTFT 3.6 s is 36x the fastest" in words
+    run = {"status": "complete", "tests": [queued], "model": {"sha256": "ab" * 32, "extra": {}},
+           "hardware": {"id": "x"}, "ceiling_basis": None}
+    assert any("is overloaded: requests queued" in reason for reason in refusals(run, 0.05))
+    assert headline.left_out(run) == headline.OVERLOADED
+    assert headline.problem_of(_serve_test([100 + 5 * i for i in range(8)])) is None
+    assert headline.problem_of(_serve_test([100] * 8, failed=2))[1].endswith("2 of 8 requests failed")
+    # A capacity search pushes past the knee on purpose: judged by its own figures, not this rule.
+    assert headline.problem_of(_serve_test([100 + 1000 * i for i in range(8)], scenario="capacity")) is None
