@@ -205,3 +205,23 @@ def test_a_queued_serving_run_is_overloaded_a_parallel_one_is_not():
     assert headline.problem_of(_serve_test([100] * 8, failed=2))[1].endswith("2 of 8 requests failed")
     # A capacity search pushes past the knee on purpose: judged by its own figures, not this rule.
     assert headline.problem_of(_serve_test([100 + 1000 * i for i in range(8)], scenario="capacity")) is None
+
+
+def test_runs_whose_tool_named_no_machine_get_no_hardware_page(tmp_path):
+    """`vllm bench serve`'s printed summary names no machine: its run is listed, but on no hardware or
+    chip page, and the index says how many such runs there are instead of listing a pseudo-machine."""
+    from pathlib import Path
+
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    printed = Path(__file__).with_name("data") / "vllm_bench_serve_printed_issue9722.txt"
+    imported = run_pdx_here("import", str(printed), "--registry", url)
+    assert imported.returncode == 0, imported.stderr
+    site = tmp_path / "site"
+    assert run_pdx_here("publish", str(site), "--registry", url).returncode == 0
+    assert not list((site / "hardware").glob("*.html")) and not list((site / "chips").glob("*.html"))
+    index = _read(site / "index.html")
+    assert "not recorded by the tool" not in index.text.split("Models")[0].split("Hardware")[1]
+    assert "1 imported run whose tool named no machine is on no hardware page" in index.text
+    data = json.loads((site / "index.json").read_text())
+    assert data["hardware"] == [] and data["runs_without_hardware"] == 1
+    assert "hardware/" not in (site / "runs" / "search.js").read_text()
