@@ -14,6 +14,7 @@ import pytest
 
 from pdx import ceilings, conditions, hardware
 from pdx.ceilings import sources
+from pdx.ceilings.sources import REPROBE, busy, caveat, measure_probe
 from pdx.hardware import probe
 
 from conftest import pdx_here
@@ -33,7 +34,7 @@ def _loaded_probe(threads: int) -> dict:
     """This machine's probe at ``threads``, measured (and cached) beside a busy loop on another core."""
     pid = _detached_busy_loop()
     try:
-        return probe.measure(hardware.detect()["id"], threads, force=True, **SHORT)
+        return measure_probe(hardware.detect()["id"], threads, force=True, **SHORT)
     finally:
         os.kill(pid, signal.SIGKILL)
 
@@ -43,7 +44,7 @@ def test_a_probe_beside_a_busy_loop_is_not_used_silently(sleep_plugin, tiny_gguf
     stored = result["conditions"]
     assert stored["window_s"] >= conditions.MIN_CPU_WINDOW_S, stored
     assert stored["other_cpu_cores"] >= conditions.BUSY_CORES, stored  # the loop alone is a core's worth
-    assert probe.busy(result) and f"other processes used {stored['other_cpu_cores']:.1f} cores" in probe.caveat(result)
+    assert busy(result) and f"other processes used {stored['other_cpu_cores']:.1f} cores" in caveat(result)
     # Kept in the cache, marked, until a quiet probe replaces it: the next bench reads it.
     assert json.loads(probe.cache_path(hardware.detect()["id"], 1).read_text())["conditions"] == stored
 
@@ -52,7 +53,7 @@ def test_a_probe_beside_a_busy_loop_is_not_used_silently(sleep_plugin, tiny_gguf
                      "-t", "1", "--hardware", "probe", "--registry", url)
     line = " ".join(next(x for x in shown.split("\n\n") if "ceilings from probe" in x).split())
     assert "ran under load (other processes used" in line, shown
-    assert f"run `{probe.REPROBE}` on a quiet machine" in line, shown
+    assert f"run `{REPROBE}` on a quiet machine" in line, shown
 
     # A rate above a ceiling from that probe names the probe's load as the likely cause.
     model = json.loads(pdx_here("runs", "--registry", url, "--json"))[0]["model"]
@@ -62,14 +63,14 @@ def test_a_probe_beside_a_busy_loop_is_not_used_silently(sleep_plugin, tiny_gguf
     judged = ceilings.test_ceilings(test, {"rate": {"mean": bound * 1.5}}, ceilings.model_figures(model), figures)
     assert judged["above_ceiling"]
     assert "likely cause: the probe of" in judged["warning"] and "ran under load (other processes used" in \
-        judged["warning"] and probe.REPROBE in judged["warning"]
+        judged["warning"] and REPROBE in judged["warning"]
 
 
 def test_pdx_hw_says_its_cached_probe_ran_under_load():
     _loaded_probe(hardware.default_threads())
     shown = " ".join(pdx_here("hw").split())
     assert "warning the probe of" in shown and "ran under load (other processes used" in shown
-    assert f"run `{probe.REPROBE}` on a quiet machine" in shown
+    assert f"run `{REPROBE}` on a quiet machine" in shown
 
 
 def test_a_quiet_probe_replaces_a_loaded_one_and_says_nothing(monkeypatch):
@@ -82,9 +83,13 @@ def test_a_quiet_probe_replaces_a_loaded_one_and_says_nothing(monkeypatch):
     quiet = {"load_average": {"before": 0.0}, "conditions": {"other_cpu_cores": 0.0, "steal_cores": 0.0},
              "measured_at": "now", "threads": 1,
              "bandwidth": {"best": 40e9}, "matmul": {"f32": {"flops": 400e9}}}
-    monkeypatch.setattr(probe, "run", lambda threads, **sizes: dict(quiet))
-    replaced = probe.measure("box", 1, force=True)
-    assert replaced["measured_at"] == "now" and "kept_over" not in replaced and probe.caveat(replaced) is None
+    # The probe and the conditions read over it, as given (the real ones: the busy-loop test above).
+    monkeypatch.setattr(probe, "run", lambda threads, **sizes: {k: v for k, v in quiet.items() if k != "conditions"})
+    monkeypatch.setattr(sources.WATCH, "conditions", lambda started: quiet["conditions"])
+    replaced = measure_probe("box", 1, force=True)
+    assert replaced["measured_at"] == "now" and "kept_over" not in replaced and caveat(replaced) is None
     # A loaded one does not replace the quiet one where it measured less.
     monkeypatch.setattr(probe, "run", lambda threads, **sizes: dict(loaded, bandwidth={"best": 30e9}))
-    assert probe.measure("box", 1, force=True)["measured_at"] == "now"
+    monkeypatch.setattr(sources.WATCH, "conditions", lambda started: loaded["conditions"])
+    kept = measure_probe("box", 1, force=True)
+    assert kept["measured_at"] == "now" and "other processes used 1.0 cores" in kept["kept_over"]["note"]

@@ -33,7 +33,7 @@ def test_probes_measure_every_kernel_and_record_their_method(threads):
 
 
 def test_results_are_cached_per_machine_and_threads_until_forced(monkeypatch):
-    monkeypatch.setattr(probe, "load_notes", lambda result: [])  # a quiet machine: a forced probe always replaces
+    monkeypatch.setattr(probe, "_load", lambda: 0.0)  # a quiet machine: a forced probe always replaces
     first = probe.measure("machine-a", 1, **SMALL)
     again = probe.measure("machine-a", 1, **SMALL)
     assert (first["cached"], again["cached"]) == (False, True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from pdx.units import human_bytes
-from pdx.hardware import catalog, probe
+from pdx.ceilings import sources
+from pdx.hardware import catalog
 from pdx.units import fmt_si
 
 
@@ -69,7 +70,7 @@ def print_device_probe(result: dict) -> None:
 
 def _print_caveat(result: dict) -> None:
     """A probe taken under load, said under its first line: every ceiling from it is likely low."""
-    caveat = probe.caveat(result)
+    caveat = sources.caveat(result)
     if caveat:
         click.echo(f"{'warning':>9}  {caveat}")
 

@@ -6,17 +6,19 @@ Results are cached per machine and thread count (``pdx hw probe --force``
 or ``pdx bench --reprobe`` measure again); each result carries its method,
 so a stored run says how its ceilings were obtained.
 
-Each result also carries the conditions it was measured under
-(:mod:`pdx.conditions`: other processes' CPU use and the load over the
-probe's window). A probe taken under load (:func:`load_notes` not empty)
-measures less than the machine does, so every ceiling from it is too low
-and a run reads ABOVE it. Such a probe is still cached, marked, and kept
-only until a quiet one replaces it: on a machine that is always busy it is
-the only measurement there is, and measuring again at every ``pdx bench``
-would cost seconds per call and meet the same load. Every reader of it
-says so instead (``pdx hw``, the bench's ceiling line, an ABOVE flag's
-explanation), with the command that replaces it (:data:`REPROBE`); a
-loaded probe never replaces a quiet one that measured more.
+Each result also carries the conditions it was measured under, read by a
+:class:`Watch` the caller hands in (:mod:`pdx.ceilings.sources` hands in
+:mod:`pdx.conditions`': other processes' CPU use and the load over the
+probe's window; that package reads this one's parsers, so it is not
+imported here). A probe taken under load measures less than the machine
+does, so every ceiling from it is too low and a run reads ABOVE it. Such a
+probe is still cached, marked, and kept only until a quiet one replaces it:
+on a machine that is always busy it is the only measurement there is, and
+measuring again at every ``pdx bench`` would cost seconds per call and meet
+the same load. Every reader of it says so instead (``pdx hw``, the bench's
+ceiling line, an ABOVE flag's explanation: :func:`pdx.ceilings.sources.caveat`),
+with the command that replaces it; a loaded probe never replaces a quiet
+one that measured more.
 
 Devices: ``cpu`` (numpy, below), ``mlx`` (MLX on the device it computes on:
 ``mlx:gpu`` is Metal, ``mlx:cpu`` MLX's CPU backend; plain ``mlx`` is the
@@ -38,7 +40,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pdx import conditions
+from typing import Callable, Protocol
+
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 from pdx.units import fmt_si
@@ -102,12 +105,10 @@ def _load() -> float | None:
 
 def run(threads: int, array_bytes: int = ARRAY_BYTES, matmul_n: int | None = None,
         bandwidth_reps: int = BANDWIDTH_REPS, matmul_reps: int = MATMUL_REPS) -> dict:
-    """Measure now (no cache): bandwidth and float32 GEMM FLOP/s at ``threads``, and the conditions
-    the two were measured under."""
+    """Measure now (no cache): bandwidth and float32 GEMM FLOP/s at ``threads``."""
     if threads < 1:
         raise PdxError(f"probe threads must be at least 1, not {threads}")
     load_before = _load()
-    start = conditions.snapshot()
     bandwidth = _child("bandwidth", threads, array_bytes, bandwidth_reps)
     matmul = _child("matmul", threads, matmul_n or matmul_size(threads), matmul_reps)
     return {
@@ -116,7 +117,6 @@ def run(threads: int, array_bytes: int = ARRAY_BYTES, matmul_n: int | None = Non
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         # Other work on the machine lowers every figure; the load says how much there was.
         "load_average": {"before": load_before, "after": _load()},
-        "conditions": conditions.measure(start),
         "bandwidth": bandwidth,
         "matmul": {"f32": matmul},
         "method": METHOD,
@@ -138,8 +138,23 @@ _DEVICE_PACKAGES = {"mlx": ("mlx", "MLX", "pip install 'mlx-lm[cpu]' on Linux, '
 # too short to read other processes' CPU use, or one stored before probes kept their conditions: the load
 # after a probe counts the probe's own threads, so only the one before is the machine's.
 BUSY_LOAD = 0.5
-# The one command that replaces a probe taken under load.
-REPROBE = "pdx hw probe --force"
+
+
+class Watch(Protocol):
+    """What the machine did while a probe ran: its conditions, and what they say against it."""
+
+    def start(self) -> object: ...
+
+    def conditions(self, started: object) -> dict: ...
+
+    def notes(self, result: dict) -> list[str]: ...
+
+
+def load_average_notes(result: dict) -> list[str]:
+    """The load average as the probe started, where it reached ``BUSY_LOAD``: what a probe without
+    readable conditions is judged by."""
+    load = (result.get("load_average") or {}).get("before")
+    return [f"load average {load:g} as it started"] if load is not None and load >= BUSY_LOAD else []
 
 
 def device_name(device: str) -> str:
@@ -172,13 +187,12 @@ def run_device(device: str, threads: int, **sizes) -> dict:
     sizes = device_sizes(device, **sizes)
     args = [which, str(sizes["array_bytes"]), str(sizes["matmul_n"]), str(sizes["reps"])]
     load_before = _load()
-    start = conditions.snapshot()
     result = _run_child([kind, *args], kind, os.environ | {name: str(threads) for name in _THREAD_VARIABLES})
     method = __import__(f"pdx.hardware.{kind}_probe", fromlist=["METHOD"]).METHOD
     return {"version": PROBE_VERSION, "device": device, "threads": threads, "sizes": sizes,
             "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "load_average": {"before": load_before, "after": _load()}, "conditions": conditions.measure(start),
-            **result, "method": method}
+            "load_average": {"before": load_before, "after": _load()}, **result,
+            "method": method}
 
 
 def _require_package(kind: str) -> None:
@@ -188,35 +202,6 @@ def _require_package(kind: str) -> None:
     if importlib.util.find_spec(package) is None:
         raise PdxError(f"{label} is not installed in this Python ({sys.executable}): the {kind} probe measures "
                        "through it", hint)
-
-
-def load_notes(result: dict) -> list[str]:
-    """What else the machine did while the probe ran, in words ([] when it was quiet): the notes of its
-    conditions (:func:`pdx.conditions.notes`: other processes' CPU use, a hypervisor's steal, throttling,
-    battery); where other processes' CPU use was not read, the load average as it started (``BUSY_LOAD``)."""
-    measured = result.get("conditions")
-    found = conditions.notes(measured)
-    if measured and measured.get("other_cpu_cores") is not None:
-        return found
-    load = (result.get("load_average") or {}).get("before")
-    if load is not None and load >= BUSY_LOAD:
-        found.append(f"load average {load:g} as it started")
-    return found
-
-
-def busy(result: dict) -> bool:
-    """Whether the probe ran under load (:func:`load_notes`): its figures are likely low."""
-    return bool(load_notes(result))
-
-
-def caveat(result: dict) -> str | None:
-    """What every ceiling from a probe taken under load says about it, with the command that replaces
-    it; None for a quiet probe."""
-    found = load_notes(result)
-    if not found:
-        return None
-    return (f"the probe of {result.get('measured_at', '?')} ran under load ({', '.join(found)}), so its figures "
-            f"are likely low; run `{REPROBE}` on a quiet machine")
 
 
 def headline_figures(result: dict) -> dict[str, float]:
@@ -233,15 +218,25 @@ def _lower(new: dict, old: dict) -> dict[str, tuple[float, float]]:
             if name in before and value < before[name]}
 
 
-def _keep_or_store(path: Path, result: dict) -> dict:
+def _measured(measure_now: Callable[[], dict], watch: Watch | None) -> dict:
+    """A probe measured now, with the conditions ``watch`` read over it."""
+    if watch is None:
+        return measure_now()
+    started = watch.start()
+    result = measure_now()
+    return result | {"conditions": watch.conditions(started)}
+
+
+def _keep_or_store(path: Path, result: dict, watch: Watch | None) -> dict:
     """A forced probe's result stored in place of the cached one, unless the machine was busy and a
     figure came out lower: the cached one then stays in use, and the result says why (``kept_over``)."""
-    old = _cached(path) if busy(result) else None
+    loaded = watch.notes(result) if watch else load_average_notes(result)
+    old = _cached(path) if loaded else None
     lower = _lower(result, old) if old else {}
     if not lower:
         return _store(path, result)
     said = ", ".join(f"{name} {_rate(name, new)} < {_rate(name, was)}" for name, (new, was) in lower.items())
-    note = (f"measured again under load ({', '.join(load_notes(result))}) and got less ({said}): kept the cached "
+    note = (f"measured again under load ({', '.join(loaded)}) and got less ({said}): kept the cached "
             f"probe of {old.get('measured_at', '?')}; measure again when the machine is quiet")
     return old | {"kept_over": {"measured_at": result["measured_at"], "load_average": result["load_average"],
                                 "conditions": result.get("conditions"), "figures": headline_figures(result),
@@ -266,9 +261,11 @@ def _cached(path: Path) -> dict | None:
         return None
 
 
-def measure(machine: str, threads: int, force: bool = False, device: str = "cpu", **sizes) -> dict:
-    """The probe result for this machine, device and thread count, from the cache unless ``force``.
-    A forced probe that ran on a busy machine (:func:`busy`) and measured any figure lower than the
+def measure(machine: str, threads: int, force: bool = False, device: str = "cpu", watch: Watch | None = None,
+            **sizes) -> dict:
+    """The probe result for this machine, device and thread count, from the cache unless ``force``;
+    measured with the conditions ``watch`` reads. A forced probe that ran on a busy machine (the
+    watch's notes; without one, :func:`load_average_notes`) and measured any figure lower than the
     cached probe's does not replace it: the cached one is returned, the new one's figures beside it
     (``kept_over``). A device probe needs its package here, cached or not."""
     device = device_name(device)
@@ -277,10 +274,12 @@ def measure(machine: str, threads: int, force: bool = False, device: str = "cpu"
         chosen = device_sizes(device, **sizes)
         path = device_cache_path(machine, device, threads, chosen)
         hit = None if force else _cached(path)
-        return hit or _keep_or_store(path, run_device(device, threads, **chosen) | {"machine": machine})
-    path = cache_path(machine, threads)
-    hit = None if force else _cached(path)
-    return hit or _keep_or_store(path, run(threads, **sizes) | {"machine": machine})
+        result = hit or _measured(lambda: run_device(device, threads, **chosen), watch) | {"machine": machine}
+    else:
+        path = cache_path(machine, threads)
+        hit = None if force else _cached(path)
+        result = hit or _measured(lambda: run(threads, **sizes), watch) | {"machine": machine}
+    return hit or _keep_or_store(path, result, watch)
 
 
 def cached(machine: str, threads: int) -> dict | None:

@@ -12,8 +12,11 @@ the most the machine does, which a decode can reach but not pass).
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import statistics
 
+from pdx.ceilings import sources
 from pdx.hardware import probe
 
 
@@ -29,9 +32,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--reps", type=int, default=probe.BANDWIDTH_REPS, help="bandwidth repetitions per probe")
     args = parser.parse_args()
+    os.environ["PDX_CACHE_DIR"] = tempfile.mkdtemp(prefix="pdx-probe-spread-")  # the user's cached probe stays
     worst = 0.0
     for threads in (int(t) for t in args.threads.split(",")):
-        raw = [probe.run(threads, bandwidth_reps=args.reps) for _ in range(args.runs)]
+        raw = [probe.measure("spread", threads, force=True, watch=sources.WATCH, bandwidth_reps=args.reps)
+               for _ in range(args.runs)]
         results = [figures(r) for r in raw]
         print(f"{threads} thread(s), {args.runs} runs")
         best_of_all = max(r["bandwidth"]["best"] for r in raw)
@@ -39,7 +44,7 @@ def main() -> None:
             bw = result["bandwidth"]
             samples = bw["samples"][bw["best_kernel"]]
             shares = [max(samples[:k]) / best_of_all for k in range(1, len(samples) + 1)]
-            load = ", ".join(probe.load_notes(result)) or "quiet"
+            load = ", ".join(sources.load_notes(result)) or "quiet"
             print(f"  probe {index + 1} ({load}): {bw['best_kernel']} per repetition, GB/s: "
                   + " ".join(f"{v / 1e9:.2f}" for v in samples))
             print("    best of the first k, share of the best of all: "
