@@ -20,7 +20,6 @@ LAYER_OF = {
     "pdx": "contract", "pdx.errors": "contract", "pdx.backend": "contract", "pdx.hookspecs": "contract",
     "pdx.plugin_manager": "contract", "pdx.contract": "contract", "pdx.units": "contract", "pdx.numbers": "contract",
     "pdx.paths": "contract", "pdx.files": "contract", "pdx.secrets": "contract", "pdx.workers": "contract",
-    "pdx.sysctl": "contract",
     "pdx.energy.meter": "contract",
     "pdx.stats": "domain", "pdx.ceilings": "domain", "pdx.models": "domain", "pdx.hardware": "domain",
     "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",

@@ -13,7 +13,7 @@ swapping, so pdx warns before it runs.
 from __future__ import annotations
 
 from pdx.conditions.machine import run_tool
-from pdx.sysctl import parse_sysctl
+from pdx.hardware.apple import parse_sysctl
 
 WIRED_KEYS = ("iogpu.wired_limit_mb", "debug.iogpu.wired_limit")  # macOS 14+, and the older name (bytes)
 

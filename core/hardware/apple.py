@@ -13,10 +13,19 @@ import subprocess
 
 from pdx.hardware import catalog
 from pdx.hardware.catalog import Chip
-from pdx.sysctl import parse_sysctl
 
 SYSCTL_KEYS = ("machdep.cpu.brand_string", "hw.memsize", "hw.physicalcpu", "hw.perflevel0.physicalcpu",
                "hw.perflevel1.physicalcpu")
+
+
+def parse_sysctl(text: str) -> dict[str, str]:
+    """``sysctl a b c`` output ("key: value" lines) as a dict."""
+    values = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            values[key.strip()] = value.strip()
+    return values
 
 
 def read_sysctl(keys: tuple[str, ...] = SYSCTL_KEYS) -> dict[str, str]:
