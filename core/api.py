@@ -23,7 +23,6 @@ from pdx.energy import session as energy_session
 from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH, why_none
 from pdx.energy.session import Metering
 from pdx.errors import PdxError, interruption
-from pdx.hardware import probe
 from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
 from pdx.registry.records import environment_id
@@ -261,7 +260,7 @@ def hardware_report(threads: int | None = None, run_probe: bool = True, force: b
     report = {"machine": machine, "catalog": chip.figures() if chip else None, "threads": threads,
               "meters": energy_session.find(plugin_manager.meter_sources()).to_dict()}
     if run_probe:
-        report["probe"] = probe.measure(machine["id"], threads, force=force, device=device, **(sizes or {}))
+        report["probe"] = sources.measure_probe(machine["id"], threads, force=force, device=device, **(sizes or {}))
     return report
 
 

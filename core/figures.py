@@ -27,10 +27,10 @@ from pdx.conditions import MIN_CPU_WINDOW_S
 from pdx.conditions.gpu_figures import FIGURES as GPU_FIGURES
 from pdx.conditions.gpu_figures import REASON
 from pdx.conditions import notes as _condition_notes
+from pdx.headline import NOISY_CV  # a rate whose coefficient of variation is above this is noisy
 from pdx.serving.analysis import cache_summary, sweep_summary
 
 MISSING = "-"
-NOISY_CV = 0.05  # a rate whose coefficient of variation is above this is flagged as noisy
 
 
 def number(value: Any, spec: str = ".1f") -> str:

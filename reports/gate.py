@@ -8,7 +8,8 @@ older than the checked run, never the run itself. Every test is compared on
 raw samples (:mod:`pdx.stats.compare`); the gate fails when any test is
 significantly slower by more than the factor, or failed where the baseline
 passed. A gate that compared nothing has no verdict: it says why and exits
-with its own code, so CI never reads it as a pass.
+with its own code, so CI never reads it as a pass; ``pdx compare`` goes
+through the same rule (:func:`verdict`).
 """
 
 from __future__ import annotations
@@ -133,6 +134,15 @@ def nothing_compared(result: CheckResult) -> NothingCompared:
     return NothingCompared(f"nothing compared: {why}", "the gate has no verdict")
 
 
+def verdict(baseline: dict, run: dict, factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_ALPHA) -> CheckResult:
+    """``run`` compared with ``baseline`` test by test: the one rule ``pdx check`` and ``pdx compare``
+    share, so neither gives a verdict from nothing (:class:`NothingCompared` when no test compared)."""
+    result = CheckResult(baseline, run, compare_runs(baseline, run, factor, alpha), factor, alpha)
+    if not result.compared:
+        raise nothing_compared(result)
+    return result
+
+
 def check(registry: Registry, baseline_ref: str, run_ref: str | None = None,
           factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_ALPHA) -> CheckResult:
     """Gate ``run_ref`` (default: the newest candidate) on the baseline; :class:`NothingCompared`
@@ -149,7 +159,4 @@ def check(registry: Registry, baseline_ref: str, run_ref: str | None = None,
         run = read_run(registry, run_ref) if run_ref else find_candidate(registry, baseline)
     if run["id"] == baseline["id"]:
         raise PdxError(f"run {run['id'][:12]} is the baseline itself", "name another run to check")
-    result = CheckResult(baseline, run, compare_runs(baseline, run, factor, alpha), factor, alpha)
-    if not result.compared:
-        raise nothing_compared(result)
-    return result
+    return verdict(baseline, run, factor, alpha)

@@ -3,7 +3,7 @@
 A *configuration* is one hardware x model x backend: a leaderboard row, and a
 comparison page when it holds several runs. Its headline figures are the
 best runs of the selection's headline tests (the pp and tg tests at depth 0,
-batch 1, that most runs share).
+batch 1, that most runs share), of its valid runs only (:func:`pdx.headline.left_out`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,21 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pdx import headline as validity
 from pdx.headline import candidate
+from pdx.registry.importers.common import UNRECORDED_HARDWARE
 from pdx.reports.labels import hardware_label, slug
 from pdx.reports.rows import DECODE, PHASE_OF_KIND, PREFILL, Row, run_rows
 
 
 def hardware_key(run: dict) -> str:
     return run["hardware"]["id"]
+
+
+def hardware_recorded(run: dict) -> bool:
+    """Whether the run names its machine: an imported run whose tool did not has no hardware page
+    (its runs are not one machine's), and the site says how many such runs it holds."""
+    return hardware_key(run) != UNRECORDED_HARDWARE
 
 
 def model_key(run: dict) -> str:
@@ -114,19 +122,27 @@ class Group:
         return self.runs if self.listed is None else self.listed
 
     def headline(self, tests: dict[str, str]) -> dict[str, tuple[dict, Row] | None]:
-        """{phase: the run with the highest mean rate on that phase's test, and its row}; each run's
-        rows made once for every phase, and the answer kept."""
+        """{phase: the valid run with the highest mean rate on that phase's test, and its row}; each
+        run's rows made once for every phase, and the answer kept. A run left out
+        (:func:`pdx.headline.left_out`: above its ceiling, noisy, overloaded) is never the best."""
         known = self._headlines.get(tuple(tests.items()))
         if known is not None:
             return known
         best: dict[str, tuple[dict, Row]] = {}
         for run in self.runs:
+            if validity.left_out(run):
+                continue
             for row in run_rows(run):
                 if row.ok and not row.part and tests.get(row.phase) == row.test:
                     if row.phase not in best or row.rate > best[row.phase][1].rate:
                         best[row.phase] = (run, row)
         found = self._headlines[tuple(tests.items())] = {phase: best.get(phase) for phase in tests}
         return found
+
+
+def left_out_note(configs) -> str | None:
+    """How many runs of these groups give no headline, and why (:func:`pdx.headline.left_out_note`)."""
+    return validity.left_out_note([validity.left_out(run) for group in configs for run in group.every])
 
 
 def group_by(runs: list[dict], key) -> dict:

@@ -51,7 +51,10 @@ class SiteLinks:
     def model(self, run: dict) -> str:
         return f"{self.root}models/{groups.model_slug(run)}.html"
 
-    def hardware(self, run: dict) -> str:
+    def hardware(self, run: dict) -> str | None:
+        """Its machine's page; None for a run that names no machine (it has none)."""
+        if not groups.hardware_recorded(run):
+            return None
         return f"{self.root}hardware/{groups.hardware_slug(run)}.html"
 
     def runs_list(self, **exact: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from pdx import placement, plugin_manager
+from pdx import headline, placement, plugin_manager
 from pdx.errors import PdxError
 from pdx.reports import labels, views
 from pdx.reports.charts.specs import chart_text
@@ -87,5 +87,6 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         system_label=labels.system_label,
         board_has_ceiling=leaderboard.board_has_ceiling,
         headline_rates=hubdata.headline_rates,
+        left_out_rule=headline.RULE,
     )
     return env

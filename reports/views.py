@@ -6,7 +6,7 @@ and each table cell that sorts carries its raw value.
 
 from __future__ import annotations
 
-from pdx import figures, placement
+from pdx import figures, headline, placement
 from pdx.ceilings import described, overhead
 from pdx.manifest import model_hash_text, repetitions_text, workload_text
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
@@ -90,19 +90,21 @@ def serving_matrix(runs: list[dict]) -> dict | None:
     if sum(1 for tests in per_run if tests) < 2:
         return None
     names = list(dict.fromkeys(name for tests in per_run for name in tests))
+    reasons = [headline.left_out(run) for run in runs]
     lines = []
     for name in names:
         for figure in figures.SIDE_BY_SIDE:
             values = [figure.value(tests[name]["stats"]) if name in tests else None for tests in per_run]
-            numbers = [v for v in values if isinstance(v, (int, float))]
-            if not numbers:
+            if not any(isinstance(v, (int, float)) for v in values):
                 continue
+            # A run left out (pdx.headline.left_out: above a ceiling, noisy, overloaded) is never the best.
+            numbers = [v for v, why in zip(values, reasons) if isinstance(v, (int, float)) and not why]
             best = (max if figure.better == "higher" else min)(numbers) if figure.better and len(numbers) > 1 else None
             cells = [{"text": figure.text(tests[name]["stats"]) if name in tests else "—", "value": v,
                       "best": v is not None and v == best} for tests, v in zip(per_run, values)]
             lines.append({"test": name, "label": figure.label, "unit": figure.unit, "about": figure.about,
                           "cells": cells})
-    return {"runs": runs, "lines": lines}
+    return {"runs": runs, "lines": lines, "left_out": reasons, "note": headline.left_out_note(reasons)}
 
 
 def manifest(run: dict) -> list[tuple[str, str]]:
@@ -159,6 +161,8 @@ def hardware_figures(run: dict) -> list[dict]:
                      "source": "the batch where the compute bound meets the memory bound"})
     if basis.get("method"):
         rows.append({"name": "how they were found", "value": "", "source": basis["method"]})
+    for caveat in dict.fromkeys(c for c in (basis.get("caveat"), (basis.get("probe_figures") or {}).get("caveat")) if c):
+        rows.append({"name": "probed under load", "value": "", "source": caveat})  # every ceiling here likely low
     rows += [{"name": name, "value": "", "source": text} for name, text in described.terms(basis)]
     rows += [{"name": f"no ceiling: {names}", "value": "", "source": why} for names, why in described.uncovered(run)]
     rows += [{"name": name, "value": "", "source": text} for name, text in overhead.lines(run)]
@@ -166,12 +170,15 @@ def hardware_figures(run: dict) -> list[dict]:
 
 
 def matrix(runs: list[dict]) -> dict:
-    """Tests down, runs across, in the order the tests first appear."""
+    """Tests down, runs across, in the order the tests first appear; each line's best of the valid
+    runs (a run left out, :func:`pdx.headline.left_out`, is shown but never the best: ``left_out``
+    says why per run, ``note`` how many)."""
     per_run = [{(r.test, r.phase, r.part): r for r in run_rows(run)} for run in runs]
+    reasons = [headline.left_out(run) for run in runs]
     keys = list(dict.fromkeys(k for rows in per_run for k in rows))
     lines = []
     for test, phase, part in keys:
         cells = [rows.get((test, phase, part)) for rows in per_run]
-        best = max((c.rate for c in cells if c and c.ok), default=None)
+        best = max((c.rate for c, why in zip(cells, reasons) if c and c.ok and not why), default=None)
         lines.append({"test": test, "phase": phase, "part": part, "rows": cells, "best": best})
-    return {"runs": runs, "lines": lines}
+    return {"runs": runs, "lines": lines, "left_out": reasons, "note": headline.left_out_note(reasons)}

@@ -65,8 +65,10 @@ def _figures(hw: dict, mdl: ModelInfo, threads: int):
 
 def add_run(registry: Registry, hw: dict, mdl: ModelInfo, backend: str, when: datetime, rng: random.Random,
             tests=TESTS, repetitions: int = 5, tags=(), threads: int = 8, speed: float = 1.0,
-            options: dict | None = None, command: str = "pdx bench") -> str:
-    """One complete run; ``speed`` scales every rate of a machine without ceilings."""
+            options: dict | None = None, command: str = "pdx bench", share: float | None = None) -> str:
+    """One complete run; ``speed`` scales every rate of a machine without ceilings, ``share`` (default:
+    drawn from 0.4-0.8) sets every rate's fraction of the ceiling of a machine with them (above 1: a
+    run the ceilings flag ABOVE, as pdx bench would store it)."""
     run_id = uuid.uuid4().hex
     judged, basis = _figures(hw, mdl, threads)
     registry.start_run(RunStart(
@@ -75,7 +77,7 @@ def add_run(registry: Registry, hw: dict, mdl: ModelInfo, backend: str, when: da
         workload={"tests": [t.name for t in tests], "repetitions": repetitions, "warmup": 1, "seed": 42},
         threads=threads, options=options or {}, command=command, pdx_version="0.1.0", tags=list(tags), created_at=when,
         ceiling_basis=basis))
-    share = rng.uniform(0.4, 0.8)
+    share = rng.uniform(0.4, 0.8) if share is None else share
     for ordinal, test in enumerate(tests):
         ceiling = ceilings.test_ceilings(test.to_dict(), None, *judged)["ceiling"] if judged else None
         if ceiling:  # a chip without published FLOP/s has no prefill ceiling

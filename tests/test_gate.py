@@ -121,3 +121,18 @@ def test_the_exit_codes_are_documented():
     text = " ".join(run_pdx_here("check", "--help").stdout.split())
     assert f"{EXIT_REGRESSION} a test is significantly slower" in text
     assert f"{EXIT_NOTHING_COMPARED} nothing compared" in text
+
+
+def test_compare_of_runs_without_a_common_test_has_no_verdict(registry_url, tiny_gguf, monkeypatch):
+    """`pdx compare` shares check's rule: nothing compared is said, and is not a pass (exit 3)."""
+    monkeypatch.setenv("COLUMNS", "120")
+    model = identify(tiny_gguf)
+    base = store(registry_url, model, 1_000_000)
+    other = store(registry_url, model, 1_000_000, tests=(TestSpec(512, 0),))
+    result = run_pdx_here("compare", "--registry", registry_url, base, other)
+    assert result.returncode == EXIT_NOTHING_COMPARED
+    assert "no significant regression" not in result.stdout
+    assert_one_line_error(result, "nothing compared", "no test in common", "run: pp512")
+    same = store(registry_url, model, 1_000_000)
+    compared = run_pdx_here("compare", "--registry", registry_url, base, same)
+    assert compared.returncode == 0 and "no significant regression" in compared.stdout

@@ -77,7 +77,10 @@ def test_every_reader_works_on_every_import(everything, tmp_path):
              and {t["name"] for t in runs[a]["tests"]} & {t["name"] for t in runs[b]["tests"]}]
     assert pairs
     for a, b in pairs:
-        pdx_here("compare", a, b, "--registry", url)
+        compared = run_pdx_here("compare", a, b, "--registry", url)
+        assert compared.returncode in (0, 3) and "Traceback" not in compared.stderr  # 3: check's "nothing compared"
+        if compared.returncode == 3:
+            assert len(compared.stderr.strip().splitlines()) == 1 and "no raw samples" in compared.stderr
         checked = run_pdx_here("check", b, "--baseline", a, "--registry", url)
         assert checked.returncode in (0, 1, 3) and "Traceback" not in checked.stderr  # 1: a regression, not a crash
         if checked.returncode == 3:  # tables keep no samples: nothing to test, said in one line

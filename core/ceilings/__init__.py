@@ -152,14 +152,18 @@ def speculative(decode: dict, spec: dict, bandwidth: float | None, draft_bytes: 
         "draft_counted": draft_read is not None}}
 
 
-def judge(entry: dict, measured: float | None, ceiling: float | None, what: str | None) -> None:
+def judge(entry: dict, measured: float | None, ceiling: float | None, what: str | None,
+          caveat: str | None = None) -> None:
+    """A rate against its ceiling; above it, a warning naming the likely cause (``caveat``: why the
+    figures may be low, such as a probe taken under load)."""
     entry["measured"] = measured
     entry["fraction"] = measured / ceiling if measured and ceiling else None
     entry["above_ceiling"] = bool(entry["fraction"] and entry["fraction"] > 1.0)
     if entry["above_ceiling"]:
         kind = ("speculative " if entry.get("speculative") else "") + (f"{what}-bound " if what else "")
-        entry["warning"] = (f"measured {measured:.4g} t/s is above the {ceiling:.4g} t/s {kind}ceiling: "
-                            "a measurement error or wrong hardware figures, not a result")
+        cause = (f"not a result; likely cause: {caveat}" if caveat
+                 else "a measurement error or wrong hardware figures, not a result")
+        entry["warning"] = f"measured {measured:.4g} t/s is above the {ceiling:.4g} t/s {kind}ceiling: {cause}"
 
 
 def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: HardwareFigures,
@@ -193,10 +197,10 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
         record["ceiling"], record["bound"] = None, None
     if not record["ceiling"]:
         record["missing"] = "; ".join(dict.fromkeys(p["missing"] for p in phases.values() if p.get("missing"))) or None
-    judge(record, _rate(stats, "rate"), record["ceiling"], record["bound"])
+    judge(record, _rate(stats, "rate"), record["ceiling"], record["bound"], hw.caveat)
     if len(phases) == 2:
         for name, key in (("prefill", "prompt_rate"), ("decode", "gen_rate")):
-            judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"])
+            judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"], hw.caveat)
     return record
 
 

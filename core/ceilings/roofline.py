@@ -141,6 +141,8 @@ class HardwareFigures:
     label: str
     memory_bytes: float | None = None
     method: str | None = None
+    # Why the figures may be low, said wherever a rate reads above them (a probe taken under load).
+    caveat: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

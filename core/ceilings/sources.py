@@ -1,18 +1,76 @@
 """Which figures a run, an imported table or ``pdx ceiling`` is judged by, where that means
 probing this machine or reading its cached probes: the one place the ceilings meet the probes
 (the domain's ceilings only compute with the figures they are handed).
+
+Every probe is measured here with the conditions it ran under (:data:`WATCH`: pdx.conditions'
+snapshot and measure over its window), and judged by them: a probe taken under load
+(:func:`load_notes`: other processes used ``BUSY_CORES`` or more, or any other note of the
+conditions; where other processes' CPU use could not be read, the load average as it started)
+gives figures that are likely low, and every ceiling from it says so (:func:`caveat`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from pdx import conditions
 from pdx import hardware as this_machine  # a run's machine is a dict named hardware below
 from pdx.ceilings import CEILINGS_VERSION, PROBE, basis_record, chip_figures, compute_dtype, given_figures
 from pdx.ceilings.roofline import HardwareFigures
 from pdx.errors import PdxError
 from pdx.hardware import catalog, probe
 from pdx.units import parse_bandwidth, parse_flops
+
+
+# The one command that replaces a probe taken under load.
+REPROBE = "pdx hw probe --force"
+
+
+def load_notes(result: dict) -> list[str]:
+    """What else the machine did while the probe ran, in words ([] when it was quiet): the notes of its
+    conditions (:func:`pdx.conditions.notes`); where other processes' CPU use was not read, the load
+    average as it started (:func:`pdx.hardware.probe.load_average_notes`)."""
+    measured = result.get("conditions")
+    found = conditions.notes(measured)
+    if measured and measured.get("other_cpu_cores") is not None:
+        return found
+    return found + probe.load_average_notes(result)
+
+
+def busy(result: dict) -> bool:
+    """Whether the probe ran under load (:func:`load_notes`): its figures are likely low."""
+    return bool(load_notes(result))
+
+
+def caveat(result: dict) -> str | None:
+    """What every ceiling from a probe taken under load says about it, with the command that replaces
+    it; None for a quiet probe."""
+    found = load_notes(result)
+    if not found:
+        return None
+    return (f"the probe of {result.get('measured_at', '?')} ran under load ({', '.join(found)}), so its figures "
+            f"are likely low; run `{REPROBE}` on a quiet machine")
+
+
+class ConditionsWatch:
+    """pdx.conditions over a probe's window (:class:`pdx.hardware.probe.Watch`)."""
+
+    def start(self) -> conditions.Snapshot:
+        return conditions.snapshot()
+
+    def conditions(self, started: conditions.Snapshot) -> dict:
+        return dict(conditions.measure(started))
+
+    def notes(self, result: dict) -> list[str]:
+        return load_notes(result)
+
+
+WATCH = ConditionsWatch()
+
+
+def measure_probe(machine: str, threads: int, force: bool = False, device: str = "cpu", **sizes) -> dict:
+    """:func:`pdx.hardware.probe.measure` with the conditions each probe ran under (:data:`WATCH`)."""
+    return probe.measure(machine, threads, force=force, device=device, watch=WATCH, **sizes)
 
 
 def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
@@ -30,6 +88,7 @@ def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
               f"{result['threads']} thread{'s' if result['threads'] != 1 else ''}",
         method=f"bandwidth: {(result.get('method') or probe.METHOD)['bandwidth']} (best: {bw['best_kernel']}); "
                f"matmul: {(result.get('method') or probe.METHOD)['matmul']}",
+        caveat=caveat(result),
     )
 
 
@@ -67,7 +126,7 @@ def resolve_sources(hardware: dict, model: dict, threads: int, name: str | None 
         reason = f"{hardware.get('name')} is not in the hardware catalog; give --hardware NAME (see `pdx hw list`)"
         return [], {"version": CEILINGS_VERSION, "source": "none", "reason": reason}
     try:
-        result = probe.measure(hardware["id"], threads, force=reprobe, device=probe_device or "cpu")
+        result = measure_probe(hardware["id"], threads, force=reprobe, device=probe_device or "cpu")
     except PdxError as exc:
         return [], {"version": CEILINGS_VERSION, "source": "none", "reason": str(exc)}
     figures = probe_figures(result, dtype)
@@ -122,4 +181,4 @@ def hardware_sources(name: str | None, bandwidth: str | None, flops: str | None,
 
 def _this_machine_probe(threads: int | None) -> dict:
     machine = this_machine.detect()
-    return probe.measure(machine["id"], threads or this_machine.default_threads())
+    return measure_probe(machine["id"], threads or this_machine.default_threads())

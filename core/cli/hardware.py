@@ -37,8 +37,10 @@ def hw(ctx, threads, no_probe, as_json) -> None:
 @threads_option
 @click.option("--force", is_flag=True,
               help="Measure again even when figures are cached. The new figures replace the cached ones, unless "
-                   "the machine was busy (load average 0.5 or more as the probe started, which the output warns "
-                   "of) and any figure came out lower: the cached probe then stays in use, and pdx says so.")
+                   "the machine was busy (other processes used a quarter of a core or more while it ran, or, where "
+                   "that cannot be read, load average 0.5 or more as it started; the output warns of it) and any "
+                   "figure came out lower: the cached probe then stays in use, and pdx says so. A probe taken "
+                   "under load is kept only until a quiet one replaces it, and every ceiling from it says so.")
 @click.option("--device", default="cpu", show_default=True, metavar="DEVICE",
               help="Where to measure: cpu (numpy), mlx (mlx:gpu, mlx:cpu; through MLX) or cuda (cuda:N; through torch).")
 @click.option("--array-mib", type=click.IntRange(min=1), help="Device probes: MiB per bandwidth array. [per device]")

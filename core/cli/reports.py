@@ -8,7 +8,7 @@ import click
 
 from pdx.cli.base import Number, echo_json, json_option, registry_option, where_option
 from pdx.secrets import redact_secrets
-from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, compare_runs
+from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
 
 templates_option = click.option(
     "--templates", type=click.Path(file_okay=False), envvar="PDX_TEMPLATES",
@@ -101,11 +101,14 @@ def publish(directory, runs, where, title, bundles, cache, no_cache, skip_reject
 @json_option
 def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
     """Compare run B against run A test by test on their raw samples (Mann-Whitney U):
-    asv's marks, + slower, - faster, ~ changed but not significantly."""
+    asv's marks, + slower, - faster, ~ changed but not significantly.
+
+    Two runs without a test both measured have nothing to compare: one line
+    says why and the exit code is 3, as `pdx check`'s."""
     from pdx import api
     from pdx.display import print_check
     from pdx.reports import comparison
-    from pdx.reports.gate import CheckResult
+    from pdx.reports.gate import verdict
     from pdx.reports.report.single_file import render_comparison
     from pdx.reports.writer import write_file
 
@@ -113,7 +116,7 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
 
     store = api.open_registry(registry)
     base_run, new_run = read_run(store, baseline), read_run(store, new)
-    result = CheckResult(base_run, new_run, compare_runs(base_run, new_run, factor), factor, DEFAULT_ALPHA)
+    result = verdict(base_run, new_run, factor, DEFAULT_ALPHA)  # nothing compared: no verdict, exit 3 as `pdx check`
     if as_json:
         echo_json(result.to_dict())
     else:

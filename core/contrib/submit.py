@@ -2,10 +2,12 @@
 
 A shared site compares machines, so a run that would mislead there is
 refused unless the contributor insists: one that did not complete, a
-failed test, a test whose rate varied more than a stated coefficient of
-variation, a model known only by a tool's description (two different
-files would look like one model), or a rate ``pdx hub verify`` would call
-implausible (its own check, so what submit writes verify accepts).
+failed test, a run that gives no headline (:func:`pdx.headline.problems`,
+the rule every leaderboard reads: a test above its ceiling, one whose rate
+varied more than a stated coefficient of variation, a serving test of an
+overloaded server), a model known only by a tool's description (two
+different files would look like one model), or a rate ``pdx hub verify``
+would call implausible (its own check, so what submit writes verify accepts).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pdx import headline
 from pdx.contrib.plausible import rate_problems
 from pdx.files import output_folder
 from pdx.registry import bundle
@@ -21,7 +24,7 @@ from pdx.registry.hub_folder import file_name
 from pdx.registry.transfer import write_json
 from pdx.stats.results import with_stats
 
-DEFAULT_MAX_CV = 0.05
+DEFAULT_MAX_CV = headline.NOISY_CV
 
 
 @dataclass
@@ -52,10 +55,7 @@ def refusals(run: dict, max_cv: float) -> list[str]:
     for test in run["tests"]:
         if test["status"] != "ok":
             reasons.append(f"test {test['name']} {test['status']}" + (f": {test['error']}" if test["error"] else ""))
-            continue
-        cv = (test.get("stats") or {}).get("cv")
-        if cv is not None and cv > max_cv:
-            reasons.append(f"test {test['name']} is noisy: CV {cv:.1%} is over {max_cv:.1%}")
+    reasons.extend(words for _, words in headline.problems(run, max_cv))
     identity = model_identity_problem(run["model"])
     if identity:
         reasons.append(identity)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from rich.markup import escape
 
+from pdx.ceilings import sources
 from pdx.display import make_console
 from pdx.display.tables import fit
 from pdx.energy.figures import why_none
@@ -67,6 +68,7 @@ def print_device_probe(result: dict) -> None:
     cached = " (cached; `pdx hw probe --force` measures again)" if result.get("cached") else ""
     name = info.get("device_name") or info.get("architecture") or ""
     click.echo(f"{'probe':>9}  {result['device']} {name}, measured {result['measured_at']}{cached}".replace("  ,", ","))
+    _print_caveat(result)
     kernels = ", ".join(f"{k} {_gb(bw[k])}" for k in ("copy", "read"))
     click.echo(f"{'memory':>9}  {_gb(bw['best'])} ({kernels}; best of {bw['repetitions']}, "
                f"{human_bytes(bw['array_bytes'])} arrays)")
@@ -76,15 +78,21 @@ def print_device_probe(result: dict) -> None:
     click.echo(f"{'ridge':>9}  {result['matmul']['f32']['flops'] / bw['best']:.3g} FLOP/byte (float32)")
 
 
+def _print_caveat(result: dict) -> None:
+    """A probe taken under load, said under its first line: every ceiling from it is likely low."""
+    caveat = sources.caveat(result)
+    if caveat:
+        click.echo(f"{'warning':>9}  {caveat}")
+
+
 def print_probe(result: dict) -> None:
     if result.get("device", "cpu") != "cpu":
         print_device_probe(result)
         return
     bw, mm = result["bandwidth"], result["matmul"]["f32"]
     cached = " (cached; `pdx hw probe --force` measures again)" if result.get("cached") else ""
-    load = (result.get("load_average") or {}).get("before")
-    busy = f", load average {load:g} (other work lowers the figures)" if load and load >= 0.5 else ""
-    click.echo(f"{'probe':>9}  {result['threads']} threads, measured {result['measured_at']}{busy}{cached}")
+    click.echo(f"{'probe':>9}  {result['threads']} threads, measured {result['measured_at']}{cached}")
+    _print_caveat(result)
     kernels = ", ".join(f"{k} {_gb(bw[k])}" for k in ("copy", "triad", "read"))
     click.echo(f"{'memory':>9}  {_gb(bw['best'])} ({kernels}; best of {bw['repetitions']}, "
                f"{human_bytes(bw['array_bytes'])} arrays)")

@@ -6,6 +6,20 @@ Results are cached per machine and thread count (``pdx hw probe --force``
 or ``pdx bench --reprobe`` measure again); each result carries its method,
 so a stored run says how its ceilings were obtained.
 
+Each result also carries the conditions it was measured under, read by a
+:class:`Watch` the caller hands in (:mod:`pdx.ceilings.sources` hands in
+:mod:`pdx.conditions`': other processes' CPU use and the load over the
+probe's window; that package reads this one's parsers, so it is not
+imported here). A probe taken under load measures less than the machine
+does, so every ceiling from it is too low and a run reads ABOVE it. Such a
+probe is still cached, marked, and kept only until a quiet one replaces it:
+on a machine that is always busy it is the only measurement there is, and
+measuring again at every ``pdx bench`` would cost seconds per call and meet
+the same load. Every reader of it says so instead (``pdx hw``, the bench's
+ceiling line, an ABOVE flag's explanation: :func:`pdx.ceilings.sources.caveat`),
+with the command that replaces it; a loaded probe never replaces a quiet
+one that measured more.
+
 Devices: ``cpu`` (numpy, below), ``mlx`` (MLX on the device it computes on:
 ``mlx:gpu`` is Metal, ``mlx:cpu`` MLX's CPU backend; plain ``mlx`` is the
 GPU on an Apple Silicon Mac, else the CPU) and ``cuda`` (``cuda:N``,
@@ -26,14 +40,21 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from typing import Callable, Protocol
+
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 from pdx.units import fmt_si
 
 PROBE_VERSION = 1
 ARRAY_BYTES = 256 * 2**20  # per array; three of them, far beyond any L3 a benchmark machine has
-# Best of many short repetitions: on a shared machine the best one is the one that ran alone.
-BANDWIDTH_REPS = 10
+# Best of many short repetitions: on a shared machine the best one is the one that ran alone. A ceiling
+# is "the most the machine does", so the best, never the median. Bandwidth repetitions are cheap (256 MiB
+# arrays: 20 of each kernel take 1-3 s), and the best of 10 fell short: three probes on this 2-core machine
+# beside 1.6 cores of other work reached 50%, 53% and 68% of their best repetition in their first 10, and
+# 73%, 100% and 68% in 20 (tests/benchmarks/probe_spread.py --reps 20 prints this); a decode that then
+# reads a few percent above the probed bandwidth is what too few repetitions give.
+BANDWIDTH_REPS = 20
 MATMUL_REPS = 10
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -113,9 +134,27 @@ DEVICE_SIZES = {
 DEVICE_MATMUL = {"fp32": ("f32",), "fp16": ("f16",), "bf16": ("bf16",), "int8": ("q8", "i8")}
 _DEVICE_PACKAGES = {"mlx": ("mlx", "MLX", "pip install 'mlx-lm[cpu]' on Linux, 'mlx-lm' on a Mac"),
                     "cuda": ("torch", "torch", "install a CUDA build of torch (vLLM brings one)")}
-# The load average (as a probe starts) past which its figures are suspect, where `pdx hw` warns: the
-# load after a probe counts the probe's own threads, so only the one before is the machine's.
+# The load average (as a probe starts) past which its figures are suspect, for a probe whose window was
+# too short to read other processes' CPU use, or one stored before probes kept their conditions: the load
+# after a probe counts the probe's own threads, so only the one before is the machine's.
 BUSY_LOAD = 0.5
+
+
+class Watch(Protocol):
+    """What the machine did while a probe ran: its conditions, and what they say against it."""
+
+    def start(self) -> object: ...
+
+    def conditions(self, started: object) -> dict: ...
+
+    def notes(self, result: dict) -> list[str]: ...
+
+
+def load_average_notes(result: dict) -> list[str]:
+    """The load average as the probe started, where it reached ``BUSY_LOAD``: what a probe without
+    readable conditions is judged by."""
+    load = (result.get("load_average") or {}).get("before")
+    return [f"load average {load:g} as it started"] if load is not None and load >= BUSY_LOAD else []
 
 
 def device_name(device: str) -> str:
@@ -152,7 +191,8 @@ def run_device(device: str, threads: int, **sizes) -> dict:
     method = __import__(f"pdx.hardware.{kind}_probe", fromlist=["METHOD"]).METHOD
     return {"version": PROBE_VERSION, "device": device, "threads": threads, "sizes": sizes,
             "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "load_average": {"before": load_before, "after": _load()}, **result, "method": method}
+            "load_average": {"before": load_before, "after": _load()}, **result,
+            "method": method}
 
 
 def _require_package(kind: str) -> None:
@@ -162,12 +202,6 @@ def _require_package(kind: str) -> None:
     if importlib.util.find_spec(package) is None:
         raise PdxError(f"{label} is not installed in this Python ({sys.executable}): the {kind} probe measures "
                        "through it", hint)
-
-
-def busy(result: dict) -> bool:
-    """Whether other work ran on the machine as the probe started (``BUSY_LOAD``)."""
-    load = (result.get("load_average") or {}).get("before")
-    return load is not None and load >= BUSY_LOAD
 
 
 def headline_figures(result: dict) -> dict[str, float]:
@@ -184,19 +218,29 @@ def _lower(new: dict, old: dict) -> dict[str, tuple[float, float]]:
             if name in before and value < before[name]}
 
 
-def _keep_or_store(path: Path, result: dict) -> dict:
+def _measured(measure_now: Callable[[], dict], watch: Watch | None) -> dict:
+    """A probe measured now, with the conditions ``watch`` read over it."""
+    if watch is None:
+        return measure_now()
+    started = watch.start()
+    result = measure_now()
+    return result | {"conditions": watch.conditions(started)}
+
+
+def _keep_or_store(path: Path, result: dict, watch: Watch | None) -> dict:
     """A forced probe's result stored in place of the cached one, unless the machine was busy and a
     figure came out lower: the cached one then stays in use, and the result says why (``kept_over``)."""
-    old = _cached(path) if busy(result) else None
+    loaded = watch.notes(result) if watch else load_average_notes(result)
+    old = _cached(path) if loaded else None
     lower = _lower(result, old) if old else {}
     if not lower:
         return _store(path, result)
-    load = result["load_average"]["before"]
     said = ", ".join(f"{name} {_rate(name, new)} < {_rate(name, was)}" for name, (new, was) in lower.items())
-    note = (f"measured again under load average {load:g} and got less ({said}): kept the cached probe of "
-            f"{old.get('measured_at', '?')}; measure again when the machine is quiet")
+    note = (f"measured again under load ({', '.join(loaded)}) and got less ({said}): kept the cached "
+            f"probe of {old.get('measured_at', '?')}; measure again when the machine is quiet")
     return old | {"kept_over": {"measured_at": result["measured_at"], "load_average": result["load_average"],
-                                "figures": headline_figures(result), "note": note}}
+                                "conditions": result.get("conditions"), "figures": headline_figures(result),
+                                "note": note}}
 
 
 def _rate(name: str, value: float) -> str:
@@ -217,9 +261,11 @@ def _cached(path: Path) -> dict | None:
         return None
 
 
-def measure(machine: str, threads: int, force: bool = False, device: str = "cpu", **sizes) -> dict:
-    """The probe result for this machine, device and thread count, from the cache unless ``force``.
-    A forced probe that ran on a busy machine (:func:`busy`) and measured any figure lower than the
+def measure(machine: str, threads: int, force: bool = False, device: str = "cpu", watch: Watch | None = None,
+            **sizes) -> dict:
+    """The probe result for this machine, device and thread count, from the cache unless ``force``;
+    measured with the conditions ``watch`` reads. A forced probe that ran on a busy machine (the
+    watch's notes; without one, :func:`load_average_notes`) and measured any figure lower than the
     cached probe's does not replace it: the cached one is returned, the new one's figures beside it
     (``kept_over``). A device probe needs its package here, cached or not."""
     device = device_name(device)
@@ -228,10 +274,12 @@ def measure(machine: str, threads: int, force: bool = False, device: str = "cpu"
         chosen = device_sizes(device, **sizes)
         path = device_cache_path(machine, device, threads, chosen)
         hit = None if force else _cached(path)
-        return hit or _keep_or_store(path, run_device(device, threads, **chosen) | {"machine": machine})
-    path = cache_path(machine, threads)
-    hit = None if force else _cached(path)
-    return hit or _keep_or_store(path, run(threads, **sizes) | {"machine": machine})
+        result = hit or _measured(lambda: run_device(device, threads, **chosen), watch) | {"machine": machine}
+    else:
+        path = cache_path(machine, threads)
+        hit = None if force else _cached(path)
+        result = hit or _measured(lambda: run(threads, **sizes), watch) | {"machine": machine}
+    return hit or _keep_or_store(path, result, watch)
 
 
 def cached(machine: str, threads: int) -> dict | None:

@@ -22,6 +22,9 @@ from pdx.hardware import catalog
 from pdx.errors import ImportFileError
 from pdx.registry.bundle import content_id, fail
 
+# The hardware id of an imported run whose tool named no machine: no hardware page is made of it.
+UNRECORDED_HARDWARE = "unrecorded"
+
 # Larger than any figure a benchmark file can honestly hold (ns in a year: 3e16).
 _LIMIT = 1e18
 COUNT_MAX = 2**31 - 1  # token counts, threads, lengths: the registry's INTEGER columns
@@ -153,7 +156,7 @@ def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str
     kind = "gpu" if gpus else catalog.get(matched).kind if matched else "cpu" if cpu else "unknown"
     name = (gpus[0]["name"] if gpus else None) or cpu or (named.name if named else None)
     return {"id": _hash({"cpu": cpu or "", "gpu": gpu or "", "chip": named.id if named else None})[:16]
-            if name else "unrecorded", "kind": kind, "name": (name or "not recorded by the tool")[:256],
+            if name else UNRECORDED_HARDWARE, "kind": kind, "name": (name or "not recorded by the tool")[:256],
             "cpu": _cpu_block(cpu), "gpus": gpus, "catalog": matched}
 
 

@@ -29,7 +29,9 @@ from pdx.reports.pages import SiteLinks
 from pdx.reports.site.pageset import navigation
 from pdx.reports.site.runs import held_once
 
-FORMAT = "pdx-bundle-cache/5"  # 4: places by test shared (comparison pairs) and the best estimate run; 5: runs redacted on read
+# 4: places by test shared (comparison pairs) and the best estimate run; 5: runs redacted on read; 6: listings say
+# why a run gives no headline (left_out), and only a valid run holds a "best" place
+FORMAT = "pdx-bundle-cache/6"
 SHARED = ("hardware", "model", "engine")  # listing fields many runs share, stored once each
 
 
@@ -63,7 +65,7 @@ def _well_formed(entry) -> bool:
             return False
         found, listed = run["facts"], run["facts"].get("listing")
         if not (isinstance(listed, dict) and all(isinstance(listed.get(k), str) for k in _LISTED_TEXT + SHARED)
-                and all(_text(listed.get(k), True) for k in ("created_at", "finished_at"))
+                and all(_text(listed.get(k), True) for k in ("created_at", "finished_at", "left_out"))
                 and (listed.get("threads") is None or type(listed["threads"]) is int)
                 and all(isinstance(listed.get(k), list) and all(isinstance(x, str) for x in listed[k])
                         for k in ("tests", "tags"))

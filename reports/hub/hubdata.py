@@ -108,14 +108,15 @@ BUY_CHOICE = "best"
 
 
 def buy_data(runs: list[dict], links, listed: list[dict] | None = None) -> list[dict]:
-    """Per model: every (machine, backend) with data for it, from its *best* run that has pp and tg:
-    the highest decode rate (ties: the newest), so one run slowed by other work on the machine does
-    not move it. ``listed``: every run's listing where ``runs`` are a site's kept runs (the count of
-    runs each estimate was chosen from); by default ``runs`` themselves."""
+    """Per model: every (machine, backend) with data for it, from its *best* valid run that has pp and
+    tg: the highest decode rate (ties: the newest), so one run slowed by other work on the machine does
+    not move it, and a run above its ceiling, noisy or overloaded (:func:`pdx.headline.left_out`)
+    never gives the estimate. ``listed``: every run's listing where ``runs`` are a site's kept runs
+    (the count of runs each estimate was chosen from); by default ``runs`` themselves."""
     counts: dict = {}
     for run in runs if listed is None else listed:
         prefill, decode = headline_figures(run)
-        if prefill and decode:
+        if prefill and decode and not headline.left_out(run):
             key = (groups.model_key(run), groups.hardware_key(run), run["backend"])
             counts[key] = counts.get(key, 0) + 1
     models = []
@@ -123,7 +124,7 @@ def buy_data(runs: list[dict], links, listed: list[dict] | None = None) -> list[
         machines = {}
         for run in group.runs:  # newest first: a tie goes to the newest
             key = (groups.hardware_key(run), run["backend"])
-            rate = estimate_rate(run)
+            rate = None if headline.left_out(run) else estimate_rate(run)
             if rate is not None and (key not in machines or rate > machines[key]["decode"]["rate"]):
                 machines[key] = machine(run, links)
         for (hardware, backend), entry in machines.items():
@@ -135,7 +136,15 @@ def buy_data(runs: list[dict], links, listed: list[dict] | None = None) -> list[
     return sorted(models, key=lambda m: (-len(m["machines"]), m["name"]))
 
 
-def chip_page(run: dict, root: str) -> str:
+def buy_left_out(listed: list[dict]) -> str | None:
+    """How many runs with a prefill and a decode figure "what to buy" left out, and why."""
+    return headline.left_out_note([headline.left_out(run) for run in listed if all(headline_figures(run))])
+
+
+def chip_page(run: dict, root: str) -> str | None:
+    """The chip page of the run's machine; None for a run that names none (it has no page)."""
+    if not groups.hardware_recorded(run):
+        return None
     return f"{root}chips/{groups.hardware_slug(run)}.html"
 
 
@@ -145,12 +154,13 @@ def chip_name(run: dict) -> str:
 
 
 def decode_vs_ceiling(runs: list[dict], links) -> list[dict]:
-    """The classic table: per chip, model and backend, the newest run's tg128 against its ceiling."""
+    """The classic table: per chip, model and backend, the newest valid run's tg128 against its ceiling
+    (:func:`pdx.headline.left_out`: a run above its ceiling is no chip's figure)."""
     rows = {}
     for run in runs:  # newest first
         key = groups.config_key(run)
         test = classic_test(run)
-        if key in rows or test is None:
+        if key in rows or test is None or headline.left_out(run):
             continue
         ceilings = test.get("ceilings") or {}
         ceiling = ceilings.get("ceiling")

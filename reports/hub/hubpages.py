@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 
-from pdx.reports import labels
+from pdx import headline
+from pdx.reports import groups, labels
 from pdx.reports.hub import hubdata
 from pdx.reports.pages import RUNS_SHOWN
 
@@ -23,11 +24,15 @@ def build(builder) -> None:
     """Write the hub pages through ``builder`` (a :class:`pdx.reports.site.builder.SiteBuilder`)."""
     top = builder.links("")
     rows = hubdata.decode_vs_ceiling(builder.runs, top)
-    builder.page("chips.html", "hub_chips.html", "Decode vs ceiling by chip", {"rows": rows}, rows=rows,
+    left_out = headline.left_out_note([headline.left_out(run) for run in builder.listed if run["headline_figures"][1]])
+    builder.page("chips.html", "hub_chips.html", "Decode vs ceiling by chip", {"rows": rows, "left_out": left_out},
+                 rows=rows, left_out=left_out,
                  classic=hubdata.CLASSIC_DECODE, runs=builder.listed)
     below = builder.links("../")
     for group in builder.by_hardware.values():
         run = group.latest
+        if not groups.hardware_recorded(run):
+            continue  # no machine named: no chip page
         basis = next((r["ceiling_basis"] for r in group.runs if r.get("ceiling_basis")), None)
         # The newest runs in the page; every one through the runs page's filter, linked.
         shown = hubdata.chip_runs(group.every[:RUNS_SHOWN], below)
@@ -37,7 +42,8 @@ def build(builder) -> None:
                       "runs": shown}, rows=shown, basis=basis, hardware_page=below.hardware(run), runs=group.every,
                      all_runs=everything)
     models = hubdata.buy_data(builder.runs, top, builder.listed)
-    data = {"models": models}
+    left_out = hubdata.buy_left_out(builder.listed)
+    data = {"models": models, "left_out": left_out}
     builder.page("buy.html", "hub_buy.html", "What to buy", data, models=models, data_json=_script_json(data),
-                 runs=builder.listed)
+                 runs=builder.listed, left_out=left_out)
     builder.writer.write("assets/buy.js", builder.env.get_template("buy.js").render())

@@ -15,7 +15,7 @@ from pdx.reports.charts import specs
 from pdx.reports.charts.chartset import charts_for, make_chart
 from pdx.reports.charts.render import ChartRenderer
 from pdx.reports.rows import keeping_rows
-from pdx.reports.site.leaderboard import leaderboard
+from pdx.reports.site.leaderboard import board_note, leaderboard
 from pdx.reports.writer import write_file
 
 # Past this many runs, charts name series by system instead of by run, and the side-by-side
@@ -41,6 +41,8 @@ def _render_report(runs: list[dict], title: str, selection: str, templates: str 
     headline = groups.headline_tests(runs)
     namer = labels.run_label if len(runs) <= RUN_SERIES_LIMIT else labels.system_label
     charts = charts_for(runs, renderer, namer, headline)
+    configs = list(groups.group_by(runs, groups.config_key).values())
+    board = leaderboard(configs, headline, pages.ReportLinks())
     env = templating.environment(templates)
     return env.get_template("report.html").render(
         site=pages.site_info(title, runs, inline=True),
@@ -53,7 +55,8 @@ def _render_report(runs: list[dict], title: str, selection: str, templates: str 
                 "backends": len({r["backend"] for r in runs})},
         matrix=views.matrix(runs) if len(runs) <= MATRIX_LIMIT else None,
         serving=views.serving_matrix(runs) if len(runs) <= MATRIX_LIMIT else None,
-        board=leaderboard(groups.group_by(runs, groups.config_key).values(), headline, pages.ReportLinks()),
+        board=board,
+        board_note=board_note(configs, board),
         headline=headline,
         charts=charts,
         has_ceiling=views.has_ceilings(runs),

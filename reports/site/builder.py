@@ -33,7 +33,7 @@ from pdx.reports.hub import hubdata
 from pdx.reports.pages import RUNS_SHOWN
 from pdx.reports.rows import keeping_rows
 from pdx.reports.site import pageset
-from pdx.reports.site.leaderboard import leaderboard, leaderboard_chart, public
+from pdx.reports.site.leaderboard import board_note, leaderboard, leaderboard_chart, public
 from pdx.reports.site.runs import SiteRuns
 from pdx.reports.writer import SiteWriter
 
@@ -179,16 +179,20 @@ class SiteBuilder:
         for run in self.run_pages:
             self.write_files(self.page_renderer.run_page(run))
 
-    def board(self, runs: list[dict], root: str) -> list[dict]:
+    def board(self, runs: list[dict], root: str) -> tuple[list[dict], str | None]:
+        """The leaderboard of the configurations of ``runs`` and its note (:func:`board_note`)."""
         # The site's own groups: a configuration on the index's board and on its machine's and model's
         # finds its best runs once (Group.headline keeps them).
-        keys = dict.fromkeys(groups.config_key(r) for r in runs)
-        return leaderboard([self.configs[k] for k in keys], self.headline, self.links(root))
+        configs = [self.configs[k] for k in dict.fromkeys(groups.config_key(r) for r in runs)]
+        board = leaderboard(configs, self.headline, self.links(root))
+        return board, board_note(configs, board)
 
     def build(self) -> None:
         # Pages with charts first, so the charts render in worker processes while this
         # process writes the run and comparison pages.
         for group in self.by_hardware.values():
+            if not groups.hardware_recorded(group.latest):
+                continue  # runs that name no machine are no machine's: no page, counted on the index
             self.group_page("hardware", groups.hardware_slug(group.latest), labels.hardware_label(group.latest),
                             group, lambda r: f"{r['model']['name']} · {r['backend']}",
                             {"hardware": group.latest["hardware"]})
@@ -234,11 +238,12 @@ class SiteBuilder:
 
     def group_page(self, folder: str, slug: str, title: str, group: groups.Group, namer, about: dict) -> None:
         root = "../"
-        board = self.board(group.runs, root)
+        board, note = self.board(group.runs, root)
         charts = charts_for(group.runs, self.renderer, namer, self.headline, per_test=False)
-        data = {**about, "leaderboard": public(board), "runs": [r["id"] for r in group.every],
+        data = {**about, "leaderboard": public(board), "left_out": note, "runs": [r["id"] for r in group.every],
                 "charts": [c.to_dict() for c in charts]}
         self.later(f"{folder}/{slug}.html", "group.html", title, data, kind=folder, about=about, board=board,
+                   board_note=note,
                    charts=charts, runs=group.every, recent=group.every[:RECENT_RUNS])
 
     def compare_page(self, config: groups.Group) -> None:
@@ -261,19 +266,23 @@ class SiteBuilder:
                   passed_over=passed)
 
     def index(self) -> None:
-        board = self.board(self.runs, "")
+        board, note = self.board(self.runs, "")
         chart = leaderboard_chart(board, self.renderer)
         hardware = [_entry(g, groups.hardware_slug, labels.hardware_label, "hardware")
-                    for g in self.by_hardware.values()]
+                    for g in self.by_hardware.values() if groups.hardware_recorded(g.latest)]
+        unrecorded = sum(len(g.every) for g in self.by_hardware.values() if not groups.hardware_recorded(g.latest))
         models = [_entry(g, groups.model_slug, lambda r: r["model"]["name"], "models")
                   for g in self.by_model.values()]
         compared = [{"title": labels.system_label(g.latest, with_model=True), "page": f"compare/{groups.config_slug(g.latest)}.html",
                      "runs": len(g.every), "latest": g.latest["created_at"]}
                     for k, g in self.configs.items() if k in self.compared]
         data = {"title": self.title, "pdx_version": self.info["version"], "data_time": self.info["data_time"],
-                "headline_tests": self.headline, "leaderboard": public(board), "hardware": hardware, "models": models,
+                "headline_tests": self.headline, "leaderboard": public(board), "left_out": note, "hardware": hardware,
+                "runs_without_hardware": unrecorded,
+                "models": models,
                 "comparisons": compared, "charts": [chart.to_dict()] if chart else []}
-        self.later("index.html", "index.html", self.title, data, board=board, board_chart=chart, hardware=hardware,
+        self.later("index.html", "index.html", self.title, data, board=board, board_note=note, board_chart=chart,
+                   hardware=hardware, unrecorded=unrecorded,
                   models=models, comparisons=compared, recent=self.listed[:RECENT_RUNS], runs=self.listed)
 
 
@@ -293,7 +302,8 @@ def search_script(runs: list[dict]) -> str:
     rows = []
     for run in runs:
         hardware = tables["hardware"].setdefault(groups.hardware_key(run), [
-            len(tables["hardware"]), labels.hardware_label(run), f"hardware/{groups.hardware_slug(run)}.html"])
+            len(tables["hardware"]), labels.hardware_label(run),
+            f"hardware/{groups.hardware_slug(run)}.html" if groups.hardware_recorded(run) else None])
         model = tables["models"].setdefault(groups.model_key(run), [
             len(tables["models"]), run["model"]["name"], f"models/{groups.model_slug(run)}.html"])
         prefill, decode = hubdata.headline_rates(run)

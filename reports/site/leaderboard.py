@@ -1,14 +1,17 @@
 """The leaderboard: one row per hardware x model x backend, pp and tg side by side.
 
-Each cell is the best mean rate any run of that configuration reached on the
-selection's headline test, linked to that run, with its fraction of ceiling
-where the run stores one.
+Each cell is the best mean rate any valid run of that configuration reached on
+the selection's headline test (:func:`pdx.headline.left_out`: none above its
+ceiling, noisy or overloaded), linked to that run, with its fraction of ceiling
+where the run stores one. A configuration without such a figure has no row; the
+note under the board says how many runs and configurations it left out, and why.
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
+from pdx import headline as validity
 from pdx.reports import groups, labels
 from pdx.reports.charts import specs as charts
 from pdx.reports.charts.chartset import Chart, make_chart
@@ -36,6 +39,8 @@ def leaderboard(configs: Iterable[groups.Group], headline: dict[str, str], links
     for group in configs:
         run = group.latest
         best = group.headline(headline)
+        if not any(best.values()):
+            continue  # no valid run with a headline figure: a row of dashes says nothing
         board.append({
             "hardware": {"id": groups.hardware_key(run), "name": labels.hardware_label(run),
                          "page": links.hardware(run)},
@@ -48,6 +53,20 @@ def leaderboard(configs: Iterable[groups.Group], headline: dict[str, str], links
         })
     # Fastest decode first: the figure a reader of a leaderboard looks for.
     return sorted(board, key=lambda b: -((b.get("decode") or {}).get("rate") or 0))
+
+
+def board_note(configs: list[groups.Group], board: list[dict]) -> str | None:
+    """What the board of ``configs`` left out: runs that give no headline, and why
+    (:func:`pdx.reports.groups.left_out_note`), and configurations without a headline figure."""
+    notes = [groups.left_out_note(configs)]
+    listed = {(entry["hardware"]["id"], entry["model"]["sha256"], entry["backend"]) for entry in board}
+    # A configuration whose runs were left out is counted among them; the others measured no headline test.
+    unlisted = sum(1 for group in configs if group.key not in listed
+                   and not any(validity.left_out(run) for run in group.every))
+    if unlisted:
+        notes.append(f"{unlisted} configuration{'s' if unlisted != 1 else ''} without a pp or tg test at depth 0, "
+                     "batch 1 not listed")
+    return "; ".join(note for note in notes if note) or None
 
 
 def board_has_ceiling(board: list[dict]) -> bool:

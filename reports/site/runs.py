@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from pdx import headline
 from pdx.reports import comparison, groups
 from pdx.reports.charts import figures
 from pdx.reports.groups import Group, HeadlineCounter
@@ -41,14 +42,15 @@ def listing(run: dict) -> dict:
     listed = {key: run.get(key) for key in LISTED}
     listed["tests"] = [t["name"] for t in run["tests"]]
     listed["headline_figures"] = hubdata.headline_figures(run)
+    listed["left_out"] = headline.left_out(run)  # why it gives no headline, counted wherever one is chosen
     return held_once(listed)
 
 
 def held_once(listed: dict) -> dict:
     """A listing (made here, or read back from a cache) with its words held once each in the
     process, and its lists as tuples."""
-    for key in ("status", "backend"):
-        listed[key] = _word(listed[key])
+    for key in ("status", "backend", "left_out"):
+        listed[key] = _word(listed.get(key))
     if isinstance(listed["tags"], list):
         listed["tags"] = [_word(tag) for tag in listed["tags"]]
     listed["tests"] = tuple(_word(name) for name in listed["tests"])
@@ -72,16 +74,17 @@ def places(run: dict) -> list[list]:
     # comparison.comparable_pair: its two runs are the newest two that measured some test.
     found += [[["shares", name], None] for name in sorted(comparison.measured(run))]
     threads = run.get("threads")
+    valid = not headline.left_out(run)  # only a valid run can be a configuration's best
     for row in run_rows(run):
         if row.ok:
             found.append([["latest", threads, row.test, row.phase], None])  # figures.latest_rows, any namer
-            if not row.part:
+            if not row.part and valid:
                 found.append([["best", row.phase, row.test], row.rate])  # Group.headline
     for test in figures.serving_tests(run):
         found.append([["serving", threads, test["name"]], None])  # figures.newest_serving
-    if hubdata.estimable(run):
+    if valid and hubdata.estimable(run):
         found.append([["estimate"], hubdata.estimate_rate(run)])  # hubdata.buy_data: the best run
-    if hubdata.classic_test(run):
+    if valid and hubdata.classic_test(run):
         found.append([["classic"], None])  # hubdata.decode_vs_ceiling
     if run.get("ceiling_basis"):
         found.append([["basis"], None])  # a chip page's ceilings

@@ -89,7 +89,7 @@
       cell(tr, link(row[C.id] + ".html", row[C.id].slice(0, 12)), "mono");
       cell(tr, (row[C.created_at] || "").slice(0, 16).replace("T", " "), "nowrap");
       cell(tr, row[C.status]);
-      cell(tr, link("../" + hw[1], hw[0]));
+      cell(tr, hw[1] ? link("../" + hw[1], hw[0]) : hw[0]);  // a run that names no machine has no page
       cell(tr, link("../" + m[1], m[0]));
       cell(tr, row[C.backend]);
       cell(tr, row[C.threads] || "\u2014", "num");
