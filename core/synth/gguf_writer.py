@@ -18,6 +18,7 @@ import numpy as np
 
 from pdx import plugin_manager
 from pdx.errors import ModelError
+from pdx.models import identify
 from pdx.paths import cache_dir
 from pdx.synth import vocabulary
 from pdx.synth.families import GGUF_F32_ROLES
@@ -184,11 +185,8 @@ def ensure_gguf(shape: str, dtype: str, seed: int = 0) -> Path:
 
 
 def _architecture(path: Path) -> str | None:
-    import gguf
-
     try:
-        field = gguf.GGUFReader(path).get_field("general.architecture")
-    except Exception:  # a damaged cache file is written again
+        return identify(path).architecture  # cached: the file is parsed once, not on every bench
+    except ModelError:  # a damaged cache file is written again
         return None
-    return field.contents() if field is not None else None
 
