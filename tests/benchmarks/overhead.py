@@ -10,7 +10,9 @@ machine if those are not cached yet, and gives the llama-bench command pdx runs
 (its thread count, batch sizes and flags), which the direct call then repeats
 with both tests in one process, as a user would type it. Runs go to a temporary
 registry. The load average is printed at both ends: on a shared machine take
-the figures as rough and rerun when it is quiet.
+the figures as rough and rerun when it is quiet. With PDX_LLAMA_BENCH naming a
+stand-in that does no engine work, the difference of the two walls is pdx's own
+cost alone.
 """
 
 from __future__ import annotations
@@ -75,28 +77,31 @@ def main() -> None:
     parser.add_argument("-r", "--repetitions", type=int, default=5)
     parser.add_argument("--runs", type=int, default=3, help="alternated pairs of calls")
     args = parser.parse_args()
-    print(f"load average at start: {load()}")
+    print(f"load average at start: {load()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         env = os.environ | {"PDX_REGISTRY": str(Path(tmp) / "registry.sqlite")}
         helps = [wall([*PDX, "--help"], env) for _ in range(5)]
         packages, heavy = help_imports(env)
+        print(f"pdx --help    {statistics.median(helps):6.2f} s  (median of 5; target 0.2 s on a quiet machine)")
+        print(f"pdx --help imports {len(packages)} top-level packages; heavy: "
+              + (", ".join(f"{name} {s:.2f} s" for name, s in sorted(heavy.items(), key=lambda kv: -kv[1]))
+                 or "none"), flush=True)
         bench = [*PDX, "bench", "--backend", "llamacpp-bench", "-p", str(args.n_prompt), "-n", str(args.n_gen),
                  "-r", str(args.repetitions)] + (["-m", args.model] if args.model else [])
         first = subprocess.run([*bench, "--json"], env=env, check=True, capture_output=True, text=True)
         direct = direct_command(json.loads(first.stdout)[0], args.n_prompt, args.n_gen)
+        print(f"pdx:         {' '.join(bench[2:])}")
+        print(f"llama-bench: {' '.join(direct)}", flush=True)
         pdx_walls, direct_walls = [], []
-        for _ in range(args.runs):
+        for n in range(args.runs):
             pdx_walls.append(wall(bench, env))
             direct_walls.append(wall(direct, env))
-    print(f"pdx:         {' '.join(bench[2:])}")
-    print(f"llama-bench: {' '.join(direct)}")
+            print(f"  pair {n + 1}: pdx {pdx_walls[-1]:.2f} s, llama-bench {direct_walls[-1]:.2f} s "
+                  f"(load {load()})", flush=True)
     pdx_s, direct_s = statistics.median(pdx_walls), statistics.median(direct_walls)
     print(f"pdx bench     {pdx_s:6.2f} s  (median of {' '.join(f'{w:.2f}' for w in pdx_walls)})")
     print(f"llama-bench   {direct_s:6.2f} s  (median of {' '.join(f'{w:.2f}' for w in direct_walls)})")
     print(f"ratio         {pdx_s / direct_s:6.2f}x  (target 1.10x); pdx's own cost {pdx_s - direct_s:+.2f} s a call")
-    print(f"pdx --help    {statistics.median(helps):6.2f} s  (median of 5; target 0.2 s on a quiet machine)")
-    print(f"pdx --help imports {len(packages)} top-level packages; heavy: "
-          + (", ".join(f"{name} {s:.2f} s" for name, s in sorted(heavy.items(), key=lambda kv: -kv[1])) or "none"))
     print(f"load average at end: {load()}")
 
 
