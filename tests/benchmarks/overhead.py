@@ -52,20 +52,22 @@ def direct_command(run: dict, n_prompt: int, n_gen: int) -> list[str]:
 
 
 def help_imports(env: dict[str, str]) -> tuple[list[str], dict[str, float]]:
-    """Top-level packages `pdx --help` imports, and the cumulative import time (s) of the heavy ones."""
+    """Top-level packages `pdx --help` imports, and the import time (s) of each heavy one: the sum of
+    its modules' own times."""
     proc = subprocess.run([sys.executable, "-X", "importtime", *PDX[1:], "--help"], env=env, check=True,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     packages, heavy = set(), {}
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "|" not in line:
             continue
-        _, cumulative, name = (part.strip() for part in line.split("|"))
-        if not cumulative.isdigit():
+        own, _, name = (part.strip() for part in line.split("|"))
+        own = own.removeprefix("import time:").strip()
+        if not own.isdigit():
             continue
         top = name.split(".")[0]
         packages.add(top)
-        if name in HEAVY:
-            heavy[name] = int(cumulative) / 1e6
+        if top in HEAVY:
+            heavy[top] = heavy.get(top, 0.0) + int(own) / 1e6
     return sorted(packages), heavy
 
 
