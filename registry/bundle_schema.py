@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from pdx.registry.fields import TABLES
+from pdx.registry.schema_fast import Unsupported, compile_schema
 
 SCHEMA_FILE = Path(__file__).with_name("bundle.schema.json")
 
@@ -91,8 +92,6 @@ def _definition_validator(definition: str):
 @lru_cache(maxsize=None)
 def _fast_check(definition: str | None):
     """The schema compiled to a yes-only predicate (:mod:`pdx.registry.schema_fast`); None if it cannot be."""
-    from pdx.registry.schema_fast import Unsupported, compile_schema
-
     try:
         return compile_schema(load_schema(), definition)
     except Unsupported:

@@ -8,37 +8,83 @@ SQLite, an advisory lock for PostgreSQL.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
+import functools
+import re
 import sqlite3
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy.exc import SQLAlchemyError
 
 from pdx.registry.schema import Base
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _PG_LOCK_KEY = 0x706478  # "pdx"
+_DECLARED = re.compile(r"^(down_revision|revision)\s*=\s*(.+?)\s*$", re.M)
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# Alembic (with Mako) is imported only where a registry is upgraded or its revision is unknown: opening
+# an up-to-date registry needs one SELECT and the version files' text (see is_current).
 
 
 def _config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return config
 
 
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
+
+
+@functools.lru_cache(maxsize=1)
+def declared_head() -> str | None:
+    """The newest revision as the version files declare it, read as text (Alembic's loader imports
+    every script): the one revision no other revises; None where the files make no single chain."""
+    revisions: dict[str, set[str]] = {}
+    for script in (MIGRATIONS / "versions").glob("*.py"):
+        declared = {}
+        for name, value in _DECLARED.findall(script.read_text()):
+            try:
+                declared[name] = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                return None
+        if "revision" not in declared:
+            continue
+        down = declared.get("down_revision")
+        revisions[declared["revision"]] = set(down if isinstance(down, (tuple, list)) else [down] if down else [])
+    heads = set(revisions) - set().union(*revisions.values())
+    return heads.pop() if len(heads) == 1 else None
+
+
+def is_current(engine: Engine) -> bool:
+    """Whether the registry is at this pdx's newest revision, by one SELECT of its version table."""
+    head = declared_head()
+    if head is None:
+        return False
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT version_num FROM alembic_version")).fetchall()
+    except SQLAlchemyError:  # no version table yet: a blank database
+        return False
+    return [tuple(row) for row in rows] == [(head,)]
 
 
 @contextlib.contextmanager
@@ -71,6 +117,8 @@ RESTORE = ("restore it from a copy (pdx keeps one beside a SQLite registry, NAME
 
 
 def _known(revision: str) -> bool:
+    from alembic.script import ScriptDirectory
+
     try:
         return ScriptDirectory.from_config(_config()).get_revision(revision) is not None
     except Exception:  # alembic's ResolutionError/CommandError: no revision of that name here
@@ -104,6 +152,11 @@ def check_tables(engine: Engine) -> None:
 
 
 def upgrade(engine: Engine) -> None:
+    if is_current(engine):
+        return
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+
     head = head_revision()
     current = current_revision(engine)
     if current == head:

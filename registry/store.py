@@ -16,6 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pdx.backend import EngineInfo
+from pdx.contract.record import RUN_STATUSES
 from pdx.contract.record import Run as RunRecord
 from pdx.contract.record import Test as TestRecord
 from pdx.errors import PdxError, RegistryError
@@ -26,7 +27,6 @@ from pdx.registry.records import (add_record, add_shared_rows, damage, environme
 from pdx.registry.schema import Hardware, Model, Run, RunTag
 from pdx.registry.validate import check_record, check_records, check_test, same_model
 
-RUN_STATUSES = ("running", "complete", "partial", "interrupted", "failed")
 UNREADABLE_HINT = ("the registry was altered or damaged; its other runs still read (`pdx runs`): export them by id, "
                    "or restore the registry from a copy")
 

@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 
 from pdx.errors import PdxError
 from pdx.registry.bundle_schema import digest, field_step, schema_errors
+from pdx.registry.plausibility import date_problem, rate_problem, rate_problem_of_test
 from pdx.registry.schema import Model, RequestRow, SampleRow, TestResult
 
 MAX_INT = 2**63 - 1  # a signed 64-bit column: SQLite's INTEGER, PostgreSQL's BIGINT
@@ -239,8 +240,6 @@ def _fits(block: dict, kind: str, where: str) -> None:
 
 
 def _times(block: dict, names: Sequence[str], where: str) -> None:
-    from pdx.registry.plausibility import date_problem
-
     for name in names:
         value = block.get(name)
         if value is not None:
@@ -321,8 +320,6 @@ def _check_record(record: dict) -> None:
 def _plausible(record: dict) -> None:
     """No rate faster than the fastest hardware pdx knows could run the record's model
     (:mod:`pdx.registry.plausibility`)."""
-    from pdx.registry.plausibility import rate_problem
-
     problem = rate_problem(record)
     if problem:
         raise _Invalid(f"record.{problem[0]}", problem[1])
@@ -392,8 +389,6 @@ def check_test(test: dict, where: str = "test") -> None:
             raise _Invalid(where if problem[0] == "top level" else f"{where}.{problem[0]}".replace(".[", "["),
                            problem[1])
         _check_test(test, where)
-        from pdx.registry.plausibility import rate_problem_of_test
-
         problem = rate_problem_of_test(test)  # the model is the run's: here only the bound every test has
         if problem:
             raise _Invalid(f"{where}{problem[0]}", problem[1])

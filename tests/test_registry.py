@@ -3,6 +3,8 @@ too under tox -e postgres (see conftest's ``registry_url``)."""
 
 import multiprocessing
 import sqlite3
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -62,6 +64,32 @@ def test_blank_database_is_built_by_the_migrations(registry_url):
         # The migrations build exactly what the models describe.
         assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
     engine.dispose()
+
+
+def test_an_up_to_date_registry_is_opened_without_alembic(registry_url, tmp_path):
+    """Opening checks the stored revision by one SELECT against the head the version files declare
+    (read as text, the same head Alembic finds); Alembic runs only where the two differ."""
+    from pdx.registry import migrate
+
+    assert migrate.declared_head() == head_revision()
+    Registry(registry_url).close()
+    engine = create_engine(registry_url)
+    assert migrate.is_current(engine)
+    with engine.begin() as conn:
+        conn.execute(text("update alembic_version set version_num = '0008'"))
+    assert not migrate.is_current(engine)  # Alembic's turn: it would run 0009
+    with engine.begin() as conn:
+        conn.execute(text("insert into alembic_version values (:head)"), {"head": head_revision()})
+    assert not migrate.is_current(engine)  # two rows: Alembic's turn too (it refuses them)
+    with engine.begin() as conn:
+        conn.execute(text("delete from alembic_version where version_num = '0008'"))
+    assert migrate.is_current(engine)
+    engine.dispose()
+    assert not migrate.is_current(create_engine(f"sqlite:///{tmp_path / 'blank.sqlite'}"))
+    code = ("import sys\nfrom pdx.registry import Registry\nRegistry(sys.argv[1]).close()\n"
+            "print(' '.join(m for m in ('alembic', 'mako') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, registry_url], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "", done.stdout + done.stderr
 
 
 def test_round_trip_keeps_every_sample(registry_url, tiny_gguf):

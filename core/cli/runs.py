@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pdx.registry.store import RUN_STATUSES
+from pdx.contract.record import RUN_STATUSES
 from pdx.cli.base import Integer, echo_json, json_option, registry_option
 
 

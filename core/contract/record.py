@@ -207,6 +207,9 @@ class Model(TypedDict):
     extra: dict[str, Any]
 
 
+RUN_STATUSES = ("running", "complete", "partial", "interrupted", "failed")  # a run's status, as stored
+
+
 class Run(TypedDict):
     id: str  # the content id (pdx.registry.bundle.content_id)
     status: str

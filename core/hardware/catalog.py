@@ -33,8 +33,13 @@ def _figure(data: dict | None, sources: dict) -> Figure | None:
 
 
 @functools.lru_cache(maxsize=1)
+def _raw() -> dict:
+    return json.loads(CATALOG_PATH.read_text())
+
+
+@functools.lru_cache(maxsize=1)
 def _load() -> tuple[dict, tuple[Chip, ...]]:
-    raw = json.loads(CATALOG_PATH.read_text())
+    raw = _raw()
     chips = tuple(
         Chip(
             id=c["id"], name=c["name"], vendor=c["vendor"], kind=c["kind"], aliases=tuple(c.get("aliases", ())),
@@ -107,16 +112,18 @@ def lookup(name: str) -> Chip:
 def match_nvidia(name: str) -> Chip | None:
     """The chip behind an ``nvidia-smi`` name such as "NVIDIA H100 80GB HBM3"."""
     wanted = name.strip().lower()
-    for chip in chips():
-        if any(wanted == n.lower() for n in chip.match.get("nvidia_smi", ())):
-            return chip
+    # Matched on the catalog's own entries: the chips, with the GPU database's figures, are built only
+    # for a match (the database takes longer to load than the rest of a run's set-up).
+    for entry in _raw()["chips"]:
+        if any(wanted == n.lower() for n in entry.get("match", {}).get("nvidia_smi", ())):
+            return get(entry["id"])
     return None
 
 
 def match_cpu(model: str) -> Chip | None:
     """A catalogued SoC whose CPU reports this model name (e.g. Ryzen AI Max+ 395)."""
     upper = model.upper()
-    for chip in chips():
-        if any(pattern.upper() in upper for pattern in chip.match.get("cpu_model", ())):
-            return chip
+    for entry in _raw()["chips"]:  # as match_nvidia
+        if any(pattern.upper() in upper for pattern in entry.get("match", {}).get("cpu_model", ())):
+            return get(entry["id"])
     return None

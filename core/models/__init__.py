@@ -7,8 +7,9 @@ models are told by their metadata (expert counts) and their tensor tables
 exact bytes of the routed experts and of everything else; the ``extra``
 dict keeps them (``experts``), and sliding-window attention
 (``sliding_window``, ``sliding_layers``) beside them. The content hash is
-what identifies a model across machines; it is cached by path, size and
-mtime so a 4 GB file is hashed once.
+what identifies a model across machines. What a file's read found is cached
+(:mod:`pdx.models.cache`): a 4 GB file is hashed once, and a GGUF file's
+metadata and vocabulary are parsed once, until the file changes.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pdx.errors import ModelError
-from pdx.files import sha256_of
-from pdx.paths import cache_dir
+from pdx.models import cache
+from pdx.models.cache import content_hash
 
 GGUF_MAGIC = b"GGUF"
 
@@ -74,7 +75,30 @@ def identify(path: str | os.PathLike) -> ModelInfo:
         magic = fh.read(4)
     if magic != GGUF_MAGIC:
         raise ModelError(f"{p} is not a GGUF file (it does not start with 'GGUF')", "give a .gguf model file")
-    return _identify_gguf(p)
+    key = cache.file_key(p)
+    known = _checked(cache.load_identity(key))
+    if known is not None:
+        return known
+    info = _identify_gguf(p)
+    cache.store_identity(key, info.to_dict())
+    return info
+
+
+# How each field of a ModelInfo is checked when read back from the cache.
+_FIELD_TYPES = {"str": (str,), "int": (int,), "dict": (dict,), "str | None": (str, type(None))}
+
+
+def _checked(data: dict | None) -> ModelInfo | None:
+    """A cached identity as a ModelInfo, or None where any field is missing or of the wrong type."""
+    if data is None:
+        return None
+    for name, spec in ModelInfo.__dataclass_fields__.items():
+        kinds = _FIELD_TYPES[str(spec.type)]
+        if name not in data or not isinstance(data[name], kinds) or isinstance(data[name], bool):
+            return None
+    if len(data["sha256"]) != 64:
+        return None
+    return ModelInfo.from_dict(data)
 
 
 def _identify_gguf(path: Path) -> ModelInfo:
@@ -323,19 +347,3 @@ def _directory_hash(path: Path) -> str:
     for f in sorted(p for p in path.iterdir() if p.is_file()):
         digest.update(f.name.encode() + b"\0" + content_hash(f).encode())
     return digest.hexdigest()
-
-
-def content_hash(path: Path) -> str:
-    """SHA-256 of a file, cached by absolute path, size and mtime."""
-    stat = path.stat()
-    key = hashlib.sha256(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()
-    cached = cache_dir("hashes") / key
-    try:
-        return cached.read_text().strip()
-    except OSError:
-        pass
-    value = sha256_of(path)
-    tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(value)
-    os.replace(tmp, cached)
-    return value

@@ -17,8 +17,6 @@ import time
 from pathlib import Path
 from typing import ClassVar, Iterator, Mapping
 
-import requests
-
 from pdx import plugin_manager
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import ModelError, PdxError
@@ -85,6 +83,8 @@ def network_reason(exc: BaseException) -> str:
 def served_models(url: str, api_key: str | None, seen: dict | None = None) -> list[dict]:
     """``GET /v1/models``; one-line errors for an unreachable server or a refused key. ``seen``, if
     given, receives the server's name for itself (its ``Server`` header) as ``server_header``."""
+    import requests  # here, not at the top: every start of pdx registers the server backends
+
     shown = public_url(url)
     try:
         response = requests.get(f"{url.rstrip('/')}/v1/models", headers=auth_headers(api_key), timeout=30)
@@ -114,6 +114,8 @@ VERSION_ENDPOINTS = (("/version", "version"),  # vLLM
 
 def server_identity(url: str, api_key: str | None, server_header: str | None) -> dict:
     """The server's own name for itself (its ``Server`` header) and version, as far as it tells."""
+    import requests  # see served_models
+
     found: dict = {"server_header": server_header}
     headers = auth_headers(api_key)
     for path, key in VERSION_ENDPOINTS:
@@ -287,6 +289,8 @@ class ServerBackend(Backend):
         return draft_identity(path)
 
     def scrape(self) -> prometheus.Series | None:
+        import requests  # see served_models
+
         if not self.metric_histograms and not self.metric_counters:
             return None
         try:

@@ -22,8 +22,6 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-import requests
-
 from pdx.errors import PdxError
 
 HOST = "127.0.0.1"
@@ -107,6 +105,8 @@ class ManagedServer:
         self.wait_healthy()
 
     def wait_healthy(self) -> None:
+        import requests  # here, not at the top: every start of pdx registers the server backends
+
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             code = self.proc.poll()

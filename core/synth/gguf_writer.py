@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pdx import plugin_manager
 from pdx.errors import ModelError
+from pdx.models import identify
 from pdx.paths import cache_dir
 from pdx.synth import vocabulary
 from pdx.synth.families import GGUF_F32_ROLES
@@ -25,6 +25,10 @@ from pdx.synth.families.base import gguf_name
 from pdx.synth.quantizers import write_quantized
 from pdx.synth.shapes import Shape, get_shape
 from pdx.synth.weights import random_f16
+
+# numpy is imported by the functions that make weights: finding a model already written needs none.
+if TYPE_CHECKING:
+    import numpy as np
 
 # name -> (GGML type name, llama file-type name)
 GGUF_TYPES = {
@@ -52,6 +56,7 @@ def _tensors(shape: Shape) -> list[tuple[str, tuple[int, ...], bool, float | Non
 
 
 def _random_blocks(rng: np.random.Generator, ggml_type: str, count: int) -> np.ndarray:
+    import numpy as np
     import gguf
 
     qtype = gguf.GGMLQuantizationType[ggml_type]
@@ -63,6 +68,8 @@ def _random_blocks(rng: np.random.Generator, ggml_type: str, count: int) -> np.n
 
 
 def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...], fill: float | None) -> np.ndarray:
+    import numpy as np
+
     count = int(np.prod(dims))
     if fill is not None:  # norms (ones: activations keep their scale), biases and sinks (zeros); all F32
         return np.full(count, fill, dtype=np.float32)
@@ -76,6 +83,7 @@ def _tensor_data(rng: np.random.Generator, ggml_type: str, dims: tuple[int, ...]
 def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path, named: str | None = None):
     """A writer with every key and tensor declared, ready for its header; ``named``: the type its name
     says, where a quantiser makes that type from this file (and keeps its name)."""
+    import numpy as np
     import gguf
 
     try:
@@ -134,6 +142,8 @@ def write_gguf(shape: Shape, dtype: str, path: Path, seed: int = 0, named: str |
     """Write ``shape`` with random weights of ``dtype`` to ``path``: f32, f16, q8_0 and q4_0 by pdx, any
     other type by a plugin's quantiser from pdx's f16 (:mod:`pdx.synth.quantizers`), that f16 named for
     the type it becomes (a quantiser keeps ``general.name``). ``named``: the type the name says."""
+    import numpy as np
+
     if dtype.lower() not in GGUF_TYPES:
         return write_quantized(lambda f16: write_gguf(shape, "f16", f16, seed, named=dtype), dtype, path,
                                tuple(GGUF_TYPES), plugin_manager.quantizers())
@@ -184,11 +194,8 @@ def ensure_gguf(shape: str, dtype: str, seed: int = 0) -> Path:
 
 
 def _architecture(path: Path) -> str | None:
-    import gguf
-
     try:
-        field = gguf.GGUFReader(path).get_field("general.architecture")
-    except Exception:  # a damaged cache file is written again
+        return identify(path).architecture  # cached: the file is parsed once, not on every bench
+    except ModelError:  # a damaged cache file is written again
         return None
-    return field.contents() if field is not None else None
 

@@ -21,8 +21,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pdx.errors import ModelError
 from pdx.paths import cache_dir
@@ -32,6 +31,10 @@ from pdx.synth.safetensors_writer import TensorPlan, write_safetensors
 from pdx.synth.shapes import Shape, get_shape
 from pdx.synth.vocabulary import BOS_ID, EOS_ID, SPECIAL_TOKENS
 from pdx.synth.weights import random_f16
+
+# numpy is imported by the functions that make weights: finding a model already written needs none.
+if TYPE_CHECKING:
+    import numpy as np
 
 # name -> (safetensors dtype, config torch_dtype)
 HF_TYPES = {"float32": ("F32", "float32"), "float16": ("F16", "float16"), "bfloat16": ("BF16", "bfloat16")}
@@ -64,6 +67,8 @@ def _named_tensors(shape: Shape, layout: str) -> list[tuple[str, tuple[int, ...]
 
 
 def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...], fill: float | None) -> np.ndarray:
+    import numpy as np
+
     count = int(np.prod(dims))
     if fill is not None:  # norms that keep activations' scale; zero biases and sinks
         values = np.full(count, fill, dtype=np.float16)
@@ -77,6 +82,8 @@ def _values(rng: np.random.Generator, st_dtype: str, dims: tuple[int, ...], fill
 def hf_tensor_plan(shape: Shape, dtype: str, seed: int = 0, layout: str = "hf") -> list[TensorPlan]:
     """The tensors of ``shape`` as lazily produced random values of ``dtype``, in file order; MLX's
     quantised types in mlx-lm's own layout."""
+    import numpy as np
+
     if bits := MLX_QUANT_TYPES.get(hf_dtype(dtype)):
         return quantized_plan(hf_tensor_plan(shape, "float16", seed, layout="mlx"), bits, seed)
     st_dtype = HF_TYPES[hf_dtype(dtype)][0]

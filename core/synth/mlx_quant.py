@@ -13,9 +13,13 @@ magnitude, and the very bytes (so the speed) a converted model has.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pdx.synth.safetensors_writer import TensorPlan
+
+# numpy is imported by the functions that make weights: finding a model already written needs none.
+if TYPE_CHECKING:
+    import numpy as np
 
 # pdx weight-type name -> bits; group size as mlx-lm's converter defaults it
 MLX_QUANT_TYPES = {"mlx-q4": 4, "mlx-q8": 8}
@@ -28,12 +32,16 @@ def quantization_config(bits: int) -> dict:
 
 
 def _packed(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    import numpy as np
+
     return np.frombuffer(rng.bytes(int(np.prod(shape)) * 4), dtype=np.uint32).reshape(shape)
 
 
 def quantized_plan(plan: list[TensorPlan], bits: int, seed: int = 0) -> list[TensorPlan]:
     """``plan`` (float16) with every matrix or stack of them (``*.weight``) whose width divides into groups
     replaced by its packed form."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)  # consumed in plan order, as the float writers do
     scale = np.float16(_SCALE[bits])
     bias = np.float16(-float(scale) * (2**bits - 1) / 2)

@@ -14,9 +14,11 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-import numpy as np
+# numpy is imported by the functions that make weights: finding a model already written needs none.
+if TYPE_CHECKING:
+    import numpy as np
 
 # safetensors dtype name -> bytes per element
 DTYPE_BYTES = {"F32": 4, "F16": 2, "BF16": 2, "U32": 4, "I32": 4, "U8": 1, "I8": 1}
@@ -33,6 +35,8 @@ class TensorPlan:
 
     @property
     def nbytes(self) -> int:
+        import numpy as np
+
         return int(np.prod(self.shape, dtype=np.int64)) * DTYPE_BYTES[self.dtype]
 
 
@@ -50,6 +54,8 @@ def header(plan: Sequence[TensorPlan], metadata: dict[str, str] | None = None) -
 
 def write_safetensors(path: Path, plan: Sequence[TensorPlan], metadata: dict[str, str] | None = None) -> Path:
     """Write ``plan`` to ``path`` atomically (a temporary file renamed into place)."""
+    import numpy as np
+
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

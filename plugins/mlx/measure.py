@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pdx.backend import Sample
 from pdx.plugins.mlx.speculation import counts
 from pdx.prompt_stream import Prompts, PromptStream
 from pdx.workload import TestSpec
+
+if TYPE_CHECKING:  # numpy comes with MLX; every start of pdx registers this backend without it
+    import numpy as np
 
 
 @dataclass
@@ -62,6 +64,8 @@ def token_rows(test: TestSpec, prompts: Prompts) -> tuple[np.ndarray | None, ...
     """What the model is fed for one repetition, as (batch, tokens) int32 arrays: the depth, the
     prompt and the token each sequence's decode starts from (None where the test has none; after a
     prompt, decode starts from the token the prompt's logits give)."""
+    import numpy as np
+
     rows = lambda ids: np.array(ids, dtype=np.int32).reshape(test.batch, -1)  # noqa: E731
     depth = rows([prompts.depth] * test.batch) if test.depth else None
     prompt = rows(prompts.prompts) if test.n_prompt else None

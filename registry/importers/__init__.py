@@ -15,8 +15,6 @@ from pathlib import Path
 
 from pdx import plugin_manager
 from pdx.errors import PdxError
-from pdx.registry import bundle
-from pdx.registry.bundle import fail
 from pdx.registry.importers import builtin
 from pdx.secrets import redact_secrets
 
@@ -31,6 +29,10 @@ def formats() -> tuple[str, ...]:
 
 
 def _json_or_none(text: str):
+    # The bundle module brings SQLAlchemy's schema: imported when a file is read, not by every start of
+    # pdx (which loads this package for its built-in importers' hook).
+    from pdx.registry import bundle
+
     try:
         return bundle.loads(text)
     except (ValueError, RecursionError):  # JSONDecodeError and DuplicateKey are ValueErrors
@@ -39,6 +41,8 @@ def _json_or_none(text: str):
 
 def detect(text: str, source) -> tuple[str, object]:
     """The file's format, and its parsed JSON when it is one JSON document."""
+    from pdx.registry import bundle  # see _json_or_none
+
     head = text.lstrip()[:4000]
     document = _json_or_none(text) if head[:1] in "[{" else None
     if bundle.is_bundle(document):
@@ -48,17 +52,19 @@ def detect(text: str, source) -> tuple[str, object]:
             return name, document
     if head[:1] in "[{" and document is None:
         bundle.parse_json(text, str(source))  # says where the JSON breaks
-    raise fail(source, f"not a format pdx imports (a pdx bundle, or: {', '.join(importers())})")
+    raise bundle.fail(source, f"not a format pdx imports (a pdx bundle, or: {', '.join(importers())})")
 
 
 def _detects(importer, text: str, document: object, source) -> bool:
+    from pdx.registry import bundle  # see _json_or_none
+
     try:
         return bool(importer.detect(text, document))
     except Exception as exc:  # a plugin's detector is not allowed to break pdx import
         if importer.plugin == builtin.PLUGIN:
             raise
-        raise fail(source, f"the {importer.name} importer (plugin {importer.plugin}) failed to detect it: "
-                           f"{type(exc).__name__}: {exc}") from None
+        raise bundle.fail(source, f"the {importer.name} importer (plugin {importer.plugin}) failed to detect it: "
+                                  f"{type(exc).__name__}: {exc}") from None
 
 
 def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) -> tuple[str, list[dict]]:
@@ -70,9 +76,11 @@ def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) 
     known = importers()
     if fmt not in ("auto", "bundle") and fmt not in known:
         raise PdxError(f"--format {fmt}: unknown format", f"use one of {', '.join(formats())}")
+    from pdx.registry import bundle  # see _json_or_none
+
     text = bundle.read_text(path)
     if not text.strip():
-        raise fail(path, "the file is empty")
+        raise bundle.fail(path, "the file is empty")
     fmt, document = detect(text, path) if fmt == "auto" else (fmt, None)
     if document is None and (fmt == "bundle" or known[fmt].json):
         document = bundle.parse_json(text, str(path))  # says where the JSON breaks
@@ -80,8 +88,8 @@ def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) 
         document = _json_or_none(text)
     if fmt == "bundle":
         if not bundle.is_bundle(document):
-            raise fail(path, "not a pdx bundle (no \"format\": \"pdx-bundle\" object)",
-                       "leave out --format to detect what it is")
+            raise bundle.fail(path, "not a pdx bundle (no \"format\": \"pdx-bundle\" object)",
+                              "leave out --format to detect what it is")
         # A bundle's run keeps its id (it travels with the run); the digests were checked on what the file holds.
         return fmt, [redact_secrets(r) for r in bundle.read_bundle(document, str(path))]
     records = _read(known[fmt], path, text, document, hardware)
@@ -92,6 +100,8 @@ def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) 
 def _without_secrets(record: dict) -> dict:
     """A tool's run with no secret in it; one named by its content's hash is named by what is left, so a
     run without secrets keeps its id, and one with them gets the id of the run as stored."""
+    from pdx.registry import bundle  # see _json_or_none
+
     clean = redact_secrets(record)
     if clean is not record and record.get("id") == bundle.content_id(record):  # the same object: nothing hidden
         clean["id"] = bundle.content_id(clean)
@@ -99,6 +109,8 @@ def _without_secrets(record: dict) -> dict:
 
 
 def _read(importer, path: Path, text: str, document: object, hardware: str | None) -> list[dict]:
+    from pdx.registry import bundle  # see _json_or_none
+
     try:
         records = importer.read(path, text, document, hardware)
     except PdxError:
@@ -106,8 +118,8 @@ def _read(importer, path: Path, text: str, document: object, hardware: str | Non
     except Exception as exc:
         if importer.plugin == builtin.PLUGIN:
             raise  # a bug in pdx: keep its traceback
-        raise fail(path, f"the {importer.name} importer (plugin {importer.plugin}) failed: "
-                         f"{type(exc).__name__}: {exc}") from None
+        raise bundle.fail(path, f"the {importer.name} importer (plugin {importer.plugin}) failed: "
+                                f"{type(exc).__name__}: {exc}") from None
     if not isinstance(records, list) or not records or not all(isinstance(r, dict) for r in records):
-        raise fail(path, f"the {importer.name} importer returned no run records")
+        raise bundle.fail(path, f"the {importer.name} importer returned no run records")
     return records
