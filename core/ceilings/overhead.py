@@ -24,6 +24,7 @@ is "overhead-bound" where the fixed cost is longer than the step time at the cei
 
 from __future__ import annotations
 
+from pdx.ceilings.roofline import mean_context
 from pdx.stats import linear_fit
 from pdx.units import fmt_si
 
@@ -41,7 +42,9 @@ def _point(test: dict) -> tuple[tuple[int, int], float, float, float] | None:
     if not (rate and decode.get("ceiling")) or decode.get("speculative") or record.get("speculative"):
         return None
     batch = int(test.get("batch") or 1)
-    return (int(test["n_gen"]), batch), float(decode["context"]), batch / rate, batch / decode["ceiling"]
+    # Phases stored before the mean context was kept lack it: it is the same function of depth and length.
+    context = decode.get("context", mean_context(int(test.get("depth") or 0), int(test["n_gen"])))
+    return (int(test["n_gen"]), batch), float(context), batch / rate, batch / decode["ceiling"]
 
 
 def fixed_cost(run: dict) -> list[dict]:

@@ -193,10 +193,15 @@ def missing_figures(model: ModelFigures, hw: HardwareFigures) -> dict[str, str]:
     return missing
 
 
+def mean_context(depth: int, tokens: int) -> float:
+    """The mean context of a phase's timed tokens: ``tokens`` new ones after ``depth`` cached."""
+    return depth + (tokens + 1) / 2
+
+
 def phase(model: ModelFigures, hw: HardwareFigures, kind: str, tokens: int, depth: int = 0, batch: int = 1,
           ubatch: int | None = None) -> Phase:
     """Both bounds of one phase: prefill ``tokens`` prompt tokens, or decode ``tokens`` steps."""
-    context = depth + (tokens + 1) / 2
+    context = mean_context(depth, tokens)
     kv_read = model.kv_bytes_at(context)  # one sequence's cache at the mean context
     if kind == "decode":
         step_tokens = batch
