@@ -233,6 +233,6 @@ def test_hardware_probe_judges_by_this_machine_s_probe(monkeypatch):
     from pdx.hardware import probe
 
     result = {"threads": 2, "bandwidth": {"best": 4e10, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 1e11}}}
-    monkeypatch.setattr(probe, "measure", lambda machine, threads, force=False: result)
+    monkeypatch.setattr(probe, "measure", lambda machine, threads, force=False, **_: result)
     hw = sources.hardware_figures("probe", None, None, "fp16", threads=2)
     assert (hw.source, hw.bandwidth, hw.flops) == ("probe", 4e10, 1e11)
