@@ -21,7 +21,6 @@ explicit ``--gpu`` checks that backend's toolkit the same way.
 from __future__ import annotations
 
 import csv
-import io
 import os
 import re
 import shutil
@@ -69,7 +68,7 @@ def nvidia_gpus(text: str) -> list[tuple[str, str]]:
     No GPU (empty output, "No devices were found") is an empty list; a GPU row whose capability is
     not ``N.N`` is an error.
     """
-    rows = [row for row in csv.reader(io.StringIO(text or ""), skipinitialspace=True) if row]
+    rows = [row for row in csv.reader((text or "").splitlines(), skipinitialspace=True) if row]
     if not rows:
         return []
     header = [h.strip().split(" [")[0] for h in rows[0]]
@@ -116,11 +115,13 @@ def sycl_gpus(text: str) -> list[str]:
 # --- toolkits ----------------------------------------------------------------------------------------
 
 def _nvcc() -> str | None:
-    """nvcc on PATH, else where the CUDA toolkit installs it (often not on PATH)."""
+    """nvcc on PATH, else in ``CUDA_HOME`` where that is set, else where the toolkit installs it
+    (often not on PATH)."""
     found = shutil.which("nvcc")
     if found:
         return found
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+    homes = [os.environ["CUDA_HOME"]] if "CUDA_HOME" in os.environ else [os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    for home in homes:
         if home and (Path(home) / "bin" / "nvcc").is_file():
             return str(Path(home) / "bin" / "nvcc")
     return None
@@ -137,6 +138,14 @@ def _vulkan_sdk() -> tuple[str | None, str | None]:
     header = next((str(r / "include/vulkan/vulkan.h") for r in [*roots, Path("/usr"), Path("/usr/local")]
                    if (r / "include/vulkan/vulkan.h").is_file()), None)
     return shutil.which("glslc"), header
+
+
+def _has_layer_settings(header: Path) -> bool:
+    core = header.with_name("vulkan_core.h")
+    try:
+        return "VK_EXT_LAYER_SETTINGS_EXTENSION_NAME" in core.read_text(errors="replace")
+    except OSError:
+        return False
 
 
 MISSING = {
@@ -204,6 +213,11 @@ def detect(choice: str = "auto") -> Accelerator:
         if not (glslc and header):
             what = " and ".join(n for n, v in (("glslc", glslc), ("the Vulkan headers", header)) if not v)
             raise PdxError(f"Vulkan needs {what}, not found here: {MISSING['vulkan']}", CPU_HINT)
+        if not _has_layer_settings(Path(header)):
+            # Else the compile fails many minutes in (Debian 12's headers are 1.3.239).
+            raise PdxError(f"the Vulkan headers at {Path(header).parent} lack VK_EXT_layer_settings, which "
+                           "llama.cpp's Vulkan backend uses: install newer Vulkan headers (a Vulkan SDK; set "
+                           "VULKAN_SDK to it; tests/vulkan/vulkan.sh unpacks Debian 13's)", CPU_HINT)
         return Accelerator("vulkan", ("-DGGML_VULKAN=ON",), (*evidence, f"glslc: {glslc}", f"Vulkan header: {header}"))
     icpx = shutil.which("icpx")
     if not icpx:

@@ -188,8 +188,9 @@ def version_label(binary: Path) -> str | None:
 
 def _run(cmd: list[str], log: Path, env: dict | None = None, cwd: Path | None = None,
          progress: NinjaProgress | None = None) -> None:
-    """Run ``cmd`` with its output in ``log``; each line is also fed to ``progress``."""
-    with log.open("a") as fh:
+    """Run ``cmd`` with its output in ``log`` (line by line, so that it can be followed); each line is
+    also fed to ``progress``."""
+    with log.open("a", buffering=1) as fh:
         fh.write(f"\n$ {' '.join(cmd)}\n")
         fh.flush()
         if progress is None:
