@@ -226,40 +226,46 @@ def detect(choice: str = "auto") -> Accelerator:
                        (*evidence, f"icpx: {icpx}"))
 
 
-def _gpu_names(gpus: list[tuple[str, str]]) -> str:
-    return ", ".join(sorted({name for name, _ in gpus}))
+# (name, compiler, toolkit, CMake option for the device targets) of the backends built for the devices seen.
+_TARGETED = {
+    "cuda": ("CUDA", "nvcc", "CUDA toolkit (nvcc)", "-DCMAKE_CUDA_ARCHITECTURES"),
+    "hip": ("HIP", "hipcc", "HIP SDK (hipcc)", "-DGPU_TARGETS"),
+}
+
+
+def _targeted(backend: str, compiler: str | None, seen: str, targets: str, evidence: list[str]) -> tuple[list[str], list[str]]:
+    """CUDA's and HIP's common part: the compiler must be there (else one line, naming the GPU ``seen``),
+    and the build is only for the ``targets`` present, where any were seen."""
+    name, tool, toolkit, option = _TARGETED[backend]
+    if not compiler:
+        problem = f"{seen} found but no {toolkit}" if seen else f"{name} needs {tool}, not found here"
+        raise PdxError(f"{problem}: {MISSING[backend]}", CPU_HINT)
+    flags = [f"-DGGML_{name}=ON"]
+    if targets:
+        flags.append(f"{option}={targets}")
+    else:
+        evidence = [*evidence, f"no GPU seen: llama.cpp's default {name} targets (a longer build)"]
+    return flags, [*evidence, f"{tool}: {compiler}"]
 
 
 def _cuda(gpus: list[tuple[str, str]], evidence: list[str]) -> Accelerator:
     nvcc = _nvcc()
-    if not nvcc:
-        seen = f"{_gpu_names(gpus)} found but no CUDA toolkit (nvcc)" if gpus else "CUDA needs nvcc, not found here"
-        raise PdxError(f"{seen}: {MISSING['cuda']}", CPU_HINT)
-    flags = ["-DGGML_CUDA=ON"]
-    if gpus:
-        flags.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_architectures([cap for _, cap in gpus])}")
-    else:
-        evidence = [*evidence, "no NVIDIA GPU seen: llama.cpp's default CUDA architectures (a longer build)"]
+    flags, evidence = _targeted("cuda", nvcc, ", ".join(sorted({name for name, _ in gpus})),
+                                cuda_architectures([cap for _, cap in gpus]) if gpus else "", evidence)
     if not shutil.which("nvcc"):
         flags.append(f"-DCMAKE_CUDA_COMPILER={nvcc}")
     flags += [f"-DGGML_CUDA_FA_QUANTS={CUDA_FA_QUANTS}", "-DGGML_CUDA_NCCL=OFF"]
-    return Accelerator("cuda", tuple(flags), (*evidence, f"nvcc: {nvcc}"))
+    return Accelerator("cuda", tuple(flags), tuple(evidence))
 
 
 def _hip(targets: list[str], evidence: list[str]) -> Accelerator:
     hipcc = _hipcc()
-    if not hipcc:
-        seen = f"AMD GPU {', '.join(targets)} found but no HIP SDK (hipcc)" if targets else "HIP needs hipcc, not found here"
-        raise PdxError(f"{seen}: {MISSING['hip']}", CPU_HINT)
-    flags = ["-DGGML_HIP=ON"]
-    if targets:
-        flags.append(f"-DGPU_TARGETS={';'.join(targets)}")
-    else:
-        evidence = [*evidence, "no AMD GPU seen: llama.cpp's default HIP targets (a longer build)"]
+    flags, evidence = _targeted("hip", hipcc, f"AMD GPU {', '.join(targets)}" if targets else "", ";".join(targets),
+                                evidence)
     rocm = Path(hipcc).resolve().parent.parent
     # llama.cpp's HIP build compiles with ROCm's clang, found through HIPCXX.
     env = (("HIPCXX", str(rocm / "llvm" / "bin" / "clang")), ("HIP_PATH", str(rocm)))
-    return Accelerator("hip", tuple(flags), (*evidence, f"hipcc: {hipcc}"), env)
+    return Accelerator("hip", tuple(flags), tuple(evidence), env)
 
 
 def backend_of(flags: list[str]) -> str:
