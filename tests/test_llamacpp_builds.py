@@ -9,6 +9,7 @@ import json
 import platform
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import given, strategies as st
@@ -22,13 +23,15 @@ from conftest import assert_one_line_error, run_pdx
 
 
 @pytest.fixture
-def cache(monkeypatch, tmp_path) -> Path:
+def cache(monkeypatch, tmp_path) -> Iterator[Path]:
     """A private pdx cache, and a PATH with no GPU tools and no llama-bench: the machine is a CPU."""
     monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))  # never the shared build cache
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     monkeypatch.delenv(build.GPU_ENV, raising=False)
-    return tmp_path / "cache"
+    build.machine_backend.cache_clear()
+    yield tmp_path / "cache"
+    build.machine_backend.cache_clear()
 
 
 def _stub_build(gpu: str, built_at: str, record: dict | None = None) -> Path:

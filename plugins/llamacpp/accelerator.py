@@ -43,7 +43,7 @@ CUDA_FA_QUANTS = "f16-f16"
 @dataclass(frozen=True)
 class Accelerator:
     backend: str  # one of BACKENDS
-    flags: tuple[str, ...] = ()  # CMake options that select it (nothing for the CPU: today's build)
+    flags: tuple[str, ...] = ()  # CMake options that select it (none for the CPU off macOS: the build as before)
     evidence: tuple[str, ...] = field(default=(), compare=False)  # which tool said what
     env: tuple[tuple[str, str], ...] = ()  # environment the configure step needs (HIP's compiler)
 
@@ -199,7 +199,8 @@ def detect(choice: str = "auto") -> Accelerator:
     if choice != "auto" and choice != found:
         evidence = [*evidence, f"--gpu {choice}: chosen"]
     if backend == "cpu":
-        return Accelerator("cpu", (), tuple(evidence))
+        # llama.cpp builds Metal by default on macOS: the CPU alone must say so.
+        return Accelerator("cpu", ("-DGGML_METAL=OFF",) if sys.platform == "darwin" else (), tuple(evidence))
     if backend == "metal":
         if sys.platform != "darwin":
             raise PdxError("--gpu metal builds only on macOS", "choose another --gpu (auto detects this machine's)")

@@ -34,6 +34,7 @@ models die with SIGILL on some AMX CPUs (measured on this project's machines).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -145,6 +146,12 @@ def chosen_gpu() -> str | None:
     return value or None
 
 
+@functools.cache
+def machine_backend() -> str:
+    """The accelerator this machine has (asked once per process: a machine does not change under pdx)."""
+    return present()[0]
+
+
 def find_build(version: str | None = None, gpu: str | None = None) -> Build | None:
     """The pdx build to use: for ``gpu`` (else ``PDX_LLAMACPP_GPU``, else the accelerator this machine
     has, where builds for several backends are cached), this release's with today's flags first,
@@ -155,7 +162,7 @@ def find_build(version: str | None = None, gpu: str | None = None) -> Build | No
         found = [b for b in found if b.gpu == wanted]
     elif len({b.gpu for b in found}) > 1:
         # Only here is the machine asked (nvidia-smi and the like take a while): one backend cached is the one.
-        here = present()[0]
+        here = machine_backend()
         found = [b for b in found if b.gpu == here] or found
     today = cmake_flags()
     return max(found, key=lambda b: (b.version == (version or LLAMA_CPP_PYTHON_VERSION),
