@@ -13,13 +13,15 @@ from pdx.plugins.llamacpp.build import GPU_ENV, all_builds, find_build
 from conftest import run_pdx
 
 pytestmark = pytest.mark.vulkan
+# llama.cpp's Vulkan backend skips devices of type CPU unless named: lavapipe is device 0 here.
+LAVAPIPE = {"GGML_VK_VISIBLE_DEVICES": "0"}
 
 
 def test_a_bench_on_the_vulkan_build_runs_on_vulkan_with_every_layer_offloaded(registry_url, tiny_gguf):
     vulkan = find_build(gpu="vulkan")
     assert vulkan is not None, "no Vulkan build: run `pdx llamacpp install --gpu vulkan` (tox -e vulkan does)"
     result = run_pdx("bench", "--registry", registry_url, "--backend", "llamacpp-bench", "-m", str(tiny_gguf),
-                     "-p", "32", "-n", "8", "-r", "2", env={GPU_ENV: "vulkan"})
+                     "-p", "32", "-n", "8", "-r", "2", env={GPU_ENV: "vulkan", **LAVAPIPE})
     assert result.returncode == 0, result.stderr
     run_id = re.search(r"run ([0-9a-f]{32}) complete", result.stdout)[1]
     shown = json.loads(run_pdx("show", run_id, "--registry", registry_url, "--json").stdout)
