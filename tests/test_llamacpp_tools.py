@@ -31,7 +31,7 @@ def test_a_build_without_llama_quantize_gets_only_that_tool(monkeypatch, tmp_pat
     _cached_build(root)
     compiled = []
 
-    def fake_compile(sdist, tmp, flags, targets, jobs, log):  # stands in for cmake: writes the targets
+    def fake_compile(sdist, tmp, flags, targets, jobs, log, **_):  # stands in for cmake: writes the targets
         compiled.append(list(targets))
         (tmp / "build" / "bin").mkdir(parents=True)
         for target in targets:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
+
+# The choices, repeated from accelerator.CHOICES so that `pdx --help` imports nothing of the build;
+# tests/test_llamacpp_accelerator.py checks that the two agree.
+GPU_CHOICES = ("auto", "cuda", "hip", "vulkan", "sycl", "metal", "cpu")
 
 
 @click.group()
@@ -16,11 +22,21 @@ def llamacpp() -> None:
 @click.option("--bindings/--no-bindings", default=True, show_default=True,
               help="Also install the matching llama-cpp-python bindings into this Python.")
 @click.option("--force", is_flag=True, help="Rebuild even if a build is cached.")
-def install(version, jobs, bindings, force) -> None:
-    """Build llama-bench, llama-server, llama-quantize and libllama into the pdx cache (once)."""
-    from pdx.plugins.llamacpp.build import LLAMA_CPP_PYTHON_VERSION, install as do_install
+@click.option("--gpu", type=click.Choice(GPU_CHOICES), default="auto", show_default=True,
+              help="Accelerator to build for; auto asks nvidia-smi, rocminfo, vulkaninfo, sycl-ls (macOS: Metal).")
+@click.option("--dry-run", is_flag=True, help="Print the accelerator found, why, and the CMake commands; build nothing.")
+def install(version, jobs, bindings, force, gpu, dry_run) -> None:
+    """Build llama-bench, llama-server, llama-quantize and libllama into the pdx cache (once),
+    for this machine's GPU where it has one (see --gpu)."""
+    from pdx.plugins.llamacpp.build import LLAMA_CPP_PYTHON_VERSION, install as do_install, plan
+    from pdx.plugins.llamacpp.progress import NinjaProgress
 
-    build = do_install(version or LLAMA_CPP_PYTHON_VERSION, jobs=jobs, bindings=bindings, force=force,
+    version = version or LLAMA_CPP_PYTHON_VERSION
+    if dry_run:
+        click.echo("\n".join(plan(version, gpu, jobs).describe()))
+        return
+    progress = NinjaProgress(lambda text: (sys.stderr.write(text), sys.stderr.flush()), live=sys.stderr.isatty())
+    build = do_install(version, jobs=jobs, bindings=bindings, force=force, gpu=gpu, progress=progress,
                        say=lambda line: click.echo(line, err=True))
     click.echo(build.bin_dir)
 
@@ -39,14 +55,17 @@ def quantize(source, dest, qtype, threads) -> None:
 
 @llamacpp.command()
 def info() -> None:
-    """Show the llama.cpp build and binaries pdx would use."""
-    from pdx.plugins.llamacpp.build import find_build
+    """Show every cached llama.cpp build with its backend, and the binaries pdx would use."""
+    from pdx.plugins.llamacpp.build import GPU_ENV, all_builds, find_build
     from pdx.plugins.llamacpp.locate import find_llama_bench
 
-    build = find_build()
-    if build:
-        click.echo(f"pdx build: {build.root} (llama.cpp {build.commit}, build {build.build_number}, "
-                   f"from llama-cpp-python {build.version}, built {build.built_at})")
+    builds, used = all_builds(), find_build()
+    for build in builds:
+        mark = "*" if used and build.root == used.root else " "
+        click.echo(f"{mark} {build.gpu:<6} {build.label}, from llama-cpp-python {build.version}, "
+                   f"built {build.built_at[:19]}: {build.root}")
+    if builds:
+        click.echo(f"(* the build pdx uses; {GPU_ENV}=cuda|hip|vulkan|sycl|metal|cpu chooses another)")
     else:
         click.echo("pdx build: none (run `pdx llamacpp install`)")
     bench = find_llama_bench()

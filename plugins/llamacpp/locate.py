@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from pdx.errors import PdxError
-from pdx.plugins.llamacpp.build import Build, find_build
+from pdx.plugins.llamacpp.build import GPU_ENV, Build, chosen_gpu, find_build
 
 # Each backend's own way in: only the llama-bench backends take --llama-bench.
 _BUILD = "run `pdx llamacpp install` (builds llama.cpp, about 5 minutes)"
@@ -20,17 +20,28 @@ _LIB_NAME = "libllama.dylib" if sys.platform == "darwin" else "libllama.so"
 
 
 def find_tool(name: str, given: list[tuple[str | None, str]], hint: str = INSTALL_HINT) -> Path | None:
-    """A llama.cpp program: the first path ``given`` as (value, where it came from), then PATH, then the pdx build."""
+    """A llama.cpp program: the first path ``given`` as (value, where it came from), then PATH, then the pdx
+    build; with ``PDX_LLAMACPP_GPU`` set, that backend's pdx build before PATH."""
     for value, origin in given:
         if value:
             path = Path(value).expanduser()
             if not (path.is_file() and os.access(path, os.X_OK)):
                 raise PdxError(f"{origin} {value}: no executable {name} there", hint)
             return path.absolute()  # "./llama-bench" as a bare "llama-bench" would be looked up on PATH
-    on_path = shutil.which(name)
+    on_path = None if chosen_gpu() else shutil.which(name)
     if on_path:
         return Path(on_path)
+    return _build_tool(name)
+
+
+def _build_tool(name: str) -> Path | None:
+    """``name`` in the pdx build that runs (see build.find_build); a backend asked for by
+    ``PDX_LLAMACPP_GPU`` and not built is an error, not a quiet fall back to another device."""
     build = find_build()
+    wanted = chosen_gpu()
+    if build is None and wanted:
+        raise PdxError(f"{GPU_ENV}={wanted}: no pdx build of llama.cpp for {wanted}",
+                       f"run `pdx llamacpp install --gpu {wanted}`, or unset {GPU_ENV}")
     return build.tool(name) if build else None
 
 
