@@ -488,6 +488,24 @@ REASONING_NOTE = ("thinking: reasoning_content/reasoning deltas or a <think> spa
                   "tokens after the first over first answer to last token")
 
 
+# The server's own series (pdx.serving.server_series): pdx's name, how the note says it, its format.
+SERIES_FIGURES = (("peak_running", "peak running", "g"), ("peak_waiting", "peak waiting", "g"),
+                  ("peak_kv_cache_usage", "peak KV-cache use", "pct"), ("requests_done", "requests done", "g"),
+                  ("preemptions", "preemptions", "g"), ("prefix_cache_hit_rate", "prefix-cache hit rate", "pct"),
+                  ("generation_tokens", "tokens generated", "g"), ("prompt_tokens", "prompt tokens", "g"),
+                  ("prefix_cache_hits", "prefix-cache hits", "g"), ("decode_calls", "decode calls", "g"))
+
+
+def server_series_text(series: dict) -> str:
+    """What the server's own /metrics said over a test: its peaks and counts, and how it was read."""
+    said = [f"{label} {number(series[key] * 100, '.0f') + '%' if kind == 'pct' else number(series[key], 'g')}"
+            for key, label, kind in SERIES_FIGURES if series.get(key) is not None]
+    failed = f", {series['failed']} failed" if series.get("failed") else ""
+    return (f"the server's /metrics, {series.get('points')} readings {number(series.get('every_ms'), 'g')} ms apart"
+            f"{failed}: "
+            + (", ".join(said) or "none of the metrics pdx reads"))
+
+
 def _ms(dist: dict | None, key: str) -> str:
     return number((dist or {}).get(key))
 
@@ -590,6 +608,9 @@ def serving_notes(test: dict) -> list[Note]:
                         f"per stream, thinking {number(reasoning.get('reasoning_rate'), '.1f')} tok/s, answer "
                         f"{number(reasoning.get('answer_rate'), '.1f')} tok/s",
                         lines=(REASONING_NOTE,)))
+    series = stats.get("server_series")
+    if series:
+        out.append(Note("server series", name, f"{name}: {server_series_text(series)}"))
     overhead = stats.get("overhead")
     if overhead and overhead.get("pairs"):
         out.append(Note("overhead", name,
@@ -666,6 +687,7 @@ SERVING_STATS = frozenset({
     "energy",  # its column and note
     "clients",  # its note
     "reasoning",  # its note (a reasoning model's phases; TTFAT is a distribution)
+    "server_series",  # its note, and the run page's chart under the timeline
 })
 SERVING = Kind("serve", "serving", (*SERVING_COLUMNS, ENERGY), SERVING_STATS, serving_notes,
                "client-side latencies, throughput and goodput of a serving scenario")

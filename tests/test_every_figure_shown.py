@@ -162,8 +162,13 @@ def _serving_runs(registry: Registry) -> list[str]:
     saturation = {"at_s": 12.5, "window_s": 10.0, "due_in_window": 40, "ended_in_window": 21, "queue_growth": 19,
                   "queue_z": 3.35, "ttft_slope_ms_per_s": 41.25, "ttft_t": 6.1, "unsent_due": 7,
                   "test": "over the last 10 s, due - ended >= max(2, 3 sqrt(due + ended))"}
+    # the server's own series, read every 250 ms beside the requests
+    series = {"version": 1, "interval_ms": 250, "every_ms": 250, "failed": 0, "t_ns": [-50 * MS, 200 * MS, 450 * MS],
+              "metrics": {"running": [0, 3, 1], "waiting": [0, 2, 0], "kv_cache_usage": [0.0, 0.42, 0.1],
+                          "requests_done": [10, 12, 16], "preemptions": [0, 1, 1], "prefix_cache_hits": [0, 16, 48],
+                          "prefix_cache_queries": [0, 96, 96]}}
     _serve(registry, rid, 0, spec, reqs, engine={"server": {"prefix_cache_hits": 48}},
-           sample_engine={"saturation": saturation})
+           sample_engine={"saturation": saturation, "server_series": series})
     registry.finish_run(rid, "complete")
     # A stall: two steady streams, then a long prompt.
     rid = run(3)

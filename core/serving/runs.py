@@ -126,7 +126,7 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
     found = capacity.summary(points, lo, hi, "concurrency" if closed else "rate", spec.slo, spec.slo_percentile,
                              spec.precision, search.out_of_time)
     return Sample(ns=max(span, 1), n_prompt=sum(r.n_prompt for r in ok), n_gen=sum(r.n_gen for r in ok),
-                  requests=records, engine={"capacity": found, "start": start})
+                  requests=records, engine={"capacity": found, "start": start}, origin_ns=first_origin)
 
 
 def sharded_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
@@ -157,7 +157,7 @@ def scenario_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
     ok = [r for r in result.records if r.ok]
     sample = Sample(ns=max(result.makespan_ns, 1), n_prompt=sum(r.n_prompt for r in ok),
                     n_gen=sum(r.n_gen for r in ok), requests=result.records,
-                    engine={"client": result.client()})
+                    engine={"client": result.client()}, origin_ns=result.origin_ns)
     if result.saturation:
         sample.engine["saturation"] = result.saturation
     summary = failure_summary(result.records)
