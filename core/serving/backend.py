@@ -339,7 +339,7 @@ class ServerBackend(Backend):
             recorder.stop(None)
             raise
         series = recorder.stop(sample.origin_ns)
-        if series:
+        if series and sample.origin_ns is not None:  # a sample without its run's clock (--clients N) keeps none
             sample.engine["server_series"] = series
         return sample, failed
 

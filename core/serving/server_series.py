@@ -98,16 +98,17 @@ class SeriesRecorder:
 
 
 def _summary(series: dict) -> dict:
-    """Peaks of the levels, increases of the counters (first to last reading), and how it was read."""
-    metrics = series.get("metrics") or {}
-    out: dict = {"points": len(series.get("t_ns") or ()), "every_ms": series.get("every_ms"),
-                 "failed": series.get("failed", 0)}
+    """Peaks of the levels, increases of the counters, and how it was read: over the load run, from the
+    last reading at or before its start (warm-up requests went before it) to the last reading."""
+    metrics, times = series.get("metrics") or {}, series.get("t_ns") or []
+    start = max((i for i, t in enumerate(times) if t <= 0), default=0)
+    out: dict = {"points": len(times) - start, "every_ms": series.get("every_ms"), "failed": series.get("failed", 0)}
     for name in GAUGES:
-        values = [v for v in metrics.get(name) or () if v is not None]
+        values = [v for v in (metrics.get(name) or ())[start:] if v is not None]
         if values:
             out[f"peak_{name}"] = max(values)
     for name in COUNTERS:
-        values = [v for v in metrics.get(name) or () if v is not None]
+        values = [v for v in (metrics.get(name) or ())[start:] if v is not None]
         if values:
             out[name] = values[-1] - values[0]
     return out
