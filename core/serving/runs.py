@@ -98,12 +98,12 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
         # A point of a duration has no known count: it runs its course.
         watch = None if spec.duration_s else capacity.SloWatch(spec.slo, spec.slo_percentile, n)
         if closed:
-            plan = shaped_loop(requests)
+            plan = shaped_loop(requests, think_s=spec.think_s)
             result = run_load(client, for_duration(plan, spec.duration_s) if spec.duration_s else plan, int(x),
                               give_up=watch)
         else:
             plan = shaped_loop(requests, arrivals(x, spec.burstiness, arrival_seed(prompts), spec.ramp_s),
-                               spec.duration_s)
+                               spec.duration_s, spec.think_s)
             result = run_load(client, plan, spec.max_concurrency, catch_up=spec.catch_up,
                               saturation_window_s=spec.saturation_window_s, give_up=watch)
         first_origin = result.origin_ns if first_origin is None else first_origin
