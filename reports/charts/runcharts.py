@@ -369,8 +369,7 @@ def server_series_chart(run: dict) -> RunChart | None:
     colours = {m: SERIES_COLOURS[i % len(SERIES_COLOURS)] for i, m in enumerate(metrics)}
     for series in dict.fromkeys(p["series"] for p in points):
         rows = [p for p in points if p["series"] == series]
-        hi = max(max(p["t_s"] for p in rows) * 1.02, 1e-3)
-        lo = min(0.0, min(p["t_s"] for p in rows))
+        hi, lo = max(max(p["t_s"] for p in rows) * 1.02, 1e-3), 0.0
         body.append(_text(0, y + 9, series.lstrip(" ·"), size=TITLE, weight="bold"))
         y += 22
         for metric in dict.fromkeys(p["metric"] for p in rows):

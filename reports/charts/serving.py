@@ -71,7 +71,7 @@ def series_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
         times = found.get("t_ns") or []
         for metric, label in SERIES_SHOWN.items():
             for t, value in zip(times, (found.get("metrics") or {}).get(metric) or ()):
-                if value is not None:
+                if value is not None and t >= 0:  # from the load run's start, as the timeline (warm-up before it)
                     out.append({"series": series, "metric": label, "t_s": t / 1e9, "value": value})
     return out
 
