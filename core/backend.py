@@ -61,6 +61,9 @@ class Sample:
     # [ended_ns - ns, ended_ns]. A backend that yields a sample as soon as it is timed leaves it None
     # (the runner stamps it); one that hands over a batch at once (a subprocess) sets it. Not stored.
     ended_ns: int | None = field(default=None, compare=False)
+    # Serving: when its (first) load run's clock started, on time.perf_counter_ns()'s clock, so what
+    # was read beside the requests (the server's series) is put on their clock. Not stored.
+    origin_ns: int | None = field(default=None, compare=False)
 
     @classmethod
     def timed(cls, test: "TestSpec", t0: int, t1: int, t2: int, engine: dict | None = None) -> "Sample":

@@ -468,6 +468,7 @@ SIDE_BY_SIDE = (_BY_KEY["output_throughput"], _BY_KEY["request_throughput"], _BY
 # Latency distributions (ms) a serving test stores, with what each is.
 DISTRIBUTIONS = (
     ("ttft_ms", "TTFT", "send to first token"),
+    ("ttfat_ms", "TTFAT", "send to first answer token: after a reasoning model's thinking (TTFT where none)"),
     ("ttft_sched_ms", "sched TTFT", "from the scheduled send to the first token: the wait for a slot counts"),
     ("tpot_ms", "TPOT", "each request's mean gap between tokens"),
     ("itl_ms", "ITL", "every gap between tokens, pooled over requests"),
@@ -480,6 +481,29 @@ DISTRIBUTION_KEYS = frozenset(key for key, _, _ in DISTRIBUTIONS)
 ITL_NOTE = ("ITL: every gap between tokens, pooled over requests (a chunk of k tokens counts as k gaps), as vLLM; "
             "TPOT: each request's mean gap, which GuideLLM and AIPerf call ITL. sched TTFT: from the scheduled send, "
             "so the wait for a slot (wait) counts.")
+
+
+REASONING_NOTE = ("thinking: reasoning_content/reasoning deltas or a <think> span; TTFAT: send to the first answer "
+                  "token; rates per stream: thinking tokens after the first over first thinking to first answer token, answer "
+                  "tokens after the first over first answer to last token")
+
+
+# The server's own series (pdx.serving.server_series): pdx's name, how the note says it, its format.
+SERIES_FIGURES = (("peak_running", "peak running", "g"), ("peak_waiting", "peak waiting", "g"),
+                  ("peak_kv_cache_usage", "peak KV-cache use", "pct"), ("requests_done", "requests done", "g"),
+                  ("preemptions", "preemptions", "g"), ("prefix_cache_hit_rate", "prefix-cache hit rate", "pct"),
+                  ("generation_tokens", "tokens generated", "g"), ("prompt_tokens", "prompt tokens", "g"),
+                  ("prefix_cache_hits", "prefix-cache hits", "g"), ("decode_calls", "decode calls", "g"))
+
+
+def server_series_text(series: dict) -> str:
+    """What the server's own /metrics said over a test: its peaks and counts, and how it was read."""
+    said = [f"{label} {number(series[key] * 100, '.0f') + '%' if kind == 'pct' else number(series[key], 'g')}"
+            for key, label, kind in SERIES_FIGURES if series.get(key) is not None]
+    failed = f", {series['failed']} failed" if series.get("failed") else ""
+    return (f"the server's /metrics, {series.get('points')} readings {number(series.get('every_ms'), 'g')} ms apart"
+            f"{failed}: "
+            + (", ".join(said) or "none of the metrics pdx reads"))
 
 
 def _ms(dist: dict | None, key: str) -> str:
@@ -574,6 +598,19 @@ def serving_notes(test: dict) -> list[Note]:
                         f"(sent: TTFT p50 {_ms(stats.get('ttft_ms'), 'median')} ms); dispatch delay p50 "
                         f"{_ms(stats.get('dispatch_ms'), 'median')} / p99 {_ms(stats.get('dispatch_ms'), 'p99')} ms; "
                         f"chunks per token {number(stats.get('chunks_per_token'), '.2f')}"))
+    reasoning = stats.get("reasoning")
+    if reasoning:
+        out.append(Note("reasoning", name,
+                        f"{name}: {reasoning['requests']} of {number(stats.get('completed'), 'd')} requests thought: "
+                        f"{reasoning['reasoning_tokens']} thinking and {reasoning['answer_tokens']} answer tokens; "
+                        f"TTFAT p50 {_ms(stats.get('ttfat_ms'), 'median')} / p99 {_ms(stats.get('ttfat_ms'), 'p99')} ms "
+                        f"(TTFT p50 {_ms(stats.get('ttft_ms'), 'median')} ms: the first token of either kind); "
+                        f"per stream, thinking {number(reasoning.get('reasoning_rate'), '.1f')} tok/s, answer "
+                        f"{number(reasoning.get('answer_rate'), '.1f')} tok/s",
+                        lines=(REASONING_NOTE,)))
+    series = stats.get("server_series")
+    if series:
+        out.append(Note("server series", name, f"{name}: {server_series_text(series)}"))
     overhead = stats.get("overhead")
     if overhead and overhead.get("pairs"):
         out.append(Note("overhead", name,
@@ -649,6 +686,8 @@ SERVING_STATS = frozenset({
     "stall", "overhead", "turns", "prefix_cache", "capacity", "saturation", "reported",  # each its notes
     "energy",  # its column and note
     "clients",  # its note
+    "reasoning",  # its note (a reasoning model's phases; TTFAT is a distribution)
+    "server_series",  # its note, and the run page's chart under the timeline
 })
 SERVING = Kind("serve", "serving", (*SERVING_COLUMNS, ENERGY), SERVING_STATS, serving_notes,
                "client-side latencies, throughput and goodput of a serving scenario")

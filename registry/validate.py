@@ -299,6 +299,19 @@ def _check_test(test: dict, where: str) -> None:
         _fits(sample, "sample", f"{where}.samples[{i}]")
     for i, request in enumerate(test.get("requests") or ()):
         _fits(request, "request", f"{where}.requests[{i}]")
+        _phases(request, f"{where}.requests[{i}]")
+
+
+def _phases(request: dict, where: str) -> None:
+    """A reasoning stream's phases agree with its stream: thinking is part of the tokens, and neither
+    phase began before the first token."""
+    thinking, tokens, first = request.get("n_reasoning"), request.get("n_gen"), request.get("first_ns")
+    if isinstance(thinking, int) and isinstance(tokens, int) and not 0 < thinking <= tokens:
+        raise _Invalid(f"{where}.n_reasoning", f"{thinking} thinking tokens of {tokens}: give 1 to n_gen, or null")
+    for name in ("reasoning_ns", "answer_ns"):
+        value = request.get(name)
+        if isinstance(value, int) and isinstance(first, int) and value < first:
+            raise _Invalid(f"{where}.{name}", f"{value} is before the first token ({first} ns from send)")
 
 
 def _check_record(record: dict) -> None:

@@ -15,7 +15,11 @@ silence), ``miscount`` (usage claims one token more than were sent), ``merged`` 
 and one chunk carries two tokens), ``closing`` (as llama-server's /v1/completions: no token ids, and
 the finish in a closing chunk without text), ``closing-merged`` (and one chunk carries two tokens),
 ``closing-merged-nousage`` (and no usage event), ``burst`` (every event of a request in one write, as a
-client starved of CPU reads them), ``burst-odd`` (the 1st, 3rd, ... request of more than one token so).
+client starved of CPU reads them), ``burst-odd`` (the 1st, 3rd, ... request of more than one token so),
+``reasoning`` (replays a reasoning model's chat stream as vLLM's reasoning parser sends it,
+tests/data/reasoning/: ``reasoning_content`` deltas, then ``content``; ``max_tokens`` must be its 30),
+``think-inline`` (the first half of the tokens' text a ``<think>...</think>`` span, as a server without a
+reasoning parser streams it), ``think-close`` (the same, the opening tag left to the prompt's template).
 ``ttft`` and ``itl`` (seconds) override the server's schedule. ``--slots N`` serves N streams at a time and queues the rest (their TTFT
 grows with the queue, as a saturated server's does).
 ``GET /sends`` returns every event's send time (perf_counter_ns) keyed by the
@@ -32,8 +36,10 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 
 SENDS: dict[int, list[int]] = {}
+REASONING_STREAM = Path(__file__).parent / "data" / "reasoning" / "vllm_deepseek_r1_chat_stream.jsonl"
 
 
 def _event(payload: dict | str) -> bytes:
@@ -91,6 +97,9 @@ async def _stream_now(writer: asyncio.StreamWriter, body: dict, ttft: float, itl
     if mode == "burst-odd" and n > 1:
         STREAMED[mode] += 1
         mode = "burst" if STREAMED[mode] % 2 else "ok"
+    if mode == "reasoning":
+        await _replay(writer, body, ttft, itl)
+        return
     held = []  # burst: the events, written at once at the end
     write = held.append if mode == "burst" else writer.write
     for i in range(n):
@@ -111,7 +120,11 @@ async def _stream_now(writer: asyncio.StreamWriter, body: dict, ttft: float, itl
             continue
         if mode == "hang" and i == 1:
             await asyncio.sleep(3600)
-        choice = {"index": 0, "text": f" t{i}", "token_ids": [3 + i % 100],
+        text = f" t{i}"
+        if mode.startswith("think"):  # thinking for the first half, the tags on its first and last token
+            text = ("<think>" if i == 0 and mode == "think-inline" else "</think>" if i == n // 2 - 1 else
+                    " thought" if i < n // 2 else " answer")
+        choice = {"index": 0, "text": text, "token_ids": [3 + i % 100],
                   "finish_reason": "length" if i == n - 1 else None}
         if "merged" in mode or mode.startswith("closing"):
             del choice["token_ids"]
@@ -134,6 +147,18 @@ async def _stream_now(writer: asyncio.StreamWriter, body: dict, ttft: float, itl
     await writer.drain()
 
 
+async def _replay(writer: asyncio.StreamWriter, body: dict, ttft: float, itl: float) -> None:
+    """The recorded reasoning stream, one event per ``itl`` after ``ttft``."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for i, line in enumerate(REASONING_STREAM.read_text().splitlines()):
+        await asyncio.sleep(max(0.0, start + float(body.get("ttft", ttft)) + i * float(body.get("itl", itl))
+                                - loop.time()))
+        writer.write(_event(line))
+    writer.write(_event("[DONE]") + b"0\r\n\r\n")
+    await writer.drain()
+
+
 async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ttft: float, itl: float) -> None:
     try:
         method, path, headers, raw = await _read_request(reader)
@@ -143,7 +168,7 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tt
             _plain(writer, 200, SENDS)
         elif path == "/v1/models":
             _plain(writer, 200, {"data": [{"id": "fake", "max_model_len": 65536}]})
-        elif path == "/v1/completions" and method == "POST":
+        elif path in ("/v1/completions", "/v1/chat/completions") and method == "POST":
             body = json.loads(raw)
             if _mode(body) in ("http400", "http500"):
                 status = int(_mode(body)[4:])

@@ -110,15 +110,17 @@ def _rates_run(registry: Registry) -> str:
 
 
 def _stream(idx: int, role: str = "load", send: int = 0, first: int = 50, gaps=(10, 10, 10), n_prompt: int = 16,
-            scheduled: int | None = None, usage: dict | None = None) -> RequestRecord:
-    """A request: sent ``send`` ms into the test, its first token ``first`` ms later, then one token a gap."""
+            scheduled: int | None = None, usage: dict | None = None, thinking: int = 0) -> RequestRecord:
+    """A request: sent ``send`` ms into the test, its first token ``first`` ms later, then one token a gap;
+    the first ``thinking`` tokens a reasoning model's thinking."""
     t, events = first * MS, [(first * MS, 1)]
     for gap in gaps:
         t += gap * MS
         events.append((t, 1))
+    phases = dict(reasoning_ns=first * MS, answer_ns=events[thinking][0], n_reasoning=thinking) if thinking else {}
     return RequestRecord(idx, n_prompt, len(events), role=role, send_ns=send * MS,
                          scheduled_ns=None if scheduled is None else scheduled * MS, first_ns=first * MS, end_ns=t,
-                         events=events, usage=usage or {})
+                         events=events, usage=usage or {}, **phases)
 
 
 def _serve(registry: Registry, run_id: str, ordinal: int, spec: ServeSpec, requests, engine=None, sample_engine=None,
@@ -144,7 +146,9 @@ def _serving_runs(registry: Registry) -> list[str]:
     slo = {"ttft": 60.0, "tpot": 20.0}
     for i, c in enumerate((1, 4)):
         spec = ServeSpec("load", 16, 4, concurrency=c, n_requests=8, slo=slo)
-        reqs = [_stream(k, send=(k // c) * 90, first=50 + 5 * c + (k % 3), gaps=(10, 11, 12)) for k in range(8)]
+        # the first test a reasoning model's: two thinking tokens a request, then the answer
+        reqs = [_stream(k, send=(k // c) * 90, first=50 + 5 * c + (k % 3), gaps=(10, 11, 12), thinking=2 * (c == 1))
+                for k in range(8)]
         _serve(registry, rid, i, spec, reqs, conditions=BUSY if c == 4 else QUIET)
     _serve(registry, rid, 2, ServeSpec("load", 16, 4, concurrency=8, n_requests=8), [], status="failed",
            error="8 of 8 requests failed: connection refused")
@@ -158,8 +162,13 @@ def _serving_runs(registry: Registry) -> list[str]:
     saturation = {"at_s": 12.5, "window_s": 10.0, "due_in_window": 40, "ended_in_window": 21, "queue_growth": 19,
                   "queue_z": 3.35, "ttft_slope_ms_per_s": 41.25, "ttft_t": 6.1, "unsent_due": 7,
                   "test": "over the last 10 s, due - ended >= max(2, 3 sqrt(due + ended))"}
+    # the server's own series, read every 250 ms beside the requests
+    series = {"version": 1, "interval_ms": 250, "every_ms": 250, "failed": 0, "t_ns": [-50 * MS, 200 * MS, 450 * MS],
+              "metrics": {"running": [0, 3, 1], "waiting": [0, 2, 0], "kv_cache_usage": [0.0, 0.42, 0.1],
+                          "requests_done": [10, 12, 16], "preemptions": [0, 1, 1], "prefix_cache_hits": [0, 16, 48],
+                          "prefix_cache_queries": [0, 96, 96]}}
     _serve(registry, rid, 0, spec, reqs, engine={"server": {"prefix_cache_hits": 48}},
-           sample_engine={"saturation": saturation})
+           sample_engine={"saturation": saturation, "server_series": series})
     registry.finish_run(rid, "complete")
     # A stall: two steady streams, then a long prompt.
     rid = run(3)

@@ -110,6 +110,22 @@ def test_traffic_shapes_name_the_test_and_are_checked():
         ServeSpec("load", 16, 4, concurrency=2, n_requests=8, input_dist="zipf:1")
 
 
+def test_think_time_holds_each_turn_until_the_one_before_ended_and_the_user_thought(fake_server, registry_url):
+    result = run_pdx("serve-bench", "--backend", "vllm-server", "--url", fake_server, "-o", "model_name=fake",
+                     "-c", "4", "--turns", "2", "--think-time", "0.3", "-p", "8", "-n", "3", "--num-requests", "4",
+                     "--registry", registry_url, "--json")
+    assert result.returncode == 0, result.stderr
+    (test,) = json.loads(result.stdout)[0]["tests"]
+    assert test["spec"]["think_s"] == 0.3 and test["name"].endswith(":think0.3s")
+    ordered = sorted(test["requests"], key=lambda r: r["idx"])
+    first, second = ordered[:2], ordered[2:]
+    assert [r["role"] for r in first + second] == ["turn1", "turn1", "turn2", "turn2"]
+    for before, after in zip(first, second):  # conversation k's turns: requests k and k + 2
+        assert after["send_ns"] >= before["send_ns"] + before["end_ns"] + 0.3e9
+    with pytest.raises(WorkloadError, match="--think-time"):
+        ServeSpec("load", 8, 3, concurrency=4, n_requests=4, think_s=1.0)
+
+
 def test_multi_turn_through_the_cli(fake_server, registry_url, tmp_path):
     result = run_pdx("serve-bench", "--backend", "vllm-server", "--url", fake_server, "-o", "model_name=fake",
                      "-c", "2", "--turns", "3", "--system-prompt", "8", "-p", "8", "-n", "3", "--num-requests", "6",

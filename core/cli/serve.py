@@ -29,10 +29,10 @@ def _rates(text: str | None) -> list[float] | None:
         raise click.BadParameter(f"{text!r}: give numbers per second, or inf", param_hint="--request-rate") from None
 
 
-def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> dict:
+def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace, think_time=None) -> dict:
     """The traffic-shape fields given (pdx.serving.traffic), as ServeSpec takes them."""
     given = {"system_prompt": system_prompt, "turns": turns, "input_dist": input_dist, "output_dist": output_dist,
-             "ramp_s": ramp_up, "trace": trace}
+             "ramp_s": ramp_up, "trace": trace, "think_s": think_time}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -54,6 +54,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 @click.option("--duration", type=Number(min=0, min_open=True, max=1e7), help="Seconds of sending per test, instead of --num-requests.")
 @click.option("--system-prompt", type=Integer(min=1, max=MAX_TOKENS), metavar="S", help="Traffic: a shared system prompt of S tokens ahead of every request.")
 @click.option("--turns", type=Integer(min=2, max=MAX_COUNT), metavar="T", help="Traffic: conversations of T turns, each sending the history and a new user part.")
+@click.option("--think-time", type=Number(min=0, max=3600), metavar="S", help="Traffic: with --turns, each turn waits for the one before to end, then S seconds (a user reading and typing), so a prefix cache's expiry shows. [default: turns go in order, without waiting]")
 @click.option("--input-dist", metavar="DIST", help="Traffic: user-part lengths around -p: fixed, uniform:S (within +/- S of the mean, S a fraction: uniform:0.25) or lognormal:SIGMA.")
 @click.option("--output-dist", metavar="DIST", help="Traffic: generated lengths around -n, as --input-dist.")
 @click.option("--ramp-up", type=Number(min=0, min_open=True, max=1e7), metavar="S", help="Open loop: raise the rate linearly to --request-rate over S seconds.")
@@ -81,7 +82,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 @click.pass_context
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
                 max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
-                input_dist, output_dist, ramp_up, trace, inject, prefix, warmup_requests,
+                input_dist, output_dist, ramp_up, trace, think_time, inject, prefix, warmup_requests,
                 slo, precision, budget, percentiles, repetitions, seed, clients, ray_address, options, tags, url, api_key, server_args, energy, price_kwh, registry, as_json,
                 **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput.
@@ -101,7 +102,7 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         slo_percentile=slo_percentile, precision=precision, budget_s=budget,
         percentiles=parse_percentiles(percentiles), repetitions=repetitions, seed=seed, catch_up=catch_up,
         saturation_window_s=saturation_window, prompt_lens=input_len, clients=clients, ray_address=ray_address,
-        traffic=_traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace)))
+        traffic=_traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace, think_time)))
     if ray_address and clients == 1:
         warn("--ray: ignored with one client: the test runs in this process; give --clients N (2 or more) to "
              "spread it over the cluster's nodes")

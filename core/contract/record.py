@@ -77,6 +77,11 @@ class Request(TypedDict):
     send_ns: Int64  # from the start of its load run
     scheduled_ns: NotRequired[Optional[Int64]]  # when it was due (open loop), from the same start
     shard: NotRequired[Optional[int]]  # the client process that sent it (--clients N); None: one
+    # A reasoning model's phases (pdx.serving.reasoning): first thinking and first answer token from send,
+    # thinking tokens; None: the stream did not think (its first token is its first answer token)
+    reasoning_ns: NotRequired[Optional[Int64]]
+    answer_ns: NotRequired[Optional[Int64]]
+    n_reasoning: NotRequired[Optional[int]]
     first_ns: Optional[Int64]  # from send
     end_ns: Optional[Int64]  # from send
     status: Annotated[str, chars(16)]

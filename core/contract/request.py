@@ -10,6 +10,12 @@ is free, so the gap is latency its user sees (the dispatch delay), and the
 the arrival of every token (an event may carry several, as with speculative
 decoding). TTFT, ITL, TPOT and E2EL are derived from these, never stored in
 their place.
+
+A reasoning model's stream is split in two phases (:mod:`pdx.serving.reasoning`): thinking, then the
+answer. ``reasoning_ns`` and ``answer_ns`` are the first token of each (from send) and
+``n_reasoning`` the thinking tokens; all three stay None for a stream with no thinking, whose
+first token is its first answer token. TTFT keeps its meaning, the first token of any kind;
+TTFAT (:attr:`RequestRecord.ttfat_ns`) is the first answer token's.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ class RequestRecord:
     usage: dict = field(default_factory=dict)  # the server's own counts (prompt, completion, cached tokens)
     engine: dict = field(default_factory=dict)  # the server's own figures for this request (timings...)
     shard: int | None = None  # which of several client processes sent it (serve-bench --clients N); None: one
+    reasoning_ns: int | None = None  # first thinking token, from send; None: no thinking
+    answer_ns: int | None = None  # first answer token, from send, of a stream that thought
+    n_reasoning: int | None = None  # thinking tokens; None: no thinking
 
     @property
     def ok(self) -> bool:
@@ -56,6 +65,55 @@ class RequestRecord:
     @property
     def ttft_ns(self) -> int | None:
         return self.first_ns
+
+    @property
+    def n_answer(self) -> int:
+        """Answer tokens: all tokens but the thinking ones."""
+        return self.n_gen - (self.n_reasoning or 0)
+
+    @property
+    def ttfat_ns(self) -> int | None:
+        """Time to first answer token (TTFAT): send to the first token after the thinking; TTFT for a
+        stream without thinking. None where the answer never began."""
+        return self.answer_ns if self.n_reasoning else self.first_ns
+
+    @property
+    def reasoning_rate(self) -> float | None:
+        """Thinking tokens per second: the thinking tokens after the first over the time from the first
+        thinking token to the first answer token (the end, where no answer came)."""
+        if not self.n_reasoning or self.n_reasoning < 2 or self.reasoning_ns is None:
+            return None
+        until = self.answer_ns if self.answer_ns is not None else self.end_ns
+        span = (until or 0) - self.reasoning_ns
+        return (self.n_reasoning - 1) * 1e9 / span if span > 0 else None
+
+    @property
+    def answer_rate(self) -> float | None:
+        """Answer tokens per second of a stream that thought: answer tokens after the first over the
+        first answer token to the last token."""
+        if not self.n_reasoning or self.answer_ns is None or self.n_answer < 2 or not self.events:
+            return None
+        span = self.events[-1][0] - self.answer_ns
+        return (self.n_answer - 1) * 1e9 / span if span > 0 else None
+
+    def count_phase(self, phase: str, offset_ns: int, tokens: int) -> None:
+        """Book an event's ``tokens`` (already in :attr:`events`) on thinking or the answer
+        (:mod:`pdx.serving.reasoning`'s phases, by name: the contract imports nothing above it)."""
+        if phase == "answer":
+            if self.answer_ns is None:
+                self.answer_ns = offset_ns
+            return
+        if phase == "reasoning from the start":  # a closing tag: everything before it was thinking
+            self.reasoning_ns, self.answer_ns, self.n_reasoning = self.first_ns, None, self.n_gen
+            return
+        if self.reasoning_ns is None:
+            self.reasoning_ns = offset_ns
+        self.n_reasoning = (self.n_reasoning or 0) + tokens
+
+    def settle_phases(self) -> None:
+        """A stream that never thought keeps no phase figures (its TTFAT is its TTFT)."""
+        if not self.n_reasoning:
+            self.reasoning_ns = self.answer_ns = self.n_reasoning = None
 
     @property
     def dispatch_ns(self) -> int:

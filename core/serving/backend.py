@@ -32,6 +32,7 @@ from pdx.serving.overhead import overhead_sample
 from pdx.serving.prompts import PromptMaker
 from pdx.serving.records import RequestsFailed, TokensInOneBurst
 from pdx.serving.runs import matrix_sample, scenario_sample
+from pdx.serving.server_series import DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS, SeriesRecorder
 from pdx.speculation import draft_identity
 from pdx.workload import TestSpec
 
@@ -48,6 +49,8 @@ SERVER_OPTIONS = {
     "request_timeout": f"seconds one request may take (default: {TIMEOUT_RULE})",
     "model_name": "model name to send (default: the server's first /v1/models entry)",
     "in_process_options": "--scenario overhead: the in-process engine's -o options, as a JSON object",
+    "series_interval_ms": f"serving tests: read the server's /metrics every this many ms as a time series "
+                          f"(default {DEFAULT_INTERVAL_MS}; 0: not)",
 }
 
 
@@ -137,6 +140,9 @@ class ServerBackend(Backend):
     #: pdx name -> Prometheus histogram / counter of the server's /metrics
     metric_histograms: ClassVar[Mapping[str, str]] = {}
     metric_counters: ClassVar[Mapping[str, str]] = {}
+    #: pdx name -> the Prometheus gauges or counters read as a time series during serving tests, the first
+    #: the server exports (names changed between versions); see pdx.serving.server_series
+    metric_series: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     #: extra fields of every completions request
     extra_body: ClassVar[Mapping] = {}
     #: the completions protocol the server speaks
@@ -315,6 +321,32 @@ class ServerBackend(Backend):
             sample.engine["speculation"] = counts
         return sample, failed
 
+    def series_interval_ms(self) -> float:
+        if not self.metric_series:
+            return 0.0
+        interval = parse_float(self.config.options.get("series_interval_ms", DEFAULT_INTERVAL_MS),
+                               "-o series_interval_ms", 0.0)
+        if 0 < interval < MIN_INTERVAL_MS:
+            raise PdxError(f"-o series_interval_ms={interval:g}: under {MIN_INTERVAL_MS} ms the reading is most of "
+                           "what the server does", f"give {MIN_INTERVAL_MS} or more, or 0 for no series")
+        return interval
+
+    def _with_series(self, make) -> tuple[Sample, str | None]:
+        """``make()``'s sample with the server's time series over it (:mod:`pdx.serving.server_series`)."""
+        interval = self.series_interval_ms()
+        if not interval:
+            return make()
+        recorder = SeriesRecorder(self.url, auth_headers(self.config.api_key), self.metric_series, interval).start()
+        try:
+            sample, failed = make()
+        except BaseException:
+            recorder.stop(None)
+            raise
+        series = recorder.stop(sample.origin_ns)
+        if series and sample.origin_ns is not None:  # a sample without its run's clock (--clients N) keeps none
+            sample.engine["server_series"] = series
+        return sample, failed
+
     def unsupported(self, test) -> str | None:
         if getattr(test, "scenario", None) == "overhead":
             if self.in_process is None:
@@ -353,8 +385,8 @@ class ServerBackend(Backend):
         if test.kind == "serve" and test.scenario == "overhead":
             return self._overhead(test)
         if test.kind == "serve":
-            return self._with_server_figures(
-                lambda: scenario_sample(self.client, test, PromptMaker(self.prompts, test.name)))
+            return self._with_server_figures(lambda: self._with_series(
+                lambda: scenario_sample(self.client, test, PromptMaker(self.prompts, test.name))))
         prompts = self.prompts.next(test)
         for retry in range(BURST_RETRIES + 1):
             try:

@@ -44,6 +44,7 @@ class Planned:
     at_s: float | None = None  # offset from the start of the run; None: when a slot is free
     after_tokens: int | None = None  # or once every request in flight has received this many tokens
     session: str | None = None  # a conversation's turns share one: several client processes keep it on one
+    think_s: float | None = None  # a later turn: sent no sooner than this long after its session's last ended
 
 
 @dataclass
@@ -113,6 +114,8 @@ class _Driver:
         self.last: tuple[float, int] | None = None  # (scheduled offset s, send ns) of the last open-loop send
         self.saturation: dict | None = None
         self.freed_at: int | None = None  # when a slot last freed with every slot busy
+        self.session_end: dict[str, int | None] = {}  # each session's last request's end (None: in flight)
+        self.session_of: dict[int, str] = {}  # record idx -> its session, of requests in flight
 
     @property
     def next(self) -> Planned | None:
@@ -155,6 +158,16 @@ class _Driver:
                     self.polling = True
                     self.loop.call_at(now + _POLL_NS, self._poll)
                 return
+            if planned.think_s is not None and planned.session in self.session_end:
+                ended = self.session_end[planned.session]
+                if ended is None:  # the turn before is in flight: its end calls fill
+                    return
+                due = ended + int(planned.think_s * 1e9)
+                if due > now:  # the user is thinking; the plan's next requests wait behind this one
+                    if self.timer_at != due:
+                        self.timer_at = due
+                        self.loop.call_at(due, self.fill)
+                    return
             if planned.at_s is not None:
                 due = self.origin + int(planned.at_s * 1e9)
                 held = self.freed_at is not None and due <= self.freed_at  # it came due while every slot was busy
@@ -171,6 +184,9 @@ class _Driver:
             if planned.at_s is not None:
                 record.scheduled_ns = int(planned.at_s * 1e9)
             self.records.append(record)
+            if planned.think_s is not None and planned.session is not None:
+                self.session_end[planned.session] = None
+                self.session_of[record.idx] = planned.session
             self.in_flight += 1
             self.client.send(self.loop, record, planned.prompt, self.origin, self.finished)
             if planned.at_s is not None:
@@ -185,6 +201,9 @@ class _Driver:
         if self.cap is not None and self.in_flight >= self.cap:
             self.freed_at = time.perf_counter_ns()
         self.in_flight -= 1
+        session = self.session_of.pop(record.idx, None)
+        if session is not None:
+            self.session_end[session] = time.perf_counter_ns()
         if record.error and record.error.startswith("cannot connect"):
             self.stop()  # the server is gone: the requests in flight finish, no new ones are sent
         elif self.watch is not None and record.scheduled_ns is not None and self.saturation is None:
@@ -262,16 +281,18 @@ def open_loop(prompts: Iterable[list[int]], max_tokens: int, rate: float, bursti
 
 
 def shaped_loop(requests: Iterable[tuple[list[int], int, str, str | None]],
-                arrival_times: Iterable[float] | None = None, duration_s: float | None = None) -> Iterator[Planned]:
-    """Requests of a traffic shape (prompt, max_tokens, role, session), closed loop or at ``arrival_times``."""
+                arrival_times: Iterable[float] | None = None, duration_s: float | None = None,
+                think_s: float | None = None) -> Iterator[Planned]:
+    """Requests of a traffic shape (prompt, max_tokens, role, session), closed loop or at ``arrival_times``.
+    ``think_s``: every turn of a conversation (a session) waits for the one before to end, then this long."""
     if arrival_times is None:
         for prompt, max_tokens, role, session in requests:
-            yield Planned(prompt, max_tokens, role, session=session)
+            yield Planned(prompt, max_tokens, role, session=session, think_s=think_s if session else None)
         return
     for (prompt, max_tokens, role, session), at in zip(requests, arrival_times):
         if duration_s is not None and at >= duration_s:
             return
-        yield Planned(prompt, max_tokens, role, at, session=session)
+        yield Planned(prompt, max_tokens, role, at, session=session, think_s=think_s if session else None)
 
 
 def for_duration(plan: Iterable[Planned], seconds: float) -> Iterator[Planned]:

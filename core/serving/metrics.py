@@ -110,6 +110,18 @@ def decode_rate(record: RequestRecord) -> float | None:
     return (record.n_gen - record.events[0][1]) * 1e9 / decode
 
 
+def reasoning_stats(ok: Sequence[RequestRecord]) -> dict:
+    """A reasoning model's two phases over the completed requests: how many thought, the thinking and
+    answer tokens, and each phase's per-stream rate, mean (:class:`RequestRecord`'s definitions)."""
+    thought = [r for r in ok if r.n_reasoning]
+    thinking = [x for x in (r.reasoning_rate for r in thought) if x]
+    answer = [x for x in (r.answer_rate for r in thought) if x]
+    return {"requests": len(thought), "reasoning_tokens": sum(r.n_reasoning for r in thought),
+            "answer_tokens": sum(r.n_answer for r in ok),
+            "reasoning_rate": statistics.fmean(thinking) if thinking else None,
+            "answer_rate": statistics.fmean(answer) if answer else None}
+
+
 def serving_stats(records: Sequence[RequestRecord], makespan_ns: int, slo: dict[str, float] | None = None,
                   percentiles: Sequence[float] = DEFAULT_PERCENTILES) -> dict:
     """Everything ``vllm bench serve`` reports, from pdx's own records."""
@@ -138,6 +150,9 @@ def serving_stats(records: Sequence[RequestRecord], makespan_ns: int, slo: dict[
         stats["ttft_sched_ms"] = distribution((r.ttft_sched_ns for r in ok), percentiles)
         stats["e2el_sched_ms"] = distribution((r.e2el_sched_ns for r in ok), percentiles)
         stats["dispatch_ms"] = distribution((r.dispatch_ns for r in records), percentiles)
+    if any(r.n_reasoning for r in ok):
+        stats["ttfat_ms"] = distribution((r.ttfat_ns for r in ok if r.ttfat_ns is not None), percentiles)
+        stats["reasoning"] = reasoning_stats(ok)
     if slo:
         good = sum(meets_slo(r, slo) for r in ok)
         stats["slo"] = dict(slo)

@@ -19,6 +19,7 @@ from typing import Callable
 from pdx.serving.http_stream import StreamLoop
 from pdx.serving.wire import Target, http_request
 from pdx.serving.records import RequestRecord
+from pdx.serving.reasoning import Phases
 
 def _message(body: str) -> str:
     """The error message of a JSON error body (OpenAI or llama-server style), else its first line."""
@@ -70,11 +71,27 @@ class TextCompletions(OpenAICompletions):
 
     def read(self, event: dict, record: RequestRecord) -> tuple[int, bool]:
         choices = event.get("choices") or ()
-        closing = [c for c in choices if c.get("finish_reason") and not c.get("text") and "token_ids" not in c]
+        closing = [c for c in choices if c.get("finish_reason") and not _text(c) and "token_ids" not in c]
         if closing and len(closing) == len(choices) and record.events:
             record.finish_reason = closing[0]["finish_reason"]
             event = {k: v for k, v in event.items() if k != "choices"}
+        # A chat-style chunk that only names the role (a server's first chunk) carries no token.
+        choices = [c for c in event.get("choices") or () if not _role_only(c)]
+        if "choices" in event:
+            event = event | {"choices": choices}
         return super().read(event, record)
+
+
+def _text(choice: dict) -> str:
+    """A choice's text: ``text`` (completions) or its ``delta``'s content and thinking (chat chunks)."""
+    delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+    parts = [choice.get("text"), delta.get("content"), delta.get("reasoning_content"), delta.get("reasoning")]
+    return "".join(p for p in parts if isinstance(p, str))
+
+
+def _role_only(choice: dict) -> bool:
+    return isinstance(choice.get("delta"), dict) and not _text(choice) and "token_ids" not in choice \
+        and not choice.get("finish_reason")
 
 
 class LlamaServerCompletion:
@@ -106,6 +123,7 @@ class _Exchange:
         self.record, self.sent_ns, self.dialect, self.on_done = record, sent_ns, dialect, on_done
         self.done = False  # the stream's end was seen ([DONE], or the dialect's last event)
         self.streamed = False
+        self.phases = Phases()
 
     def on_response(self, status: int, headers: dict[str, str], streamed: bool) -> None:
         self.record.http_status, self.streamed = status, streamed
@@ -131,6 +149,7 @@ class _Exchange:
             if record.first_ns is None:
                 record.first_ns = offset
             record.events.append((offset, tokens))
+            record.count_phase(self.phases.phase(event), offset, tokens)
         if isinstance(event.get("timings"), dict):  # llama-server's own timings
             record.engine["timings"] = event["timings"]
         return self.done
@@ -138,6 +157,7 @@ class _Exchange:
     def on_end(self, t_ns: int, error: str | None, body: str) -> None:
         record = self.record
         record.end_ns = t_ns - self.sent_ns
+        record.settle_phases()
         counted = record.usage.get("completion_tokens")
         if record.engine.get("counted_from") == "events" and isinstance(counted, int) and record.events \
                 and record.n_gen < counted <= record.max_tokens:

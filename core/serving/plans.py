@@ -55,8 +55,8 @@ def scenario_plan(spec: ServeSpec, prompts: PromptMaker) -> tuple[Iterable[Plann
         requests = spec.shape.requests(prompts, rng, spec.n_requests)
         if spec.rate is not None:
             times = arrivals(spec.rate, spec.burstiness, arrival_seed(prompts), spec.ramp_s)
-            return shaped_loop(requests, times, spec.duration_s), warmup, spec.max_concurrency
-        plan = shaped_loop(requests)
+            return shaped_loop(requests, times, spec.duration_s, spec.think_s), warmup, spec.max_concurrency
+        plan = shaped_loop(requests, think_s=spec.think_s)
         return (for_duration(plan, spec.duration_s) if spec.duration_s else plan), warmup, spec.concurrency
     if spec.rate is not None:
         return open_loop(source, spec.n_gen, spec.rate, spec.burstiness, prompts.seed(),

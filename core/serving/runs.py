@@ -98,12 +98,12 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
         # A point of a duration has no known count: it runs its course.
         watch = None if spec.duration_s else capacity.SloWatch(spec.slo, spec.slo_percentile, n)
         if closed:
-            plan = shaped_loop(requests)
+            plan = shaped_loop(requests, think_s=spec.think_s)
             result = run_load(client, for_duration(plan, spec.duration_s) if spec.duration_s else plan, int(x),
                               give_up=watch)
         else:
             plan = shaped_loop(requests, arrivals(x, spec.burstiness, arrival_seed(prompts), spec.ramp_s),
-                               spec.duration_s)
+                               spec.duration_s, spec.think_s)
             result = run_load(client, plan, spec.max_concurrency, catch_up=spec.catch_up,
                               saturation_window_s=spec.saturation_window_s, give_up=watch)
         first_origin = result.origin_ns if first_origin is None else first_origin
@@ -126,7 +126,7 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
     found = capacity.summary(points, lo, hi, "concurrency" if closed else "rate", spec.slo, spec.slo_percentile,
                              spec.precision, search.out_of_time)
     return Sample(ns=max(span, 1), n_prompt=sum(r.n_prompt for r in ok), n_gen=sum(r.n_gen for r in ok),
-                  requests=records, engine={"capacity": found, "start": start})
+                  requests=records, engine={"capacity": found, "start": start}, origin_ns=first_origin)
 
 
 def sharded_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
@@ -157,7 +157,7 @@ def scenario_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
     ok = [r for r in result.records if r.ok]
     sample = Sample(ns=max(result.makespan_ns, 1), n_prompt=sum(r.n_prompt for r in ok),
                     n_gen=sum(r.n_gen for r in ok), requests=result.records,
-                    engine={"client": result.client()})
+                    engine={"client": result.client()}, origin_ns=result.origin_ns)
     if result.saturation:
         sample.engine["saturation"] = result.saturation
     summary = failure_summary(result.records)

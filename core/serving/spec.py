@@ -43,6 +43,8 @@ def _number(value: float) -> str:
     return f"{value:g}" if value != float("inf") else "inf"
 
 
+MAX_THINK_S = 3600.0  # a pause between turns: past an hour no cache is still holding the prefix
+
 @dataclass(frozen=True)
 class ServeSpec:
     scenario: str
@@ -70,6 +72,7 @@ class ServeSpec:
     input_dist: str = "fixed"  # user-part lengths around n_prompt: fixed, uniform:S, lognormal:SIGMA
     output_dist: str = "fixed"  # generated lengths around n_gen
     ramp_s: float = 0.0  # open loop: the rate rises linearly to ``rate`` over this long
+    think_s: float | None = None  # multi-turn: each turn waits for the one before to end, then this long (s)
     trace: str | None = None  # a JSONL trace replayed instead (its path, as given)
     trace_sha256: str | None = None
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
@@ -88,6 +91,9 @@ class ServeSpec:
             raise WorkloadError("turns must be at least 1, the system prompt and the ramp-up 0 or more")
         for flag, text in (("--input-dist", self.input_dist), ("--output-dist", self.output_dist)):
             Lengths.parse(text, flag)
+        if self.think_s is not None and (self.turns < 2 or not 0 <= self.think_s <= MAX_THINK_S):
+            raise WorkloadError(f"--think-time {self.think_s}: a pause between a conversation's turns, 0 to "
+                                f"{MAX_THINK_S:g} s, with --turns 2 or more")
         if self.ramp_s and self.rate is None:
             raise WorkloadError("--ramp-up needs an open loop (--request-rate)")
         if self.trace is not None and (self.rate is not None or self.concurrency is not None
@@ -141,7 +147,8 @@ class ServeSpec:
                  f"turns{self.turns}" if self.turns > 1 else "",
                  f"in-{self.input_dist}" if self.input_dist != "fixed" else "",
                  f"out-{self.output_dist}" if self.output_dist != "fixed" else "",
-                 f"ramp{_number(self.ramp_s)}s" if self.ramp_s else ""]
+                 f"ramp{_number(self.ramp_s)}s" if self.ramp_s else "",
+                 f"think{_number(self.think_s)}s" if self.think_s is not None else ""]
         return "".join(f":{p}" for p in parts if p)
 
     @property

@@ -76,8 +76,8 @@ def serve_workload(options: ServeOptions) -> Workload:
     if o.prompt_lens and len(o.prompt_lens) > 1 and o.scenario != "overhead":
         raise WorkloadError("a list of prompt lengths (-p N,N) is for --scenario overhead; give one -p here")
     if shaped and o.scenario not in ("load", "sweep", "capacity"):
-        raise WorkloadError(f"{o.scenario}: traffic shapes (--system-prompt, --turns, --input-dist, --output-dist, "
-                            "--ramp-up) apply to load, sweep and capacity tests")
+        raise WorkloadError(f"{o.scenario}: traffic shapes (--system-prompt, --turns, --think-time, --input-dist, "
+                            "--output-dist, --ramp-up) apply to load, sweep and capacity tests")
     common |= shaped
     count = dict(n_requests=o.n_requests, duration_s=o.duration_s)
     if o.scenario in ("load", "sweep"):

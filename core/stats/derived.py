@@ -20,6 +20,7 @@ from pdx.serving.analysis import cache_claim, client_stats, stall_stats, turn_st
 from pdx.serving.metrics import serving_stats
 from pdx.serving.overhead import overhead_stats
 from pdx.serving.records import RequestRecord
+from pdx.serving.server_series import series_summary
 from pdx.speculation import speculation_stats
 from pdx.stats import outliers, rates, summarize
 from pdx.workload import repetition_tokens
@@ -53,6 +54,10 @@ def serve_stats(test: dict) -> dict | None:
     clients = client_stats(test.get("samples") or [])
     if clients:
         stats["clients"] = clients
+    series = [s["engine"]["server_series"] for s in test.get("samples") or []
+              if isinstance((s.get("engine") or {}).get("server_series"), dict)]
+    if series:
+        stats["server_series"] = series_summary(series)
     stopped = [s["engine"]["saturation"] for s in test.get("samples") or [] if (s.get("engine") or {}).get("saturation")]
     if stopped:
         stats["saturation"] = dict(stopped[0], samples_stopped=len(stopped))  # the first that stopped early

@@ -41,6 +41,16 @@ class LlamaServer(ServerBackend):
         "decode_calls": "llamacpp:n_decode_total",
         "prefix_cache_hits": "llamacpp:prompt_tokens_cached_total",
     }
+    # llama-server has no KV-cache gauge since it dropped kv_cache_usage_ratio (read where an older one has it)
+    metric_series = {
+        "running": ("llamacpp:requests_processing",),
+        "waiting": ("llamacpp:requests_deferred",),
+        "kv_cache_usage": ("llamacpp:kv_cache_usage_ratio",),
+        "prompt_tokens": ("llamacpp:prompt_tokens_total",),
+        "generation_tokens": ("llamacpp:tokens_predicted_total",),
+        "prefix_cache_hits": ("llamacpp:prompt_tokens_cached_total",),
+        "decode_calls": ("llamacpp:n_decode_total",),
+    }
     in_process = "llamacpp-python"
 
     def load(self, model: ModelInfo) -> EngineInfo:

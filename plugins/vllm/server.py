@@ -37,6 +37,17 @@ class VllmServer(ServerBackend):
         "prefix_cache_queries": "vllm:prefix_cache_queries_total",
         "prefix_cache_hits": "vllm:prefix_cache_hits_total",
     } | speculation.COUNTERS
+    metric_series = {
+        "running": ("vllm:num_requests_running",),
+        "waiting": ("vllm:num_requests_waiting",),
+        "kv_cache_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),  # renamed in V1
+        "requests_done": ("vllm:request_success_total",),
+        "preemptions": ("vllm:num_preemptions_total",),
+        "prompt_tokens": ("vllm:prompt_tokens_total",),
+        "generation_tokens": ("vllm:generation_tokens_total",),
+        "prefix_cache_hits": ("vllm:prefix_cache_hits_total",),
+        "prefix_cache_queries": ("vllm:prefix_cache_queries_total",),
+    }
 
     def reported_prefill_s(self, figures: dict) -> float | None:
         return (figures.get("prefill") or {}).get("sum_s")

@@ -356,7 +356,41 @@ def timeline_chart(run: dict) -> RunChart | None:
                     _svg(WIDTH, y, "timeline of requests: wait for a slot, prefill, decode", body))
 
 
+def server_series_chart(run: dict) -> RunChart | None:
+    """The server's own series under the timeline: a panel per test, a line per metric, each metric on its
+    own scale (the panel's right-hand label is its peak)."""
+    points = serving_charts.series_points([run], lambda r: "")
+    if not points:
+        return None
+    plot, left = WIDTH - 50, 40
+    body: list[str] = []
+    y = 0.0
+    metrics = list(dict.fromkeys(p["metric"] for p in points))
+    colours = {m: SERIES_COLOURS[i % len(SERIES_COLOURS)] for i, m in enumerate(metrics)}
+    for series in dict.fromkeys(p["series"] for p in points):
+        rows = [p for p in points if p["series"] == series]
+        hi, lo = max(max(p["t_s"] for p in rows) * 1.02, 1e-3), 0.0
+        body.append(_text(0, y + 9, series.lstrip(" ·"), size=TITLE, weight="bold"))
+        y += 22
+        for metric in dict.fromkeys(p["metric"] for p in rows):
+            line = [p for p in rows if p["metric"] == metric]
+            top = max(p["value"] for p in line) or 1.0
+            height = 40
+            path = " ".join(f"{_num(left + plot * (p['t_s'] - lo) / (hi - lo))},{_num(y + height * (1 - p['value'] / top))}"
+                            for p in line)
+            body.append(f'<polyline points="{path}" fill="none" stroke="{colours[metric]}" stroke-width="1.5"/>')
+            body.append(_text(left - 6, y + 6, tick_label(top), anchor="end", colour=MUTED))
+            body.append(_text(left - 6, y + height - 4, "0", anchor="end", colour=MUTED))
+            body.append(_text(left + 4, y + 6, metric, colour=colours[metric]))
+            y += height + 8
+        ticks = [(plot * (t - lo) / (hi - lo), tick_label(t)) for t in nice_ticks(hi) if t <= hi]
+        y = _x_axis(body, left, plot, y, ticks, "time from the test's start (s)") + 8
+    return RunChart("server-series", "The server over time", serving_charts.series_note(),
+                    _svg(WIDTH, y, "the server's own metrics over time", body))
+
+
 def run_charts(run: dict) -> list[RunChart]:
-    """The charts of a run's page: those its tests give data for."""
-    return [chart for make in (phase_chart, depth_chart, batch_chart, latency_chart, timeline_chart)
+    """The charts of a run's page: those its tests give data for (the server's series under the timeline)."""
+    return [chart for make in (phase_chart, depth_chart, batch_chart, latency_chart, timeline_chart,
+                               server_series_chart)
             if (chart := make(run)) is not None]

@@ -53,6 +53,34 @@ def timeline_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], int
     return out, left_out
 
 
+SERIES_SHOWN = {"running": "requests running", "waiting": "requests waiting", "kv_cache_usage": "KV-cache use"}
+
+
+def series_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
+    """(series, metric, t_s, value) of the server's own time series beside the timeline's tests: the first
+    sample's of each, on the same clock (its load run's start; a capacity test's first point's)."""
+    out, tests = [], 0
+    for _, test, series in newest_serving(runs, namer):
+        if tests >= MAX_TIMELINE_TESTS:
+            break
+        found = next((s["engine"]["server_series"] for s in test.get("samples") or []
+                      if isinstance((s.get("engine") or {}).get("server_series"), dict)), None)
+        if not found:
+            continue
+        tests += 1
+        times = found.get("t_ns") or []
+        for metric, label in SERIES_SHOWN.items():
+            for t, value in zip(times, (found.get("metrics") or {}).get(metric) or ()):
+                if value is not None and t >= 0:  # from the load run's start, as the timeline (warm-up before it)
+                    out.append({"series": series, "metric": label, "t_s": t / 1e9, "value": value})
+    return out
+
+
+def series_note() -> str:
+    return ("the server's own /metrics, read every few hundred ms during the test on the timeline's clock: "
+            "requests it was running and keeping waiting, and its KV-cache use where it exports one")
+
+
 TIMELINE_COLOURS = {"wait": WAIT_COLOUR, "prefill": PHASE_COLOURS[PREFILL], "decode": PHASE_COLOURS[DECODE]}
 
 
