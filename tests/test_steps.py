@@ -1,0 +1,86 @@
+"""Step detection (pdx.stats.steps): a planted step is found at its version, noise alone has none.
+
+The series here are built from seeded noise around known levels; tests/test_history.py finds a step
+planted in real runs stored in a registry."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings, strategies as st
+
+from pdx.stats.steps import Point, detect_steps
+
+
+def series(levels: list[float], seed: int = 0, run_sd: float = 0.01, within: float = 0.01) -> list[Point]:
+    rng = random.Random(seed)
+    out = []
+    for i, level in enumerate(levels):
+        mean = level * (1 + rng.gauss(0, run_sd))
+        out.append(Point(f"v{i}", tuple(mean * (1 + rng.gauss(0, within)) for _ in range(5))))
+    return out
+
+
+def test_a_planted_slowdown_is_found_at_its_version_with_its_size():
+    steps = detect_steps(series([100.0] * 6 + [80.0] * 6), 1.05)
+    assert len(steps) == 1
+    step = steps[0]
+    assert (step.index, step.before, step.after, step.regression) == (6, "v5", "v6", True)
+    assert step.ci95[0] < -0.2 < step.ci95[1] or abs(step.change + 0.2) < 0.03
+    assert step.ci95[0] < step.change < step.ci95[1] < 0
+
+
+def test_a_speed_up_is_an_improvement_and_lower_is_better_turns_it_round():
+    points = series([50.0] * 5 + [60.0] * 5, seed=3)
+    (up,) = detect_steps(points, 1.05)
+    assert not up.regression and up.change > 0
+    (latency,) = detect_steps(points, 1.05, higher_is_better=False)
+    assert latency.regression
+
+
+def test_noise_alone_has_no_step():
+    for seed in range(20):
+        assert detect_steps(series([100.0] * 15, seed=seed, run_sd=0.02), 1.05) == []
+
+
+def test_a_change_below_the_factor_is_no_step_however_significant():
+    points = [Point(f"v{i}", (100.0 if i < 5 else 97.0,) * 5) for i in range(10)]
+    assert detect_steps(points, 1.05) == []
+    assert [s.index for s in detect_steps(points, 1.01)] == [5]
+
+
+def test_too_few_points_are_no_timeline():
+    assert detect_steps([Point("a", (1.0,)), Point("b", (2.0,))], 1.05) == []
+    assert detect_steps([], 1.05) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(base=st.floats(1.0, 1e5), n=st.integers(3, 25), seed=st.integers(0, 10**6),
+       jitter=st.floats(0.0, 0.01))
+def test_property_flat_series_have_no_step(base, n, seed, jitter):
+    assert detect_steps(series([base] * n, seed=seed, run_sd=jitter, within=jitter), 1.05) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(base=st.floats(1.0, 1e5), before=st.integers(2, 12), after=st.integers(2, 12),
+       drop=st.floats(0.15, 0.9), seed=st.integers(0, 10**6))
+def test_property_a_clear_step_is_found_where_it_was_planted(base, before, after, drop, seed):
+    points = series([base] * before + [base * (1 - drop)] * after, seed=seed, run_sd=0.01, within=0.01)
+    steps = detect_steps(points, 1.05)
+    assert [(s.index, s.regression) for s in steps] == [(before, True)]
+    low, high = steps[0].ci95
+    assert low <= steps[0].change <= high
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.lists(st.floats(0.001, 1e6), min_size=1, max_size=6), max_size=30),
+       factor=st.floats(1.0, 2.0))
+def test_property_any_series_gives_steps_that_name_their_neighbours(values, factor):
+    points = [Point(f"p{i}", tuple(v)) for i, v in enumerate(values)]
+    steps = detect_steps(points, factor)
+    indices = [s.index for s in steps]
+    assert indices == sorted(set(indices))
+    for s in steps:
+        assert 0 < s.index < len(points)
+        assert (s.before, s.after) == (points[s.index - 1].label, points[s.index].label)
+        assert s.regression == (s.level_after < s.level_before)
