@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 _Z95 = 1.959964  # two-sided 95% normal quantile
-PENALTY_PER_LOG_N = 3.0  # chi-square units per step, times ln(points): Schwarz's 2 plus a margin for drift
+PENALTY_PER_LOG_N = 4.0  # chi-square units per step, times ln(points): Schwarz's 2, doubled for a noise that is estimated
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,11 @@ def _weights(points: Sequence[Point]) -> list[float]:
     """Inverse variances of the points' means: within-run noise plus the run-to-run noise beyond it."""
     means = [p.mean for p in points]
     within = [p.variance_of_mean for p in points]
-    # A difference of two neighbours has twice a point's variance. The largest difference is left out
-    # (it may be the step), and the rest are scaled back up by a trimmed normal's factor.
-    squares = sorted((b - a) ** 2 for a, b in zip(means, means[1:]))[:-1]
-    total = statistics.fmean(squares) / _trimmed_share(len(squares) + 1) / 2 if squares else 0.0
+    # A difference of two neighbours has twice a point's variance. The largest quarter of the
+    # differences (at least one) is left out, as it may hold the steps, and the rest are scaled back up.
+    squares = sorted((b - a) ** 2 for a, b in zip(means, means[1:]))
+    kept = len(squares) - max(1, len(squares) // 4)
+    total = statistics.fmean(squares[:kept]) / _trimmed_share(kept / len(squares)) / 2 if kept else 0.0
     between = max(0.0, total - statistics.median(within))
     variances = [w + between for w in within]
     # Identical values would have no noise at all: a floor keeps the weights finite, and within 12
@@ -78,13 +79,21 @@ def _weights(points: Sequence[Point]) -> list[float]:
     return [1.0 / max(v, floor) for v in variances]
 
 
-def _trimmed_share(n: int) -> float:
-    """E[mean of the n-1 smallest of n squared standard normals]: the largest taken out biases the rest low."""
-    # The largest of n chi-square(1) draws is about 2 ln n for large n; its expectation is subtracted.
-    if n <= 1:
-        return 1.0
-    largest = min(float(n), 1.0 + 2.0 * math.log(n))
-    return max(0.2, (n - largest) / (n - 1))
+def _chi2_1_cdf(x: float) -> float:
+    return math.erf(math.sqrt(x / 2))
+
+
+def _trimmed_share(kept: float) -> float:
+    """E[X | X below its ``kept`` quantile] for X chi-square with 1 degree of freedom: the mean of the
+    smallest squared differences, divided by this, estimates their variance without the largest."""
+    low, high = 0.0, 100.0
+    for _ in range(100):  # the quantile, by bisection (no inverse erf in the standard library)
+        mid = (low + high) / 2
+        low, high = (mid, high) if _chi2_1_cdf(mid) < kept else (low, mid)
+    q = low
+    # For chi-square(1), x times its density is the chi-square(3) density: E[X; X<q] is F3(q).
+    f3 = _chi2_1_cdf(q) - math.sqrt(2 * q / math.pi) * math.exp(-q / 2)
+    return f3 / kept
 
 
 class _Sums:

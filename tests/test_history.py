@@ -1,0 +1,97 @@
+"""An engine's history (pdx history, pdx check --history): real pdx runs of tests/sleep_backend.py, a
+real backend whose engine sleeps a set time per token, stored with the engine version each reports.
+A slowdown is planted at one version; a second series keeps one speed and must show no step."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from importlib.metadata import EntryPoint, distribution
+
+import pytest
+
+from conftest import pdx_here, run_pdx_here
+
+VERSIONS = [f"b{n}" for n in range(98, 106)]  # b98..b105: b100 onwards sorts after b99 as a number
+PLANTED = "b102"
+FAST, SLOW = 0.001, 0.0014  # seconds a token costs before and after the planted version
+
+
+@pytest.fixture
+def sleep_plugin(monkeypatch):
+    """tests/sleep_backend.py registered through an entry point, as a plugin would be."""
+    from pdx import plugin_manager
+
+    from sleep_backend import SleepBackend
+
+    module = types.ModuleType("pdx_test_sleep_history")
+    module.pdx_register_backends = lambda register: register(SleepBackend)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    entry = EntryPoint("sleepy", module.__name__, "pdx")
+    vars(entry).update(dist=distribution("pdx"))
+    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [entry])
+    plugin_manager.reset()
+    yield
+    plugin_manager.reset()
+
+
+def bench(url: str, model, version: str, token_s: float) -> str:
+    out = pdx_here("bench", "--backend", "sleep", "-m", str(model), "-p", "64", "-n", "0", "-r", "4",
+                   "-o", f"engine_version={version}", "-o", f"token_s={token_s}", "--registry", url, "--json")
+    return json.loads(out)[0]["id"]
+
+
+@pytest.fixture
+def planted(sleep_plugin, tiny_gguf, tmp_path) -> tuple[str, dict[str, str]]:
+    """A registry of one run per version, stored out of version order, slower from PLANTED on."""
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    order = VERSIONS[4:] + VERSIONS[:4]  # dates and versions disagree: the timeline must follow versions
+    ids = {v: bench(url, tiny_gguf, v, SLOW if VERSIONS.index(v) >= VERSIONS.index(PLANTED) else FAST) for v in order}
+    return url, ids
+
+
+def test_the_planted_step_is_found_at_its_version_in_pdx_history(planted):
+    url, ids = planted
+    found = json.loads(pdx_here("history", "--registry", url, "--json"))
+    (timeline,) = found["timelines"]
+    assert found["ordered_by"] == "version"
+    assert [p["version"] for p in timeline["points"]] == VERSIONS
+    assert [p["run"] for p in timeline["points"]] == [ids[v] for v in VERSIONS]
+    (step,) = timeline["steps"]
+    assert (step["before"], step["after"], step["regression"]) == ("b101", PLANTED, True)
+    low, high = step["ci95"]
+    assert low <= step["change"] <= high < 0  # about 1/1.4 - 1 = -29%
+    assert timeline["latest"] == ids[VERSIONS[-1]] and timeline["best"] in {ids[v] for v in VERSIONS[:4]}
+    shown = pdx_here("history", "--registry", url)
+    assert "b101 -> b102" in shown and "regression" in shown and "pp64" in shown
+
+
+def test_check_history_fails_on_the_newest_regression(planted):
+    url, ids = planted
+    result = run_pdx_here("check", "--history", "--registry", url)
+    assert result.returncode == 1, result.stderr
+    assert "b101 -> b102" in result.stdout
+
+
+def test_a_noise_only_series_has_no_step_and_passes(sleep_plugin, tiny_gguf, tmp_path):
+    url = f"sqlite:///{tmp_path / 'noise.sqlite'}"
+    for version in VERSIONS[:6]:
+        bench(url, tiny_gguf, version, FAST)
+    found = json.loads(pdx_here("history", "--registry", url, "--json"))
+    assert [t["steps"] for t in found["timelines"]] == [[]]
+    assert len(found["timelines"][0]["points"]) == 6
+    result = run_pdx_here("check", "--history", "--registry", url)
+    assert result.returncode == 0, result.stderr
+    assert "no step found" in result.stdout
+
+
+def test_history_refuses_a_selection_of_two_backends_and_check_needs_one_gate(sleep_plugin, tiny_gguf, tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    result = run_pdx_here("history", "--registry", url)
+    assert result.returncode == 2 and "no run matches" in result.stderr
+    bench(url, tiny_gguf, "b1", FAST)
+    result = run_pdx_here("check", "--history", "--registry", url)
+    assert result.returncode == 3 and "fewer than three runs" in result.stderr
+    result = run_pdx_here("check", "--registry", url)
+    assert result.returncode == 2 and "--baseline" in result.stderr
