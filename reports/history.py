@@ -4,8 +4,8 @@ with the steps :mod:`pdx.stats.steps` finds in them.
 Runs are ordered by the engine version they recorded (numbers inside a version compare as numbers:
 b99 < b100, 0.9.2 < 0.10.0), then by date; when any run has no version, by the run's date alone,
 since a version-less run has no place among versions. Each point is one run; its figure is the rate
-of every stored repetition (t/s, higher is better), so a step is judged on the samples, not on one
-number per run. Serving tests (latency distributions) have no timeline yet.
+of every stored repetition (t/s, higher is better: its mean and spread), so a step is judged against
+the runs' own noise, not on one number per run. Serving tests (latency distributions) have no timeline yet.
 """
 
 from __future__ import annotations
@@ -16,35 +16,32 @@ from dataclasses import dataclass, field
 from pdx.errors import PdxError
 from pdx.registry import Registry
 from pdx.reports.gate import NothingCompared
-from pdx.stats import summarize
-from pdx.stats.compare import DEFAULT_FACTOR, sample_rates
+from pdx.stats.compare import DEFAULT_FACTOR
 from pdx.stats.results import read_runs
 from pdx.stats.steps import Point, Step, detect_steps
 
 
 @dataclass(frozen=True)
 class HistoryPoint:
-    """One run's figure in a timeline."""
+    """One run's figure in a timeline: the statistics of its rate over every stored repetition."""
 
     run_id: str
     label: str  # the engine version (and commit), or the run's date
     version: str | None
     commit: str | None
     created_at: str
-    rates: tuple[float, ...]
+    mean: float  # t/s
+    stddev: float | None
+    n: int
+    ci95: float | None  # half-width; None for one sample
 
     @property
-    def mean(self) -> float:
-        return summarize(self.rates).mean
-
-    @property
-    def ci95(self) -> float | None:
-        half = summarize(self.rates).ci95
-        return None if half != half else half  # NaN (one sample): no interval
+    def point(self) -> Point:
+        return Point(self.label, self.mean, (self.stddev or 0.0) ** 2 / self.n if self.n > 1 else 0.0)
 
     def to_dict(self) -> dict:
         return {"run": self.run_id, "label": self.label, "version": self.version, "commit": self.commit,
-                "created_at": self.created_at, "mean": self.mean, "ci95": self.ci95, "n": len(self.rates)}
+                "created_at": self.created_at, "mean": self.mean, "ci95": self.ci95, "n": self.n}
 
 
 @dataclass
@@ -117,36 +114,39 @@ def _one(runs: list[dict], what: str, key) -> str:
     return found[0]
 
 
-def history(registry: Registry, hardware: str | None = None, model: str | None = None, backend: str | None = None,
-            tests: list[str] | None = None, factor: float = DEFAULT_FACTOR) -> History:
-    """The timelines of the runs the filters select, which must be of one machine, model and backend."""
-    runs = [r for r in read_runs(registry, samples=True, hardware=hardware, model=model, backend=backend)
-            if r["status"] != "failed"]
+def build_history(runs: list[dict], tests: list[str] | None = None, factor: float = DEFAULT_FACTOR) -> History:
+    """The timelines of ``runs`` (with their statistics), which must be of one machine, model and backend."""
+    runs = [r for r in runs if r["status"] != "failed"]
     if not runs:
         raise PdxError("history: no run matches", "see `pdx runs` for what the registry holds")
     hw = _one(runs, "machine", lambda r: r["hardware"].get("name") or r["hardware"]["id"])
     mdl = _one(runs, "model", lambda r: r["model"].get("name") or r["model"]["sha256"])
     bk = _one(runs, "backend", lambda r: r["backend"])
-    engine = _one(runs, "engine", lambda r: (r.get("engine") or {}).get("engine") or "?")
+    engine = _one(runs, "engine", lambda r: (r.get("engine") or {}).get("name") or "?")
     by_version = all((r.get("engine") or {}).get("version") for r in runs)
-    runs.sort(key=lambda r: ((version_key(str(r["engine"]["version"])) if by_version else ()), r["created_at"]))
+    runs = sorted(runs, key=lambda r: ((version_key(str(r["engine"]["version"])) if by_version else ()), r["created_at"]))
     series: dict[str, list[HistoryPoint]] = {}
     for run in runs:
         engine_record = run.get("engine") or {}
         for test in run["tests"]:
-            if tests and test["name"] not in tests:
-                continue
-            rates = tuple(sample_rates(test))
-            if not rates:
+            rate = (test.get("stats") or {}).get("rate") or {}
+            if (tests and test["name"] not in tests) or test.get("kind") == "serve" or not rate.get("mean"):
                 continue
             series.setdefault(test["name"], []).append(HistoryPoint(
                 run_id=run["id"], label=_label(run, by_version), version=engine_record.get("version"),
-                commit=engine_record.get("commit"), created_at=run["created_at"], rates=rates))
+                commit=engine_record.get("commit"), created_at=run["created_at"], mean=rate["mean"],
+                stddev=rate.get("stddev"), n=rate.get("n") or 1, ci95=rate.get("ci95")))
     if tests and not series:
         raise PdxError(f"history: no run measured {', '.join(tests)}", "see `pdx show RUN` for a run's test names")
-    timelines = [Timeline(name, points, detect_steps([Point(p.label, p.rates) for p in points], factor))
+    timelines = [Timeline(name, points, detect_steps([p.point for p in points], factor))
                  for name, points in series.items()]
     return History(hw, mdl, bk, engine, "version" if by_version else "date", factor, timelines)
+
+
+def history(registry: Registry, hardware: str | None = None, model: str | None = None, backend: str | None = None,
+            tests: list[str] | None = None, factor: float = DEFAULT_FACTOR) -> History:
+    """The timelines of the runs the filters select, which must be of one machine, model and backend."""
+    return build_history(read_runs(registry, hardware=hardware, model=model, backend=backend), tests, factor)
 
 
 def history_of_run(registry: Registry, run_ref: str | None = None, factor: float = DEFAULT_FACTOR) -> History:

@@ -20,7 +20,7 @@ FAST, SLOW = 0.001, 0.0014  # seconds a token costs before and after the planted
 
 @pytest.fixture
 def sleep_plugin(monkeypatch):
-    """tests/sleep_backend.py registered through an entry point, as a plugin would be."""
+    """tests/sleep_backend.py registered through an entry point, as a plugin would be, beside pdx's own."""
     from pdx import plugin_manager
 
     from sleep_backend import SleepBackend
@@ -30,7 +30,8 @@ def sleep_plugin(monkeypatch):
     monkeypatch.setitem(sys.modules, module.__name__, module)
     entry = EntryPoint("sleepy", module.__name__, "pdx")
     vars(entry).update(dist=distribution("pdx"))
-    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [entry])
+    own = plugin_manager.entry_points  # pdx's own too: its site pages register through the same hook
+    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [*own(group=group), entry])
     plugin_manager.reset()
     yield
     plugin_manager.reset()
@@ -95,3 +96,22 @@ def test_history_refuses_a_selection_of_two_backends_and_check_needs_one_gate(sl
     assert result.returncode == 3 and "fewer than three runs" in result.stderr
     result = run_pdx_here("check", "--registry", url)
     assert result.returncode == 2 and "--baseline" in result.stderr
+
+
+def test_the_site_has_a_history_page_with_the_step_marked_and_each_run_linked(planted, tmp_path):
+    url, ids = planted
+    site = tmp_path / "site"
+    pdx_here("publish", str(site), "--registry", url)
+    index = (site / "history.html").read_text()
+    (page,) = list((site / "history").glob("*.html"))
+    assert page.name in index
+    html, data = page.read_text(), json.loads(page.with_suffix(".json").read_text())
+    (timeline,) = data["histories"][0]["timelines"]
+    assert [p["version"] for p in timeline["points"]] == VERSIONS
+    assert all(p["ci95"] is not None for p in timeline["points"])
+    assert [(s["before"], s["after"], s["regression"]) for s in timeline["steps"]] == [("b101", PLANTED, True)]
+    assert "regression</strong> between b101 and b102" in html and "<svg" in html
+    for run_id in ids.values():
+        assert f'href="../runs/{run_id}.html"' in html
+    (chart,) = data["charts"]
+    assert chart["vega_lite"]["layer"][-1]["data"]["values"] == [{"after": PLANTED, "kind": "regression"}]

@@ -17,7 +17,7 @@ def series(levels: list[float], seed: int = 0, run_sd: float = 0.01, within: flo
     out = []
     for i, level in enumerate(levels):
         mean = level * (1 + rng.gauss(0, run_sd))
-        out.append(Point(f"v{i}", tuple(mean * (1 + rng.gauss(0, within)) for _ in range(5))))
+        out.append(Point.of(f"v{i}", tuple(mean * (1 + rng.gauss(0, within)) for _ in range(5))))
     return out
 
 
@@ -44,13 +44,13 @@ def test_noise_alone_has_no_step():
 
 
 def test_a_change_below_the_factor_is_no_step_however_significant():
-    points = [Point(f"v{i}", (100.0 if i < 5 else 97.0,) * 5) for i in range(10)]
+    points = [Point.of(f"v{i}", (100.0 if i < 5 else 97.0,) * 5) for i in range(10)]
     assert detect_steps(points, 1.05) == []
     assert [s.index for s in detect_steps(points, 1.01)] == [5]
 
 
 def test_too_few_points_are_no_timeline():
-    assert detect_steps([Point("a", (1.0,)), Point("b", (2.0,))], 1.05) == []
+    assert detect_steps([Point("a", 1.0), Point("b", 2.0)], 1.05) == []
     assert detect_steps([], 1.05) == []
 
 
@@ -76,7 +76,7 @@ def test_property_a_clear_step_is_found_where_it_was_planted(base, before, after
 @given(values=st.lists(st.lists(st.floats(0.001, 1e6), min_size=1, max_size=6), max_size=30),
        factor=st.floats(1.0, 2.0))
 def test_property_any_series_gives_steps_that_name_their_neighbours(values, factor):
-    points = [Point(f"p{i}", tuple(v)) for i, v in enumerate(values)]
+    points = [Point.of(f"p{i}", v) for i, v in enumerate(values)]
     steps = detect_steps(points, factor)
     indices = [s.index for s in steps]
     assert indices == sorted(set(indices))

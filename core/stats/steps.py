@@ -29,20 +29,17 @@ PENALTY_PER_LOG_N = 4.0  # chi-square units per step, times ln(points): Schwarz'
 
 @dataclass(frozen=True)
 class Point:
-    """One run in a timeline: its label (the engine version, or the run's date) and its samples."""
+    """One run in a timeline: its label (the engine version, or the run's date), the mean of its
+    samples and that mean's variance from their spread (0 for one sample: the series' spread covers it)."""
 
     label: str
-    values: tuple[float, ...]
+    mean: float
+    variance_of_mean: float = 0.0
 
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.values)
-
-    @property
-    def variance_of_mean(self) -> float:
-        """The within-run variance of the mean; 0 for a single sample (the series' spread covers it)."""
-        n = len(self.values)
-        return statistics.variance(self.values) / n if n > 1 else 0.0
+    @classmethod
+    def of(cls, label: str, values: Sequence[float]) -> "Point":
+        n = len(values)
+        return cls(label, statistics.fmean(values), statistics.variance(values) / n if n > 1 else 0.0)
 
 
 @dataclass(frozen=True)
@@ -156,7 +153,7 @@ def detect_steps(points: Sequence[Point], factor: float, higher_is_better: bool 
     ``penalty``: per step, in chi-square units (default :data:`PENALTY_PER_LOG_N` x ln(points))."""
     if factor < 1:
         raise ValueError(f"factor {factor}: must be 1 or more")
-    points = [p for p in points if p.values]
+    points = [p for p in points if math.isfinite(p.mean) and math.isfinite(p.variance_of_mean)]
     n = len(points)
     if n < 3:  # two points are a comparison (pdx check), not a timeline
         return []
