@@ -115,3 +115,22 @@ def test_the_site_has_a_history_page_with_the_step_marked_and_each_run_linked(pl
         assert f'href="../runs/{run_id}.html"' in html
     (chart,) = data["charts"]
     assert chart["vega_lite"]["layer"][-1]["data"]["values"] == [{"after": PLANTED, "kind": "regression"}]
+
+
+def test_a_run_exports_for_bencher_and_github_action_benchmark(planted, tmp_path):
+    url, ids = planted
+    run = ids[PLANTED]
+    shown = json.loads(pdx_here("show", run, "--registry", url, "--json"))
+    (test,) = shown["tests"]
+    rate = test["stats"]["rate"]
+    bmf = json.loads(pdx_here("export", run, "--format", "bmf", "-o", "-", "--registry", url))
+    name = f"{shown['model']['name']} {test['name']}"
+    assert bmf == {name: {"throughput": {"value": rate["mean"], "lower_value": rate["mean"] - rate["ci95"],
+                                         "upper_value": rate["mean"] + rate["ci95"]}}}
+    out = tmp_path / "gab.json"
+    pdx_here("export", run, "--format", "gab", "-o", str(out), "--registry", url)
+    (entry,) = json.loads(out.read_text())
+    assert (entry["name"], entry["unit"], entry["value"]) == (name, "t/s", rate["mean"])
+    assert entry["range"].startswith("± ") and PLANTED in entry["extra"] and run in entry["extra"]
+    result = run_pdx_here("export", "--format", "bmf", "-o", "-", "--registry", url)
+    assert result.returncode == 2 and "exports one run's figures, and 8 were selected" in result.stderr
