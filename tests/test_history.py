@@ -115,6 +115,19 @@ def test_the_site_has_a_history_page_with_the_step_marked_and_each_run_linked(pl
         assert f'href="../runs/{run_id}.html"' in html
     (chart,) = data["charts"]
     assert chart["vega_lite"]["layer"][-1]["data"]["values"] == [{"after": PLANTED, "kind": "regression"}]
+    doc = (site / "DATA.md").read_text()  # every field of both files is described
+
+    def keys(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key != "vega_lite":
+                    yield key
+                    yield from keys(value)
+        elif isinstance(node, list) and node:
+            yield from keys(node[0])
+
+    index_data = json.loads((site / "history.json").read_text())
+    assert {k for k in [*keys(data), *keys(index_data)] if f"`{k}`" not in doc} == set()
 
 
 def test_a_run_exports_for_bencher_and_github_action_benchmark(planted, tmp_path):
