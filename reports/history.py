@@ -94,7 +94,9 @@ class History:
 
 def version_key(version: str) -> tuple:
     """Natural order: the digit runs of a version compare as numbers (b99 < b100, 0.9 < 0.10)."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.findall(r"\d+|[^\d.\-_+]+", version))
+    # ASCII digits only: a stored version is data, and int() refuses some of what \d matches ("²").
+    return tuple((0, int(part), "") if part[0] in "0123456789" else (1, 0, part)
+                 for part in re.findall(r"[0-9]+|[^0-9.\-_+]+", version))
 
 
 def _label(run: dict, by_version: bool) -> str:

@@ -87,10 +87,30 @@ def test_a_noise_only_series_has_no_step_and_passes(sleep_plugin, tiny_gguf, tmp
     assert "no step found" in result.stdout
 
 
-def test_history_refuses_a_selection_of_two_backends_and_check_needs_one_gate(sleep_plugin, tiny_gguf, tmp_path):
+def test_history_refuses_a_selection_of_two_backends(tmp_path):
+    """Stored runs of runfactory (made-up figures): only the selection is under test."""
+    import random
+
+    from pdx.registry import Registry
+
+    from runfactory import START, add_run, hardware, model
+
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     result = run_pdx_here("history", "--registry", url)
     assert result.returncode == 2 and "no run matches" in result.stderr
+    store = Registry(url)
+    for backend in ("llamacpp-bench", "llamacpp-python"):
+        add_run(store, hardware("AMD EPYC 9654", 0), model("m", 1), backend, START, random.Random(1))
+    store.close()
+    result = run_pdx_here("history", "--registry", url)
+    assert result.returncode == 2
+    assert "span 2 backends (llamacpp-bench, llamacpp-python); narrow the selection" in result.stderr
+    assert json.loads(pdx_here("history", "--backend", "llamacpp-python", "--registry", url, "--json"))["backend"] == \
+        "llamacpp-python"
+
+
+def test_check_history_needs_three_runs_and_one_gate(sleep_plugin, tiny_gguf, tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     bench(url, tiny_gguf, "b1", FAST)
     result = run_pdx_here("check", "--history", "--registry", url)
     assert result.returncode == 3 and "fewer than three runs" in result.stderr

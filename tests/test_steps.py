@@ -9,6 +9,7 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
+from pdx.reports.history import version_key
 from pdx.stats.steps import Point, detect_steps
 
 
@@ -84,3 +85,19 @@ def test_property_any_series_gives_steps_that_name_their_neighbours(values, fact
         assert 0 < s.index < len(points)
         assert (s.before, s.after) == (points[s.index - 1].label, points[s.index].label)
         assert s.regression == (s.level_after < s.level_before)
+
+
+def test_versions_order_their_numbers_as_numbers():
+    assert sorted(["b100", "b99", "b1000", "b101"], key=version_key) == ["b99", "b100", "b101", "b1000"]
+    assert sorted(["0.10.0", "0.9.2", "0.9.10"], key=version_key) == ["0.9.2", "0.9.10", "0.10.0"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(prefix=st.text(alphabet="abvrc-", max_size=3), numbers=st.lists(st.integers(0, 10**6), min_size=1, max_size=4),
+       other=st.text(max_size=12))
+def test_property_version_order_is_numeric_and_total(prefix, numbers, other):
+    version = prefix + ".".join(map(str, numbers))
+    bumped = prefix + ".".join(map(str, [*numbers[:-1], numbers[-1] + 1]))
+    assert version_key(version) < version_key(bumped)
+    keys = [version_key(v) for v in (version, bumped, other)]
+    assert sorted(keys) == sorted(keys, key=lambda k: k)  # any two keys compare: a total order
