@@ -68,8 +68,11 @@ def _weights(points: Sequence[Point]) -> list[float]:
     squares = sorted((b - a) ** 2 for a, b in zip(means, means[1:]))
     kept = len(squares) - max(1, len(squares) // 4)
     total = statistics.fmean(squares[:kept]) / _trimmed_share(kept / len(squares)) / 2 if kept else 0.0
-    between = max(0.0, total - statistics.median(within))
-    variances = [w + between for w in within]
+    typical = statistics.median(within)
+    between = max(0.0, total - typical)
+    # A run whose few repetitions agree by chance would outweigh the rest: none counts as quieter than
+    # a typical run of the series.
+    variances = [max(w, typical) + between for w in within]
     # Identical values would have no noise at all: a floor keeps the weights finite, and within 12
     # orders of magnitude of each other so that the prefix sums below do not cancel.
     floor = max((1e-6 * max(abs(m) for m in means)) ** 2, 1e-12 * max(variances), 1e-300)
