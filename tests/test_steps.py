@@ -1,11 +1,14 @@
 """Step detection (pdx.stats.steps): a planted step is found at its version, noise alone has none.
 
-The series here are built from seeded noise around known levels; tests/test_history.py finds a step
-planted in real runs stored in a registry."""
+Series here are built from the samples of a real llama-bench run on an NVIDIA H200 (tests/data/h200/,
+recorded there: see its README), cut into runs of ten repetitions, and from seeded noise around known
+levels; tests/test_history.py finds a step planted in real pdx runs stored in a registry."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
@@ -20,6 +23,37 @@ def series(levels: list[float], seed: int = 0, run_sd: float = 0.01, within: flo
         mean = level * (1 + rng.gauss(0, run_sd))
         out.append(Point.of(f"v{i}", tuple(mean * (1 + rng.gauss(0, within)) for _ in range(5))))
     return out
+
+
+H200 = Path(__file__).parent / "data" / "h200" / "llama-bench-cuda-1b-f16.json"
+
+
+def recorded_runs(test: int, slower_from: int | None = None, slowdown: float = 1.0) -> list[Point]:
+    """A recorded test's samples (pp512: 0, tg128: 1) as runs of ten repetitions, in recording order;
+    from run ``slower_from`` on each repetition takes ``slowdown`` times as long."""
+    row = json.loads(H200.read_text())[test]
+    tokens = row["n_prompt"] + row["n_gen"]
+    ns = row["samples_ns"]
+    runs = [ns[i:i + 10] for i in range(0, len(ns) - 9, 10)]
+    return [Point.of(f"b{100 + i}", [tokens * 1e9 / (t * (slowdown if slower_from is not None and i >= slower_from
+                                                           else 1.0)) for t in run])
+            for i, run in enumerate(runs)]
+
+
+def test_recorded_h200_runs_show_their_own_clock_ramp_and_a_planted_step_at_its_version():
+    """The H200's own noise and drift: tg128 varies ~1% between repetitions and drifts ~2% over the
+    recording (within the factor: no step); pp512 (~6 ms a repetition) varies ~10% and rose ~9% about
+    fifty repetitions in (78.6k -> 85.5k t/s, the GPU's clocks settling): the one step it has."""
+    assert detect_steps(recorded_runs(1), 1.05) == []
+    (ramp,) = detect_steps(recorded_runs(0), 1.05)
+    assert (ramp.before, ramp.after, ramp.regression) == ("b104", "b105", False) and 0.05 < ramp.change < 0.12
+    (step,) = detect_steps(recorded_runs(1, 9, 1.08), 1.05)
+    assert (step.before, step.after, step.regression) == ("b108", "b109", True)
+    # The recording's own -2% drift falls after the planted step too: the size is the planted one's and a bit.
+    assert step.ci95[0] < step.change < step.ci95[1] and abs(step.change - (1 / 1.08 - 1)) < 0.03
+    steps = detect_steps(recorded_runs(0, 11, 1.25), 1.05)
+    assert [(s.after, s.regression) for s in steps] == [("b105", False), ("b111", True)]
+    assert abs(steps[-1].change - (1 / 1.25 - 1)) < 0.03
 
 
 def test_a_planted_slowdown_is_found_at_its_version_with_its_size():
