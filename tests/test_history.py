@@ -167,3 +167,10 @@ def test_a_run_exports_for_bencher_and_github_action_benchmark(planted, tmp_path
     assert entry["range"].startswith("± ") and PLANTED in entry["extra"] and run in entry["extra"]
     result = run_pdx_here("export", "--format", "bmf", "-o", "-", "--registry", url)
     assert result.returncode == 2 and "exports one run's figures, and 8 were selected" in result.stderr
+
+
+def test_a_sparkline_spans_its_values_and_shows_the_newest():
+    from pdx.display.history import SPARK_POINTS, sparkline
+
+    assert sparkline([1.0, 2.0, 3.0]) == "▁▅█" and sparkline([5.0, 5.0]) == "▅▅" and sparkline([]) == ""
+    assert len(sparkline([float(i) for i in range(100)])) == SPARK_POINTS

@@ -337,7 +337,7 @@ def history_line(points: list[dict], steps: list[dict]) -> dict:
     layers = [
         {"mark": {"type": "rule", "color": CEILING_COLOUR}, "transform": [{"filter": "datum.low != null"}],
          "encoding": {"x": x, "y": {"field": "low", "type": "quantitative"}, "y2": {"field": "high"}}},
-        {"mark": {"type": "line", "point": True, "color": PHASE_COLOURS[DECODE]},
+        {"mark": {"type": "line", "point": {"color": PHASE_COLOURS[DECODE]}, "color": PHASE_COLOURS[DECODE]},
          "encoding": {"x": x, "y": {"field": "mean", "type": "quantitative", "axis": RATE_AXIS,
                                     "scale": {"zero": False}}}},
     ]
