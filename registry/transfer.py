@@ -45,7 +45,7 @@ def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> d
     return make_bundle(registry.records(ids), redact)
 
 
-def write_json(document: dict, output: str) -> None:
+def write_json(document: dict | list, output: str) -> None:
     """Write to a file atomically (a reader never sees half of it), or to stdout for "-"; a path that
     is there and is no regular file (a device, a named pipe) is refused (:mod:`pdx.files`)."""
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"

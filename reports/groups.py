@@ -50,6 +50,11 @@ def model_slug(run: dict) -> str:
     return slug(run["model"]["name"], _digest(model_key(run)))
 
 
+def engine_slug(run: dict) -> str:
+    """A machine and backend: the site's history page of an engine on one machine."""
+    return slug(f"{hardware_label(run)[:30]}-{run['backend'][:16]}", _digest(hardware_key(run), run["backend"]), limit=60)
+
+
 def config_slug(run: dict) -> str:
     readable = f"{hardware_label(run)[:20]}-{run['model']['name'][:20]}-{run['backend'][:16]}"
     return slug(readable, _digest(*config_key(run)), limit=60)

@@ -27,11 +27,14 @@ class SleepBackend(Backend):
     engine = "time.sleep"
     summary = "sleeps per token (pdx.testing's own tests)"
     model_formats = ("gguf",)
-    options = {"mode": "which rule to break (tests/sleep_backend.py)"}
+    options = {"mode": "which rule to break (tests/sleep_backend.py)",
+               "engine_version": "the version the engine reports (an engine's history over versions)",
+               "token_s": f"seconds one token costs (default {TOKEN_S})"}
 
     def __init__(self, config: BackendConfig) -> None:
         super().__init__(config)
         self.mode = config.options.get("mode", "")
+        self.token_s = float(config.options.get("token_s", TOKEN_S))
         self.tokens = 0  # the work counter: tokens "processed"
         self.bursts = 0  # tests refused as streamed in one burst
         self.model: ModelInfo | None = None
@@ -48,11 +51,12 @@ class SleepBackend(Backend):
         else:
             identify(model.path)  # a ModelError (a PdxError) for a file that is not whole
         self.model = model
-        return EngineInfo(engine=self.engine, version="1", settings={"threads": self.config.threads})
+        return EngineInfo(engine=self.engine, version=self.config.options.get("engine_version", "1"),
+                          settings={"threads": self.config.threads})
 
     def _work(self, tokens: int) -> None:
         self.tokens += tokens
-        time.sleep(tokens * TOKEN_S)
+        time.sleep(tokens * self.token_s)
 
     def _once(self, test: TestSpec) -> Sample:
         depth = 0 if self.mode == "ignore-depth" else test.depth

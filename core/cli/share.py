@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from pdx.cli.base import echo_json, json_option, registry_option, tag_option, where_option
+from pdx.errors import PdxError
 from pdx.registry.importers import formats, importers
 from pdx.registry.importers.builtin import PLUGIN
 
@@ -25,15 +26,28 @@ def _report(verb: str, transfer, as_json: bool) -> None:
 @where_option
 @click.option("-o", "--output", required=True, metavar="FILE", help="Bundle to write (runs.pdx.json; '-' for stdout).")
 @click.option("--redact", is_flag=True, help="Replace secrets, host names and file paths (a file keeps its name).")
+@click.option("--format", "fmt", type=click.Choice(["bundle", "bmf", "gab"]), default="bundle", show_default=True,
+              help="bundle: runs whole, for pdx import; bmf: one run's rates in Bencher's metric format; gab: "
+                   "one run's rates as github-action-benchmark's customBiggerIsBetter JSON.")
 @registry_option
-def export_(run_ids, where, output, redact, registry) -> None:
-    """Write runs (all, those named, or those matching --where) to a bundle file."""
+def export_(run_ids, where, output, redact, fmt, registry) -> None:
+    """Write runs (all, those named, or those matching --where) to a bundle file, or one run's figures
+    for a continuous-benchmarking tool (--format bmf|gab)."""
     from pdx import api
     from pdx.registry import transfer
     from pdx.registry.where import parse_where
 
     store = api.open_registry(registry)
     ids = transfer.select(store, run_ids, parse_where(where))
+    if fmt != "bundle":
+        from pdx.reports.ci_formats import export_figures
+        from pdx.stats.results import read_run
+
+        if len(ids) != 1:
+            raise PdxError(f"--format {fmt}: exports one run's figures, and {len(ids)} were selected",
+                           "name one run (an id or a prefix)")
+        transfer.write_json(export_figures(read_run(store, ids[0]), fmt), output)
+        return
     transfer.write_json(transfer.export_bundle(store, ids, redact), output)
     if output != "-":
         click.echo(f"exported {len(ids)} run(s) to {output}{' (redacted)' if redact else ''}", err=True)

@@ -170,8 +170,8 @@ class ChartRenderer:
             raws = [_to_svg(spec) for spec in specs]
         self.rendered_now += len(keys)
         for key, raw in zip(keys, raws):
-            self._svg[key] = self._inline(raw, self._pending[key][1])
-        self._pending.clear()
+            self._svg[key] = self._inline(raw, self._pending.pop(key)[1])
+        # Only what was rendered leaves: a page may request a chart while a background flush runs.
         self.seconds += time.perf_counter() - started
 
     @staticmethod

@@ -324,3 +324,28 @@ def latency_distributions(data: list[dict]) -> dict:
                             "encoding": {"y": y, "x": {**x, "field": "p99"}}},
                        ]})
     return _spec({"hconcat": panels}, "serving latency distributions")
+
+
+STEP_COLOURS = {"regression": VERDICT_COLOURS["worse"], "improvement": VERDICT_COLOURS["better"]}
+
+
+def history_line(points: list[dict], steps: list[dict]) -> dict:
+    """One test over engine versions: {label, mean, low, high} per run, in order, each with its 95% CI;
+    {after, kind} per step, a rule at the first version of the new level."""
+    x = {"field": "label", "type": "ordinal", "sort": None, "title": "engine version (oldest first)",
+         "axis": {"labelAngle": -45}}
+    layers = [
+        {"mark": {"type": "rule", "color": CEILING_COLOUR}, "transform": [{"filter": "datum.low != null"}],
+         "encoding": {"x": x, "y": {"field": "low", "type": "quantitative"}, "y2": {"field": "high"}}},
+        {"mark": {"type": "line", "point": {"color": PHASE_COLOURS[DECODE]}, "color": PHASE_COLOURS[DECODE]},
+         "encoding": {"x": x, "y": {"field": "mean", "type": "quantitative", "axis": RATE_AXIS,
+                                    "scale": {"zero": False}}}},
+    ]
+    if steps:
+        layers.append({"data": {"values": steps}, "mark": {"type": "rule", "strokeDash": [4, 3], "strokeWidth": 2},
+                       "encoding": {"x": {"field": "after", "type": "ordinal", "sort": None},
+                                    "color": {"field": "kind", "type": "nominal", "title": "step",
+                                              "scale": {"domain": list(STEP_COLOURS),
+                                                        "range": list(STEP_COLOURS.values())}}}})
+    body = {"data": {"values": points}, "width": WIDTH, "height": 180, "layer": layers}
+    return _spec(body, "rate over engine versions with 95% CIs and the steps found")

@@ -43,7 +43,7 @@ class PluginSite:
 
 
 # Names pdx's own pages and folders hold at a site's root: no plugin page takes one.
-RESERVED = frozenset({"index", "runs", "hardware", "models", "compare", "chips", "buy", "assets", "data"})
+RESERVED = frozenset({"index", "runs", "hardware", "models", "compare", "chips", "buy", "assets", "data", "history"})
 
 
 def page_makers() -> list[tuple[str, bool, SitePage]]:
