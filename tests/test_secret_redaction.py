@@ -137,9 +137,7 @@ def test_a_results_folder_with_a_strangers_secrets_publishes_none(tmp_path, tiny
     refused = run_pdx_here("publish", str(site), "--bundles", str(folder), "--no-cache")
     assert refused.returncode == 2 and "holds secrets" in refused.stderr and not site.exists()
     assert_no_secret(refused.stdout + refused.stderr, "publish refusing the folder")
-    clean = dict(record, id="0" * 32, tags=["clean"])
-    for key in ("environment", "options", "engine", "command"):  # a run as `pdx submit` writes it
-        clean[key] = redact_secrets(record)[key]
+    clean = dict(redact_record(record), id="0" * 32, tags=["clean"])  # a run as `pdx submit` writes it
     write_bundle([clean], folder / f"{content_id(clean)}.pdx.json")
     published = run_pdx_here("publish", str(site), "--bundles", str(folder), "--no-cache", "--skip-rejected")
     assert published.returncode == 0, published.stderr

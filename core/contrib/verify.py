@@ -21,6 +21,7 @@ from pdx.contrib.plausible import DEFAULT_TOLERANCE, rate_problems
 from pdx.contrib.submit import model_identity_problem
 from pdx.errors import ImportFileError
 from pdx.registry.hub_folder import FILES_PER_TASK, bundle_files, default_workers, file_name, read_records
+from pdx.registry.redact import describe_private, private_fields
 from pdx.registry.validate import RecordError, check_record
 from pdx.secrets import secret_fields
 from pdx.workers import chunked
@@ -78,6 +79,7 @@ def _check_files(jobs: list[tuple[str, str, float]]) -> list:
                                             "(`pdx submit` writes them)"]
         own += [problem for r in records if (problem := _secrets_problem(r))]
         own += [problem for r in records if (problem := _record_problem(r))]
+        own += [problem for r in records if (problem := _private_problem(r))]
         out.append((name, own, [_alone(r, Path(path), len(records), tolerance) for r in records]))
     return out
 
@@ -102,6 +104,20 @@ def _secrets_problem(record: dict) -> str | None:
     listed = ", ".join(fields[:10]) + (f" and {len(fields) - 10} more" if len(fields) > 10 else "")
     return (f"run {str(record['id'])[:12]} holds secrets ({listed}): a results folder takes redacted runs only "
             "(`pdx submit` writes them); revoke what leaked")
+
+
+def _private_problem(record: dict) -> str | None:
+    """A run that holds private text (:data:`pdx.registry.redact.PRIVATE_KINDS`: a host name, a user name,
+    an address, a file path; secrets have their own line): the fields named with their kind, never the
+    text. A results folder takes only what `pdx submit` writes, redacted."""
+    try:
+        found = [(where, kind) for where, kind in private_fields(record) if kind != "secret"]
+    except (AttributeError, TypeError):  # a record of the wrong shape: the record check names it
+        return None
+    if not found:
+        return None
+    return (f"run {str(record['id'])[:12]} holds private data ({describe_private(found)}): a results folder "
+            "takes redacted runs only (`pdx submit` writes them, or `pdx export --redact`)")
 
 
 def _alone(record: dict, path: Path, n_records: int, tolerance: float) -> dict:
