@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 
 from pdx.errors import PdxError
 from pdx.registry.bundle_schema import digest, field_step, schema_errors
+from pdx.registry.measurement_bounds import measurement_problem
 from pdx.registry.schema import Model, RequestRow, SampleRow, TestResult
 
 MAX_INT = 2**63 - 1  # a signed 64-bit column: SQLite's INTEGER, PostgreSQL's BIGINT
@@ -326,6 +327,15 @@ def _plausible(record: dict) -> None:
     problem = rate_problem(record)
     if problem:
         raise _Invalid(f"record.{problem[0]}", problem[1])
+    _measurements(record.get("tests") or (), "record.tests")
+
+
+def _measurements(tests, where: str) -> None:
+    """No impossible speculation count or energy figure (:mod:`pdx.registry.measurement_bounds`)."""
+    for i, test in enumerate(tests):
+        problem = measurement_problem(test) if isinstance(test, dict) else None
+        if problem:
+            raise _Invalid(f"{where}[{i}]{problem[0]}", problem[1])
 
 
 def _name(record: object, index: int) -> str:
@@ -395,6 +405,9 @@ def check_test(test: dict, where: str = "test") -> None:
         from pdx.registry.plausibility import rate_problem_of_test
 
         problem = rate_problem_of_test(test)  # the model is the run's: here only the bound every test has
+        if problem:
+            raise _Invalid(f"{where}{problem[0]}", problem[1])
+        problem = measurement_problem(test)
         if problem:
             raise _Invalid(f"{where}{problem[0]}", problem[1])
     except _Invalid as bad:

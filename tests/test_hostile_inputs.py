@@ -249,3 +249,53 @@ def test_control_sequences_in_a_bundle_print_as_escapes_never_raw(url, tmp_path)
     assert "model \\x1b]0;pwned\\x07 \\x1b[2J \\u202eevil \\x9b31m" in shown  # visible, and inert
     assert "/models/[bold]\\x1b]0;pwned" in shown
     assert "tag \\x1b]0;pwned\\x07" in outputs[0].stdout
+
+
+def _energy(**change) -> dict:
+    """An H200 board's energy over a 2 s window (700 W): what pdx's NVML meter stores."""
+    return {"version": 1, "meters": [{"name": "gpu0", "covers": "gpu board"}], "joules": {"gpu0": 1400.0},
+            "timed_s": 2.0, "idle_watts": {"gpu0": 75.0}} | change
+
+
+IMPOSSIBLE = {
+    "500 accepted of 170 drafted": (
+        lambda t: t["samples"][0]["engine"].update(speculation={"drafted": 170, "accepted": 500, "tokens": 600}),
+        "tests[0].samples[0].engine.speculation: accepted 500 is more than drafted 170"),
+    "-5 drafted": (
+        lambda t: t["samples"][0]["engine"].update(speculation={"drafted": -5, "accepted": 0, "tokens": 64}),
+        "drafted -5 is not a whole number"),
+    "fractional accepted": (
+        lambda t: t["samples"][0]["engine"].update(speculation={"drafted": 10, "accepted": 2.5, "tokens": 64}),
+        "accepted 2.5 is not a whole number"),
+    "1e300 J": (lambda t: t.update(energy=_energy(joules={"gpu0": 1e300})), "more than a gpu board can draw"),
+    "1e-300 J": (lambda t: t.update(energy=_energy(joules={"gpu0": 1e-300})), "below any meter's step"),
+    "meters a, joules b": (lambda t: t.update(energy=_energy(meters=[{"name": "a", "covers": "gpu board"}],
+                                                               joules={"b": 10.0}, idle_watts=None)),
+                           "names meter 'b', which the meters list does not ('a')"),
+    "energy version 99": (lambda t: t.update(energy=_energy(version=99)),
+                          "energy.version: 99 is no energy record version this pdx knows"),
+    "idle above a board": (lambda t: t.update(energy=_energy(idle_watts={"gpu0": 1e6})), "W idle is more than"),
+}
+
+
+@pytest.mark.parametrize("case", IMPOSSIBLE)
+def test_an_impossible_speculation_or_energy_figure_is_refused_by_import_and_verify(url, tmp_path, case):
+    """Each impossible figure of the issue, re-signed and named by its content: `pdx hub verify` names it
+    in one line, `pdx import` refuses the file in one line, and an honest energy record passes both."""
+    change, needle = IMPOSSIBLE[case]
+    record = _hub_run(tmp_path)
+    record["tests"][0]["energy"] = _energy()
+    folder = tmp_path / "results"
+    folder.mkdir()
+    honest = folder / file_name(record)
+    honest.write_text(json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    honest.unlink()
+    change(record["tests"][0])
+    forged = folder / file_name(record)
+    forged.write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"{forged.name}: run {record['id'][:12]}: ") and needle in line, line
+    _refused(url, forged, needle)

@@ -37,7 +37,6 @@ def submit(runs, where, folder, max_cv, force, registry) -> None:
     from pdx import api
     from pdx.contrib.submit import submit as write
     from pdx.registry import transfer
-    from pdx.registry.redact import describe_private
     from pdx.registry.where import parse_where
 
     store = api.open_registry(registry)
@@ -49,7 +48,7 @@ def submit(runs, where, folder, max_cv, force, registry) -> None:
             forced = f" (forced: {'; '.join(entry.refused)})" if entry.refused else ""
             click.echo(f"{note} {entry.file} (run {entry.run_id[:12]}){forced}")
             if entry.removed:  # privacy by default: the contributor sees what the bundle no longer holds
-                click.echo(f"  redacted {describe_private(entry.removed)}")
+                click.echo(f"  redacted {entry.removed_text}")
         else:
             click.echo(f"refused run {entry.run_id[:12]}: {'; '.join(entry.refused)} (--force submits it)", err=True)
     new = [d.file for d in written if not d.existed]

@@ -18,7 +18,7 @@ from pdx.contrib.plausible import rate_problems
 from pdx.files import output_folder
 from pdx.registry import bundle
 from pdx.registry.hub_folder import file_name
-from pdx.registry.redact import private_fields
+from pdx.registry.redact import describe_private, private_fields
 from pdx.registry.transfer import write_json
 from pdx.stats.results import with_stats
 
@@ -32,6 +32,10 @@ class Submission:
     refused: list[str] = field(default_factory=list)
     existed: bool = False
     removed: list[tuple[str, str]] = field(default_factory=list)  # (field, private kind) redaction replaced
+
+    @property
+    def removed_text(self) -> str:
+        return describe_private(self.removed)
 
 
 def model_identity_problem(model: dict) -> str | None:
