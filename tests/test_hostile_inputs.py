@@ -299,3 +299,39 @@ def test_an_impossible_speculation_or_energy_figure_is_refused_by_import_and_ver
     (line,) = result.stdout.splitlines()
     assert line.startswith(f"{forged.name}: run {record['id'][:12]}: ") and needle in line, line
     _refused(url, forged, needle)
+
+
+HARDWARE = {
+    "cpu {}": lambda h: h.update(cpu={}),
+    "no cpu": lambda h: h.pop("cpu"),
+    "a GPU of {}": lambda h: h.update(gpus=[{}]),
+    "no gpus": lambda h: h.pop("gpus"),
+}
+
+
+@pytest.mark.parametrize("case", HARDWARE)
+def test_a_machine_verify_accepts_publishes_without_a_traceback(tmp_path, case):
+    """`hardware.cpu: {}` on an identified run passed verify, then publish --bundles raised jinja2's
+    UndefinedError in group.html: what verify accepts, publish renders (the machine's page says '?')."""
+    record = _hub_run(tmp_path)
+    HARDWARE[case](record["hardware"])
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / file_name(record)).write_text(json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    published = run_pdx_here("publish", str(tmp_path / "site"), "--bundles", str(folder), "--no-cache")
+    assert published.returncode == 0 and "Traceback" not in published.stderr, published.stderr
+    (page,) = (tmp_path / "site" / "hardware").glob("*.html")
+    assert "AMD EPYC 9654" in page.read_text()
+
+
+def test_a_machine_s_figures_of_the_wrong_type_are_refused_by_verify_naming_the_field(tmp_path):
+    record = _hub_run(tmp_path)
+    record["hardware"]["cpu"]["memory_bytes"] = "lots"
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / file_name(record)).write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "hardware.cpu.memory_bytes: 'lots' is not of type" in result.stdout
+    assert_one_line_error(run_pdx_here("publish", str(tmp_path / "site"), "--bundles", str(folder)),
+                          "hardware.cpu.memory_bytes")
