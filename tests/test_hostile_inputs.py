@@ -335,3 +335,37 @@ def test_a_machine_s_figures_of_the_wrong_type_are_refused_by_verify_naming_the_
     assert result.returncode == 1 and "hardware.cpu.memory_bytes: 'lots' is not of type" in result.stdout
     assert_one_line_error(run_pdx_here("publish", str(tmp_path / "site"), "--bundles", str(folder)),
                           "hardware.cpu.memory_bytes")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("runs", "--model", "a%" * 50_000), "100000 characters is over the limit of 256"),
+    (("runs", "--tag", "a\udcff"), "is not UTF-8 text"),
+    (("runs", "--tag", ""), "--tag': is empty"),
+    (("import", str(DATA / "llama_bench_tiny.json"), "--tag", " "), "--tag': is empty"),
+    (("bench", "--price-kwh", "9" * 400), "per kWh is over 1e+06"),
+    (("serve-bench", "--ray", ""), "--ray': is empty"),
+])
+def test_filters_labels_and_prices_out_of_range_are_one_line_errors(url, args, needle):
+    """Each was a traceback (SQLite's "LIKE pattern too complex", a surrogate the driver could not
+    encode), an empty tag stored, or a price of inf; now one line, nothing stored, nothing run."""
+    line = assert_one_line_error(run_pdx_here(*args, "--registry", url), needle)
+    assert len(line) < 300  # the 100,000 characters are not echoed back
+    assert _runs(url) == []
+
+
+def test_a_guidellm_benchmark_whose_requests_is_a_string_is_refused(url, tmp_path):
+    report = json.loads((DATA / "guidellm_concurrent.json").read_text())
+    report["benchmarks"][0]["requests"] = "all of them"
+    _refused(url, _write(tmp_path, "report.json", json.dumps(report)), "benchmark 0 requests is 'all of them'")
+    report["benchmarks"][0]["requests"] = {"successful": "one"}
+    _refused(url, _write(tmp_path, "report.json", json.dumps(report)), "requests.successful is 'one'")
+
+
+def test_hub_verify_prints_a_file_s_name_with_its_control_characters_escaped(tmp_path):
+    record = _hub_run(tmp_path)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / ("x\x1b]0;pwned\x07" + file_name(record))).write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "\x1b" not in result.stdout + result.stderr
+    assert "x\\x1b]0;pwned\\x07" in result.stdout

@@ -7,7 +7,7 @@ import math
 
 import click
 
-from pdx.cli.base import (Integer, IntegerList, Number, echo_json, energy_options, engine_option, json_option,
+from pdx.cli.base import (Integer, IntegerList, Label, Number, echo_json, energy_options, engine_option, json_option,
                           registry_option, server_options, tag_option, warn, warn_energy)
 from pdx.cli.bench import execute, parse_options, server_variants
 from pdx.errors import PdxError
@@ -70,7 +70,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace) -> d
 @click.option("--clients", default=1, show_default=True, type=Integer(min=1, max=256), metavar="N",
               help="Split each load test over N client processes (one process times up to its limit: see the run's "
                    "client note); their requests merge into one run.")
-@click.option("--ray", "ray_address", metavar="ADDRESS|auto",
+@click.option("--ray", "ray_address", type=Label(256), metavar="ADDRESS|auto",
               help="Run the --clients as Ray actors spread over a cluster's nodes (pip install 'pdx[ray]').")
 @engine_option
 @tag_option
