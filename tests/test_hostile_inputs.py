@@ -369,3 +369,28 @@ def test_hub_verify_prints_a_file_s_name_with_its_control_characters_escaped(tmp
     result = run_pdx_here("hub", "verify", str(folder))
     assert result.returncode == 1 and "\x1b" not in result.stdout + result.stderr
     assert "x\\x1b]0;pwned\\x07" in result.stdout
+
+
+def test_a_run_s_energy_rewritten_in_place_changes_its_content_id_and_fails_verify(tmp_path):
+    """The content id a results folder names a file by covers energy (and conditions): an edit that keeps
+    the file's name and re-signs its digest is named by verify; a file named by the older id, which left
+    energy out, is told the name to move it to."""
+    record = _hub_run(tmp_path)
+    record["tests"][0]["energy"] = _energy()
+    folder = tmp_path / "results"
+    folder.mkdir()
+    path = folder / file_name(record)
+    path.write_text(json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    record["tests"][0]["energy"]["joules"]["gpu0"] = 700.0  # half the energy, same name, digest re-signed
+    assert file_name(record) != path.name and file_name(record, 1) == file_name(json.loads(
+        path.read_text())["runs"][0]["record"], 1)  # what the older id could not see
+    path.write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and f"named {path.name} but its run's content id makes it" in result.stdout
+    path.unlink()
+    older = folder / file_name(record, 1)
+    older.write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and f"content id of version 1" in result.stdout
+    assert f"rename it {file_name(record)}" in result.stdout

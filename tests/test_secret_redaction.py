@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pdx.models import identify
 from pdx.registry import Registry
 from pdx.registry.bundle import content_id, digest
+from pdx.registry.hub_folder import file_name
 from pdx.registry.importers import vllm_bench
 from pdx.registry.redact import redact_record
 from pdx.secrets import MARK, is_secret_field, redact_secrets, secret_fields
@@ -125,7 +126,7 @@ def test_a_results_folder_with_a_strangers_secrets_publishes_none(tmp_path, tiny
     record = hostile_record(tmp_path, tiny_gguf)
     folder = tmp_path / "results"
     folder.mkdir()
-    write_bundle([record], folder / f"{content_id(record)}.pdx.json")
+    write_bundle([record], folder / file_name(record))
     verified = run_pdx_here("hub", "verify", str(folder))
     assert verified.returncode == 1
     assert_no_secret(verified.stdout + verified.stderr, "hub verify")
@@ -138,7 +139,7 @@ def test_a_results_folder_with_a_strangers_secrets_publishes_none(tmp_path, tiny
     assert refused.returncode == 2 and "holds secrets" in refused.stderr and not site.exists()
     assert_no_secret(refused.stdout + refused.stderr, "publish refusing the folder")
     clean = dict(redact_record(record), id="0" * 32, tags=["clean"])  # a run as `pdx submit` writes it
-    write_bundle([clean], folder / f"{content_id(clean)}.pdx.json")
+    write_bundle([clean], folder / file_name(clean))
     published = run_pdx_here("publish", str(site), "--bundles", str(folder), "--no-cache", "--skip-rejected")
     assert published.returncode == 0, published.stderr
     assert "pdx: left out: " in published.stderr and "published 1 runs" in published.stdout

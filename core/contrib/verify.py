@@ -126,6 +126,7 @@ def _alone(record: dict, path: Path, n_records: int, tolerance: float) -> dict:
     identity = model_identity_problem(model)
     return {"content": expected, "id": record["id"],
             "misnamed": n_records == 1 and path.name != expected, "file": path.name,
+            "older_name": file_name(record, 1),
             "identity": identity, "sha256": model.get("sha256"),
             "facts": None if identity else {k: model.get(k) for k in MODEL_FACTS},
             "rates": rate_problems(record, tolerance)}
@@ -133,7 +134,10 @@ def _alone(record: dict, path: Path, n_records: int, tolerance: float) -> dict:
 
 def _across_files(run: dict, name: str, by_content: dict, by_id: dict, models: dict) -> list[str]:
     found = []
-    if run["misnamed"]:
+    if run["misnamed"] and run["file"] == run["older_name"]:
+        found.append(f"named {run['file']} by its run's content id of version 1, which leaves out its energy and "
+                     f"conditions: rename it {run['content']} (`git mv`), the name this pdx gives it")
+    elif run["misnamed"]:
         found.append(f"named {run['file']} but its run's content id makes it {run['content']}: "
                      "the run was edited after it was submitted, or the file renamed")
     if run["content"] in by_content:
