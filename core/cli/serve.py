@@ -90,6 +90,7 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     times the requests in flight when it was sent (so a server that accepts and never answers stops a short
     test in seconds); -o request_timeout=SECONDS sets one limit for every request instead."""
     from pdx import api
+    from pdx.serving.shards import require_ray
     from pdx.serving.workloads import ServeOptions, serve_workload
 
     targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
@@ -102,6 +103,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         percentiles=parse_percentiles(percentiles), repetitions=repetitions, seed=seed, catch_up=catch_up,
         saturation_window_s=saturation_window, prompt_lens=input_len, clients=clients, ray_address=ray_address,
         traffic=_traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace)))
+    if ray_address and clients > 1:
+        require_ray()
     if ray_address and clients == 1:
         warn("--ray: ignored with one client: the test runs in this process; give --clients N (2 or more) to "
              "spread it over the cluster's nodes")
