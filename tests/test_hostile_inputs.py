@@ -394,3 +394,16 @@ def test_a_run_s_energy_rewritten_in_place_changes_its_content_id_and_fails_veri
     result = run_pdx_here("hub", "verify", str(folder))
     assert result.returncode == 1 and f"content id of version 1" in result.stdout
     assert f"rename it {file_name(record)}" in result.stdout
+
+
+def test_a_fifo_named_like_a_bundle_blocks_neither_verify_nor_publish(tmp_path):
+    import os
+
+    record = _hub_run(tmp_path)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / file_name(record)).write_text(json.dumps(bundle.make_bundle([record])))
+    os.mkfifo(folder / "zz.pdx.json")  # nothing ever writes it: opening it to read would wait for ever
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    published = run_pdx_here("publish", str(tmp_path / "site"), "--bundles", str(folder))
+    assert published.returncode == 0 and "published 1 runs" in published.stdout, published.stderr
