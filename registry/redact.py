@@ -37,8 +37,9 @@ _URL = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<host>\[[^\]\s]*\]|
 # ; | ` { > <); "/b8" inside "pp512/b8" is not one.
 _BEFORE = r"""(?:(?<=^)|(?<=[\s=:'",(\[;|`{<>]))"""
 _PATH_BODY = r"""[^\s'",)\]}`;|<>]*"""
-# A path already redacted ("<redacted>/m.gguf") is left as it is: redacting twice changes nothing.
-_PATH = re.compile(r"(?<!<redacted>)" + _BEFORE + r"(?:\\\\[^\s\\'\"]+|~[\w.-]*(?=/|$)|/|[A-Za-z]:[\\/])" + _PATH_BODY)
+# A path already redacted ("<redacted>/m.gguf"), and a redacted URL's own path ("http://<redacted-host>/v1"),
+# are left as they are: redacting twice changes nothing.
+_PATH = re.compile(r"(?<!<redacted>)(?<!<redacted-host>)" + _BEFORE + r"(?:\\\\[^\s\\'\"]+|~[\w.-]*(?=/|$)|/|[A-Za-z]:[\\/])" + _PATH_BODY)
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.%])\[?(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f.]*(?:%[\w.-]+)?\]?(?![\w:])")
 # user@host.domain (an e-mail address, an ssh target); "tg128@d4096" has no domain and is a test name.
@@ -162,7 +163,19 @@ def _host_pattern(names: set[str]) -> re.Pattern | None:
 
 
 def redact_record(record: dict) -> dict:
-    """A copy of a run record without secrets, host names, addresses or file paths (ids and hashes are kept)."""
+    """A copy of a run record without secrets, host names, addresses or file paths (ids and hashes are kept).
+    Redacting it again changes nothing (what one pass uncovers, as a user@ a URL hid, the next removes), so
+    what `pdx submit` writes `pdx hub verify` finds nothing private in."""
+    redacted = _redact_once(record)
+    for _ in range(16):  # one pass a layer: text run together ("v1http://...") may hide a few
+        again = _redact_once(redacted)
+        if again == redacted:
+            break
+        redacted = again
+    return redacted
+
+
+def _redact_once(record: dict) -> dict:
     record = redact_secrets(record)  # before the host names are read: "user:pw@host" names no host "user"
     redacted = _walk(record, _host_pattern(host_names(record)))
     if (record.get("environment") or {}).get("hostname"):

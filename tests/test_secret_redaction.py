@@ -240,3 +240,24 @@ def test_a_planted_secret_never_survives_at_any_depth(case):
 @given(_CLEAN)
 def test_a_record_without_secrets_comes_back_as_it_was(record):
     assert redact_secrets(record) is record and secret_fields(record) == []  # not even copied
+
+
+_PIECES = ["/home/ann/m.gguf", "~/x", "C:\\Users\\ann\\m.gguf", "\\\\srv\\share\\f", "ann@example.org", "10.0.0.1",
+           "[fe80::1%eth0]", "http://build7.lan:8080/v1", "https://user:pw@host.example/x", "buildhost",
+           "BUILDHOST.corp", "--api-key sk-1", "HF_TOKEN=abc", "pp512/b8", "tg128@d4096", ">/tmp/log", " ", "=", "'"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=8), st.sampled_from(["buildhost", "vm", ""]),
+       st.sampled_from(["", " "]))
+def test_redacting_twice_changes_nothing_and_leaves_nothing_private(pieces, hostname, joiner):
+    """What `pdx submit` writes, `pdx hub verify` passes: a redacted record holds no private field
+    (private_fields is empty), whatever paths, hosts, addresses and secrets its text held."""
+    from pdx.registry.redact import private_fields
+
+    text = joiner.join(pieces)
+    record = {"environment": {"hostname": hostname, "command": text}, "model": {"path": text}, "tests": []}
+    once = redact_record(record)
+    assert redact_record(once) == once and private_fields(once) == []
+    if joiner and "/home/ann/m.gguf" in pieces:
+        assert "model.path" in dict(private_fields(record))
