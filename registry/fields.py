@@ -77,3 +77,13 @@ CONTENT_ID_FIELDS = {
                   "synthetic", "extra"),
     },
 }
+# Version 2 adds every measurement a test or request gained since (a test's conditions and energy, a
+# request's schedule and client shard): what a results folder names a file by (FILE_NAME_VERSION), so an
+# edit of any stored measurement renames the file. A run's own id stays version 1's: an id never changes,
+# and importing a file again must find the run it stored before.
+CONTENT_ID_FIELDS[2] = {
+    **CONTENT_ID_FIELDS[1],
+    "test": CONTENT_ID_FIELDS[1]["test"] + ("conditions", "energy"),
+    "request": CONTENT_ID_FIELDS[1]["request"] + ("scheduled_ns", "shard"),
+}
+FILE_NAME_VERSION = 2

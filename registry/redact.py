@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 
 import pdx
-from pdx.secrets import redact_secrets, scrub_text
+from pdx.secrets import MARK, redact_secrets, scrub_text
 
 PATH_MARK = "<redacted>"
 HOST_MARK = "<redacted-host>"
@@ -37,7 +37,9 @@ _URL = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<host>\[[^\]\s]*\]|
 # ; | ` { > <); "/b8" inside "pp512/b8" is not one.
 _BEFORE = r"""(?:(?<=^)|(?<=[\s=:'",(\[;|`{<>]))"""
 _PATH_BODY = r"""[^\s'",)\]}`;|<>]*"""
-_PATH = re.compile(_BEFORE + r"(?:\\\\[^\s\\'\"]+|~[\w.-]*(?=/|$)|/|[A-Za-z]:[\\/])" + _PATH_BODY)
+# A path already redacted ("<redacted>/m.gguf"), and a redacted URL's own path ("http://<redacted-host>/v1"),
+# are left as they are: redacting twice changes nothing.
+_PATH = re.compile(r"(?<!<redacted>)(?<!<redacted-host>)" + _BEFORE + r"(?:\\\\[^\s\\'\"]+|~[\w.-]*(?=/|$)|/|[A-Za-z]:[\\/])" + _PATH_BODY)
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.%])\[?(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f.]*(?:%[\w.-]+)?\]?(?![\w:])")
 # user@host.domain (an e-mail address, an ssh target); "tg128@d4096" has no domain and is a test name.
@@ -161,7 +163,19 @@ def _host_pattern(names: set[str]) -> re.Pattern | None:
 
 
 def redact_record(record: dict) -> dict:
-    """A copy of a run record without secrets, host names, addresses or file paths (ids and hashes are kept)."""
+    """A copy of a run record without secrets, host names, addresses or file paths (ids and hashes are kept).
+    Redacting it again changes nothing (what one pass uncovers, as a user@ a URL hid, the next removes), so
+    what `pdx submit` writes `pdx hub verify` finds nothing private in."""
+    redacted = _redact_once(record)
+    for _ in range(16):  # one pass a layer: text run together ("v1http://...") may hide a few
+        again = _redact_once(redacted)
+        if again == redacted:
+            break
+        redacted = again
+    return redacted
+
+
+def _redact_once(record: dict) -> dict:
     record = redact_secrets(record)  # before the host names are read: "user:pw@host" names no host "user"
     redacted = _walk(record, _host_pattern(host_names(record)))
     if (record.get("environment") or {}).get("hostname"):
@@ -170,3 +184,54 @@ def redact_record(record: dict) -> dict:
         if client.get("host"):
             client["host"] = HOST_MARK
     return redacted
+
+
+# The kinds of private text a shared run may not hold: the one list redaction removes (redact_record),
+# `pdx hub verify` refuses (private_fields), `pdx submit` reports removing and docs/hub.md's threat
+# model names. A kind is told by the mark redaction leaves in its place.
+PRIVATE_KINDS: dict[str, str] = {
+    "secret": "a key, token or password",
+    "user": "a user name (user@host)",
+    "host": "a host name or network address",
+    "path": "a file path (a folder's names, a home folder's user)",
+}
+
+
+def _kind(was: str, now: str) -> str:
+    if now.count(MARK) > was.count(MARK):
+        return "secret"
+    if now.count(f"{PATH_MARK}@") > was.count(f"{PATH_MARK}@"):
+        return "user"
+    if now.count(HOST_MARK) > was.count(HOST_MARK):
+        return "host"
+    return "path"
+
+
+def private_fields(record: dict) -> list[tuple[str, str]]:
+    """Where ``record`` holds private text redaction would remove: (field path, kind of
+    :data:`PRIVATE_KINDS`), in record order; empty for a redacted record (redacting is idempotent)."""
+    found: list[tuple[str, str]] = []
+    _differences(record, redact_record(record), "", found)
+    return found
+
+
+def _differences(was, now, path: str, found: list[tuple[str, str]]) -> None:
+    if isinstance(was, dict) and isinstance(now, dict) and len(was) == len(now):
+        for (key, a), (new_key, b) in zip(was.items(), now.items()):
+            name = str(new_key) if str(new_key).isprintable() else ascii(new_key)  # a path is printed
+            where = f"{path}.{name}" if path else name
+            if key != new_key:
+                found.append((where, _kind(str(key), str(new_key))))
+            else:
+                _differences(a, b, where, found)
+    elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
+        for i, (a, b) in enumerate(zip(was, now)):
+            _differences(a, b, f"{path}[{i}]", found)
+    elif was != now:
+        found.append((path or "(the value)", _kind(str(was), str(now))))
+
+
+def describe_private(found: list[tuple[str, str]], limit: int = 10) -> str:
+    """``environment.hostname (host), model.path (path)``: what :func:`private_fields` found, in one line."""
+    listed = ", ".join(f"{where} ({kind})" for where, kind in found[:limit])
+    return listed + (f" and {len(found) - limit} more" if len(found) > limit else "")

@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 
 from pdx.errors import PdxError
 from pdx.registry.bundle_schema import digest, field_step, schema_errors
+from pdx.registry.measurement_bounds import measurement_problem
 from pdx.registry.plausibility import date_problem, rate_problem, rate_problem_of_test
 from pdx.registry.schema import Model, RequestRow, SampleRow, TestResult
 
@@ -336,6 +337,15 @@ def _plausible(record: dict) -> None:
     problem = rate_problem(record)
     if problem:
         raise _Invalid(f"record.{problem[0]}", problem[1])
+    _measurements(record.get("tests") or (), "record.tests")
+
+
+def _measurements(tests, where: str) -> None:
+    """No impossible speculation count or energy figure (:mod:`pdx.registry.measurement_bounds`)."""
+    for i, test in enumerate(tests):
+        problem = measurement_problem(test) if isinstance(test, dict) else None
+        if problem:
+            raise _Invalid(f"{where}[{i}]{problem[0]}", problem[1])
 
 
 def _name(record: object, index: int) -> str:
@@ -403,6 +413,9 @@ def check_test(test: dict, where: str = "test") -> None:
                            problem[1])
         _check_test(test, where)
         problem = rate_problem_of_test(test)  # the model is the run's: here only the bound every test has
+        if problem:
+            raise _Invalid(f"{where}{problem[0]}", problem[1])
+        problem = measurement_problem(test)
         if problem:
             raise _Invalid(f"{where}{problem[0]}", problem[1])
     except _Invalid as bad:

@@ -286,3 +286,81 @@ def test_hostile_bundles_are_refused_in_one_line_or_stored_valid(tmp_path, scrat
     assert seen[0] >= BUNDLE_EXAMPLES and kinds == ALL_KINDS, kinds
     assert accepted and _stored_and_read_back(tmp_path, accepted)
     print(f"bundles: {seen[0]} files, {len(accepted)} records accepted, {time.monotonic() - started:.1f} s")
+
+
+# -- the record sections added since: energy and speculation, and llama-server's log ------------------------
+
+_OLDER_RECORD = json.loads(next((DATA / "older_pdx").glob("*.pdx.json")).read_text())["runs"][0]["record"]
+_FIGURE = st.one_of(st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True), st.none(),
+                    st.booleans(), st.text(max_size=4))
+_NAME = st.sampled_from(["gpu0", "cpu", "a", "b", ""])
+
+
+@st.composite
+def _energy(draw) -> dict:
+    meters = draw(st.lists(st.fixed_dictionaries({"name": _NAME, "covers": st.sampled_from(
+        ["gpu board", "cpu package", "dram", "machine", "soc gpu"])}), max_size=3))
+    return {"version": draw(st.one_of(st.just(1), st.integers(-2, 100))), "meters": meters,
+            "joules": draw(st.dictionaries(_NAME, _FIGURE, max_size=3)),
+            "timed_s": draw(st.one_of(st.floats(1e-3, 1e4), _FIGURE)),
+            "idle_watts": draw(st.one_of(st.none(), st.dictionaries(_NAME, _FIGURE, max_size=2)))}
+
+
+@settings(max_examples=300, deadline=None)
+@given(energy=_energy(), counts=st.fixed_dictionaries({"drafted": _FIGURE, "accepted": _FIGURE, "tokens": _FIGURE}))
+def test_energy_and_speculation_of_any_value_are_refused_in_one_line_or_physically_possible(energy, counts):
+    """Whatever a record's energy and speculation counts hold, the one record check refuses it with a
+    RecordError or accepts figures that could be: whole counts, accepted <= drafted, finite joules of named
+    meters within what their kind can draw."""
+    from pdx.registry.measurement_bounds import MAX_WATTS, MIN_JOULES
+
+    record = json.loads(json.dumps(_OLDER_RECORD))
+    record["tests"][0]["energy"] = energy
+    record["tests"][-1]["samples"][0]["engine"] = {"speculation": counts}
+    try:
+        check_records([record], "fuzz")
+    except RecordError as exc:
+        assert "\n" not in exc.message
+        return
+    drafted, accepted = counts["drafted"], counts["accepted"]
+    assert all(v is None or (type(v) is int and v >= 0) for v in counts.values())
+    assert drafted is None or accepted is None or accepted <= drafted
+    covers = {m["name"]: m["covers"] for m in energy["meters"]}
+    for name, joules in energy["joules"].items():
+        assert name in covers and math.isfinite(joules) and (joules == 0 or joules >= MIN_JOULES)
+        assert joules / energy["timed_s"] <= MAX_WATTS[covers[name]]
+
+
+_COUNT = st.one_of(st.integers(-5, 600).map(str), st.sampled_from(["nan", "inf", "-0", "7.5", "1e400", "x", "00"]))
+_MS = st.one_of(st.floats(0, 1e5).map(lambda v: f"{v:.2f}"), st.sampled_from(["nan", "-1", "0.00", "inf"]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(requests=st.lists(st.tuples(st.sampled_from(["0", "1", "2"]), _MS, _COUNT, _MS, _COUNT,
+                                   st.one_of(st.none(), st.tuples(_COUNT, _COUNT))), min_size=1, max_size=5),
+       model=st.text(max_size=12))
+def test_a_llama_server_log_of_any_figures_is_refused_in_one_line_or_stored_valid(tmp_path, requests, model):
+    from pdx.errors import ImportFileError
+    from pdx.registry.importers import llama_server_log
+
+    lines = [f"srv    load_model: loading model '{model}'"]
+    for task, prompt_ms, prompt_n, eval_ms, eval_n, draft in requests:
+        lines += [f"slot print_timing: id  1 | task {task} | prompt eval time = {prompt_ms} ms / {prompt_n} tokens",
+                  f"slot print_timing: id  1 | task {task} |        eval time = {eval_ms} ms / {eval_n} tokens"]
+        if draft:
+            lines.append(f"slot print_timing: id  1 | task {task} | draft acceptance = 0.5 "
+                         f"({draft[0]} accepted / {draft[1]} generated)")
+    path = tmp_path / "server.log"
+    text = "\n".join(lines) + "\n"
+    path.write_text(text, errors="surrogatepass")
+    try:
+        records = llama_server_log.read(path, text)
+        check_records(records, "log")
+    except (ImportFileError, RecordError) as exc:
+        assert "\n" not in exc.message
+        return
+    for test in records[0]["tests"]:
+        for sample in test["samples"]:
+            assert sample["ns"] > 0
+            counts = sample["engine"].get("speculation")
+            assert counts is None or 0 <= counts["accepted"] <= counts["drafted"]

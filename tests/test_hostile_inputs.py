@@ -16,6 +16,7 @@ import runfactory
 from conftest import assert_one_line_error, pdx_here, run_pdx, run_pdx_here
 from pdx.registry.hub_folder import file_name
 from pdx.registry import Registry, bundle
+from pdx.registry.redact import redact_record
 from pdx.registry.plausibility import ABSOLUTE_RATE, HEADROOM, bounds, fastest
 
 DATA = Path(__file__).parent / "data"
@@ -128,7 +129,7 @@ def _hub_run(tmp_path: Path) -> dict:
     (record,) = registry.records([run_id])
     registry.close()
     assert all(test["ceilings"] is None for test in record["tests"])
-    return record
+    return redact_record(record)  # as `pdx submit` writes it: a results folder takes redacted runs only
 
 
 def test_a_run_made_100x_faster_and_resigned_fails_verify_and_import_without_a_ceiling(url, tmp_path):
@@ -248,3 +249,161 @@ def test_control_sequences_in_a_bundle_print_as_escapes_never_raw(url, tmp_path)
     assert "model \\x1b]0;pwned\\x07 \\x1b[2J \\u202eevil \\x9b31m" in shown  # visible, and inert
     assert "/models/[bold]\\x1b]0;pwned" in shown
     assert "tag \\x1b]0;pwned\\x07" in outputs[0].stdout
+
+
+def _energy(**change) -> dict:
+    """An H200 board's energy over a 2 s window (700 W): what pdx's NVML meter stores."""
+    return {"version": 1, "meters": [{"name": "gpu0", "covers": "gpu board"}], "joules": {"gpu0": 1400.0},
+            "timed_s": 2.0, "idle_watts": {"gpu0": 75.0}} | change
+
+
+IMPOSSIBLE = {
+    "500 accepted of 170 drafted": (
+        lambda t: t["samples"][0]["engine"].update(speculation={"drafted": 170, "accepted": 500, "tokens": 600}),
+        "tests[0].samples[0].engine.speculation: accepted 500 is more than drafted 170"),
+    "-5 drafted": (
+        lambda t: t["samples"][0]["engine"].update(speculation={"drafted": -5, "accepted": 0, "tokens": 64}),
+        "drafted -5 is not a whole number"),
+    "fractional accepted": (
+        lambda t: t["samples"][0]["engine"].update(speculation={"drafted": 10, "accepted": 2.5, "tokens": 64}),
+        "accepted 2.5 is not a whole number"),
+    "1e300 J": (lambda t: t.update(energy=_energy(joules={"gpu0": 1e300})), "more than a gpu board can draw"),
+    "1e-300 J": (lambda t: t.update(energy=_energy(joules={"gpu0": 1e-300})), "below any meter's step"),
+    "meters a, joules b": (lambda t: t.update(energy=_energy(meters=[{"name": "a", "covers": "gpu board"}],
+                                                               joules={"b": 10.0}, idle_watts=None)),
+                           "names meter 'b', which the meters list does not ('a')"),
+    "energy version 99": (lambda t: t.update(energy=_energy(version=99)),
+                          "energy.version: 99 is no energy record version this pdx knows"),
+    "idle above a board": (lambda t: t.update(energy=_energy(idle_watts={"gpu0": 1e6})), "W idle is more than"),
+}
+
+
+@pytest.mark.parametrize("case", IMPOSSIBLE)
+def test_an_impossible_speculation_or_energy_figure_is_refused_by_import_and_verify(url, tmp_path, case):
+    """Each impossible figure of the issue, re-signed and named by its content: `pdx hub verify` names it
+    in one line, `pdx import` refuses the file in one line, and an honest energy record passes both."""
+    change, needle = IMPOSSIBLE[case]
+    record = _hub_run(tmp_path)
+    record["tests"][0]["energy"] = _energy()
+    folder = tmp_path / "results"
+    folder.mkdir()
+    honest = folder / file_name(record)
+    honest.write_text(json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    honest.unlink()
+    change(record["tests"][0])
+    forged = folder / file_name(record)
+    forged.write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"{forged.name}: run {record['id'][:12]}: ") and needle in line, line
+    _refused(url, forged, needle)
+
+
+HARDWARE = {
+    "cpu {}": lambda h: h.update(cpu={}),
+    "no cpu": lambda h: h.pop("cpu"),
+    "a GPU of {}": lambda h: h.update(gpus=[{}]),
+    "no gpus": lambda h: h.pop("gpus"),
+}
+
+
+@pytest.mark.parametrize("case", HARDWARE)
+def test_a_machine_verify_accepts_publishes_without_a_traceback(tmp_path, case):
+    """`hardware.cpu: {}` on an identified run passed verify, then publish --bundles raised jinja2's
+    UndefinedError in group.html: what verify accepts, publish renders (the machine's page says '?')."""
+    record = _hub_run(tmp_path)
+    HARDWARE[case](record["hardware"])
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / file_name(record)).write_text(json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    published = run_pdx_here("publish", str(tmp_path / "site"), "--bundles", str(folder), "--no-cache")
+    assert published.returncode == 0 and "Traceback" not in published.stderr, published.stderr
+    (page,) = (tmp_path / "site" / "hardware").glob("*.html")
+    assert "AMD EPYC 9654" in page.read_text()
+
+
+def test_a_machine_s_figures_of_the_wrong_type_are_refused_by_verify_naming_the_field(tmp_path):
+    record = _hub_run(tmp_path)
+    record["hardware"]["cpu"]["memory_bytes"] = "lots"
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / file_name(record)).write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "hardware.cpu.memory_bytes: 'lots' is not of type" in result.stdout
+    assert_one_line_error(run_pdx_here("publish", str(tmp_path / "site"), "--bundles", str(folder)),
+                          "hardware.cpu.memory_bytes")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("runs", "--model", "a%" * 50_000), "100000 characters is over the limit of 256"),
+    (("runs", "--tag", "a\udcff"), "is not UTF-8 text"),
+    (("runs", "--tag", ""), "--tag': is empty"),
+    (("import", str(DATA / "llama_bench_tiny.json"), "--tag", " "), "--tag': is empty"),
+    (("bench", "--price-kwh", "9" * 400), "per kWh is over 1e+06"),
+    (("serve-bench", "--ray", ""), "--ray': is empty"),
+])
+def test_filters_labels_and_prices_out_of_range_are_one_line_errors(url, args, needle):
+    """Each was a traceback (SQLite's "LIKE pattern too complex", a surrogate the driver could not
+    encode), an empty tag stored, or a price of inf; now one line, nothing stored, nothing run."""
+    line = assert_one_line_error(run_pdx_here(*args, "--registry", url), needle)
+    assert len(line) < 300  # the 100,000 characters are not echoed back
+    assert _runs(url) == []
+
+
+def test_a_guidellm_benchmark_whose_requests_is_a_string_is_refused(url, tmp_path):
+    report = json.loads((DATA / "guidellm_concurrent.json").read_text())
+    report["benchmarks"][0]["requests"] = "all of them"
+    _refused(url, _write(tmp_path, "report.json", json.dumps(report)), "benchmark 0 requests is 'all of them'")
+    report["benchmarks"][0]["requests"] = {"successful": "one"}
+    _refused(url, _write(tmp_path, "report.json", json.dumps(report)), "requests.successful is 'one'")
+
+
+def test_hub_verify_prints_a_file_s_name_with_its_control_characters_escaped(tmp_path):
+    record = _hub_run(tmp_path)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / ("x\x1b]0;pwned\x07" + file_name(record))).write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "\x1b" not in result.stdout + result.stderr
+    assert "x\\x1b]0;pwned\\x07" in result.stdout
+
+
+def test_a_run_s_energy_rewritten_in_place_changes_its_content_id_and_fails_verify(tmp_path):
+    """The content id a results folder names a file by covers energy (and conditions): an edit that keeps
+    the file's name and re-signs its digest is named by verify; a file named by the older id, which left
+    energy out, is told the name to move it to."""
+    record = _hub_run(tmp_path)
+    record["tests"][0]["energy"] = _energy()
+    folder = tmp_path / "results"
+    folder.mkdir()
+    path = folder / file_name(record)
+    path.write_text(json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    record["tests"][0]["energy"]["joules"]["gpu0"] = 700.0  # half the energy, same name, digest re-signed
+    assert file_name(record) != path.name and file_name(record, 1) == file_name(json.loads(
+        path.read_text())["runs"][0]["record"], 1)  # what the older id could not see
+    path.write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and f"named {path.name} but its run's content id makes it" in result.stdout
+    path.unlink()
+    older = folder / file_name(record, 1)
+    older.write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and f"content id of version 1" in result.stdout
+    assert f"rename it {file_name(record)}" in result.stdout
+
+
+def test_a_fifo_named_like_a_bundle_blocks_neither_verify_nor_publish(tmp_path):
+    import os
+
+    record = _hub_run(tmp_path)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / file_name(record)).write_text(json.dumps(bundle.make_bundle([record])))
+    os.mkfifo(folder / "zz.pdx.json")  # nothing ever writes it: opening it to read would wait for ever
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    published = run_pdx_here("publish", str(tmp_path / "site"), "--bundles", str(folder))
+    assert published.returncode == 0 and "published 1 runs" in published.stdout, published.stderr

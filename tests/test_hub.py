@@ -455,3 +455,36 @@ def test_the_depth_fit_recovers_a_line(intercept, slope, xs):
     assert (fit["slope_se"] is None) == (len(xs) == 2)
     assert fit["x_min"] == min(xs) and fit["x_max"] == max(xs)
     assert linear_fit(xs[:1], [intercept]) is None and linear_fit([5, 5], [1.0, 2.0]) is None
+
+
+def test_a_bundle_with_a_host_name_and_a_home_path_is_refused_and_a_redacted_one_publishes_neither(
+        tmp_path, monkeypatch, model):
+    """The issue's acceptance: `pdx export` without --redact keeps the build host's name and a model path
+    under a home folder; verify refuses that file naming both fields, and `pdx submit` (redacting by
+    default, saying what it removed) writes one whose site holds neither, on any page or JSON."""
+    import dataclasses
+
+    at_home = dataclasses.replace(model, path="/home/frank/models/secret-draft.gguf")
+    url = contributor(tmp_path, monkeypatch, "frank", "Apple M2 Max", at_home, 7)
+    repo = tmp_path / "results"
+    repo.mkdir()
+    exported = tmp_path / "plain.pdx.json"
+    assert run_pdx_here("export", "--registry", url, "-o", str(exported)).returncode == 0
+    (record,) = [entry["record"] for entry in json.loads(exported.read_text())["runs"]]
+    shutil.copy(exported, repo / file_name(record))
+    lines = _verify_fails(repo, "holds private data", "environment.hostname (host)", "model.path (path)")
+    assert not any("frank-workstation" in line or "/home/frank" in line for line in lines)  # named, not shown
+    refused = run_pdx_here("publish", str(tmp_path / "refused"), "--bundles", str(repo))
+    assert_one_line_error(refused, "holds private data")
+
+    (repo / file_name(record)).unlink()
+    submitted = submit(url, repo)
+    assert submitted.returncode == 0, submitted.stderr
+    assert "  redacted " in submitted.stdout and "environment.hostname (host)" in submitted.stdout
+    assert "model.path (path)" in submitted.stdout
+    verified = run_pdx_here("hub", "verify", str(repo))
+    assert verified.returncode == 0, verified.stdout
+    site = tmp_path / "site"
+    assert run_pdx_here("publish", str(site), "--bundles", str(repo)).returncode == 0
+    texts = [p.read_text(errors="replace") for p in site.rglob("*") if p.is_file() and p.suffix in (".html", ".json")]
+    assert texts and not any("frank-workstation" in t or "/home/frank" in t for t in texts)

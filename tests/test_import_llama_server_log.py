@@ -89,3 +89,52 @@ def test_any_mix_of_log_lines_reads_or_is_refused_in_one_line(tmp_path_factory, 
         for s in test["samples"]:
             counts = s["engine"].get("speculation")
             assert counts is None or 0 <= counts["accepted"] <= counts["drafted"]
+
+
+def _log(*requests: tuple[str, str, str, str], model: str = "/m/target.gguf") -> str:
+    """A llama-server log: its model line, then per request (task, prompt eval line, eval line, draft line)."""
+    lines = [f"srv    load_model: loading model '{model}'"]
+    for task, prompt, evaluated, draft in requests:
+        lines += [f"slot print_timing: id  1 | task {task} | prompt eval time = {prompt} tokens",
+                  f"slot print_timing: id  1 | task {task} |        eval time = {evaluated} tokens"]
+        if draft:
+            lines.append(f"slot print_timing: id  1 | task {task} | draft acceptance = 0.5 ({draft} generated)")
+    return "\n".join(lines) + "\n"
+
+
+GOOD = ("0", "300.11 ms /    20", "2296.72 ms /   256", "167 accepted /   259")
+
+
+def test_a_restarted_server_s_repeated_task_id_keeps_both_requests(tmp_path, registry_url):
+    """Two finished requests with one task id (the server restarted and counted from 0 again): both are
+    samples, neither dropped."""
+    path = tmp_path / "server.log"
+    path.write_text(_log(GOOD, ("0", "310.00 ms /    20", "2300.00 ms /   256", "160 accepted /   259")))
+    run = _imported(registry_url, path)
+    pp, tg = run["tests"]
+    assert len(pp["samples"]) == 2 and len(tg["samples"]) == 2
+    assert [s["engine"]["speculation"]["accepted"] for s in tg["samples"]] == [167, 160]
+
+
+@pytest.mark.parametrize("request_, needle", [
+    (("0", "300.11 ms /    20", "2296.72 ms /   256", "500 accepted /   170"),
+     "line 4: 500 accepted of 170 drafted tokens"),
+    (("0", "300.11 ms /    20", "2296.72 ms /   256", "7 accepted /   -5"), "line 4: draft tokens is -5.0"),
+    (("0", "300.11 ms /    20", "2296.72 ms /   256", "7 accepted /   nan"), "line 4: draft tokens is nan"),
+    (("0", "300.11 ms /    20", "2296.72 ms /   256", "7.5 accepted /   9"), "line 4: draft tokens is 7.5, not a whole"),
+    (("0", "300.11 ms /    20", "0.00 ms /   256", ""), "line 3: eval time is 0.00 ms for 256 tokens"),
+    (("0", "300.11 ms /    -20", "2296.72 ms /   256", ""), "line 2: prompt eval tokens is -20.0"),
+])
+def test_an_impossible_figure_in_a_log_is_refused_naming_its_line(tmp_path, registry_url, request_, needle):
+    """Each was clamped or dropped without a word (accepted above drafted clamped to drafted, a negative,
+    NaN or fractional count dropping the line, a zero eval time dropping the whole tg test)."""
+    path = tmp_path / "server.log"
+    path.write_text(_log(request_))
+    assert_one_line_error(run_pdx_here("import", str(path), "--registry", registry_url), needle)
+
+
+def test_a_nul_byte_in_the_model_s_name_is_refused_not_cut_short(tmp_path, registry_url):
+    path = tmp_path / "server.log"
+    path.write_text(_log(GOOD, model="/m/tar\x00get.gguf"))
+    assert_one_line_error(run_pdx_here("import", str(path), "--registry", registry_url),
+                          "line 1: the model's name", "holds a control character")

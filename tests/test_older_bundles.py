@@ -8,6 +8,9 @@ import shutil
 from pathlib import Path
 
 from conftest import pdx_here, run_pdx_here
+from pdx.registry.bundle import digest
+from pdx.registry.hub_folder import file_name
+from pdx.registry.redact import redact_record
 
 OLDER = Path(__file__).parent / "data" / "older_pdx"
 RUNS = sorted(p.name.removesuffix(".pdx.json") for p in OLDER.glob("*.pdx.json"))
@@ -16,6 +19,15 @@ RUNS = sorted(p.name.removesuffix(".pdx.json") for p in OLDER.glob("*.pdx.json")
 def test_a_results_folder_an_older_pdx_wrote_verifies_and_publishes(tmp_path):
     folder = tmp_path / "results"
     shutil.copytree(OLDER, folder, ignore=shutil.ignore_patterns("*.md"))
+    refused = run_pdx_here("hub", "verify", str(folder))  # they hold the model's path: private
+    assert refused.returncode == 1 and "model.path (path)" in refused.stdout, refused.stdout
+    for path in sorted(folder.glob("*.pdx.json")):  # redacted as `pdx export --redact` would, still version 1
+        document = json.loads(path.read_text())
+        for entry in document["runs"]:
+            entry["record"] = redact_record(entry["record"])
+            entry["sha256"] = digest(entry["record"])
+        path.unlink()
+        (folder / file_name(document["runs"][0]["record"])).write_text(json.dumps(document))
     verified = run_pdx_here("hub", "verify", str(folder))
     assert verified.returncode == 0 and "2 run(s): no problem(s)" in verified.stdout, verified.stdout
     published = run_pdx_here("publish", "--bundles", str(folder), str(tmp_path / "site"), "--no-cache")

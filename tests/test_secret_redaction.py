@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pdx.models import identify
 from pdx.registry import Registry
 from pdx.registry.bundle import content_id, digest
+from pdx.registry.hub_folder import file_name
 from pdx.registry.importers import vllm_bench
 from pdx.registry.redact import redact_record
 from pdx.secrets import MARK, is_secret_field, redact_secrets, secret_fields
@@ -125,7 +126,7 @@ def test_a_results_folder_with_a_strangers_secrets_publishes_none(tmp_path, tiny
     record = hostile_record(tmp_path, tiny_gguf)
     folder = tmp_path / "results"
     folder.mkdir()
-    write_bundle([record], folder / f"{content_id(record)}.pdx.json")
+    write_bundle([record], folder / file_name(record))
     verified = run_pdx_here("hub", "verify", str(folder))
     assert verified.returncode == 1
     assert_no_secret(verified.stdout + verified.stderr, "hub verify")
@@ -137,10 +138,8 @@ def test_a_results_folder_with_a_strangers_secrets_publishes_none(tmp_path, tiny
     refused = run_pdx_here("publish", str(site), "--bundles", str(folder), "--no-cache")
     assert refused.returncode == 2 and "holds secrets" in refused.stderr and not site.exists()
     assert_no_secret(refused.stdout + refused.stderr, "publish refusing the folder")
-    clean = dict(record, id="0" * 32, tags=["clean"])
-    for key in ("environment", "options", "engine", "command"):  # a run as `pdx submit` writes it
-        clean[key] = redact_secrets(record)[key]
-    write_bundle([clean], folder / f"{content_id(clean)}.pdx.json")
+    clean = dict(redact_record(record), id="0" * 32, tags=["clean"])  # a run as `pdx submit` writes it
+    write_bundle([clean], folder / file_name(clean))
     published = run_pdx_here("publish", str(site), "--bundles", str(folder), "--no-cache", "--skip-rejected")
     assert published.returncode == 0, published.stderr
     assert "pdx: left out: " in published.stderr and "published 1 runs" in published.stdout
@@ -241,3 +240,24 @@ def test_a_planted_secret_never_survives_at_any_depth(case):
 @given(_CLEAN)
 def test_a_record_without_secrets_comes_back_as_it_was(record):
     assert redact_secrets(record) is record and secret_fields(record) == []  # not even copied
+
+
+_PIECES = ["/home/ann/m.gguf", "~/x", "C:\\Users\\ann\\m.gguf", "\\\\srv\\share\\f", "ann@example.org", "10.0.0.1",
+           "[fe80::1%eth0]", "http://build7.lan:8080/v1", "https://user:pw@host.example/x", "buildhost",
+           "BUILDHOST.corp", "--api-key sk-1", "HF_TOKEN=abc", "pp512/b8", "tg128@d4096", ">/tmp/log", " ", "=", "'"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=8), st.sampled_from(["buildhost", "vm", ""]),
+       st.sampled_from(["", " "]))
+def test_redacting_twice_changes_nothing_and_leaves_nothing_private(pieces, hostname, joiner):
+    """What `pdx submit` writes, `pdx hub verify` passes: a redacted record holds no private field
+    (private_fields is empty), whatever paths, hosts, addresses and secrets its text held."""
+    from pdx.registry.redact import private_fields
+
+    text = joiner.join(pieces)
+    record = {"environment": {"hostname": hostname, "command": text}, "model": {"path": text}, "tests": []}
+    once = redact_record(record)
+    assert redact_record(once) == once and private_fields(once) == []
+    if joiner and "/home/ann/m.gguf" in pieces:
+        assert "model.path" in dict(private_fields(record))

@@ -18,7 +18,7 @@ from pdx.registry.redact import HOST_MARK, redact_record
 from pdx.serving.load import Planned
 from pdx.serving.shards import caps, merge, share
 
-from conftest import pdx_here, run_pdx_here
+from conftest import assert_one_line_error, pdx_here, run_pdx_here
 
 
 def _plan(sessions: list[str | None]) -> list[Planned]:
@@ -171,3 +171,17 @@ def test_ray_with_one_client_says_it_is_ignored(fake_server, tmp_path):
     (said,) = [line for line in result.stderr.splitlines() if line.startswith("--ray")]
     assert said == ("--ray: ignored with one client: the test runs in this process; give --clients N (2 or more) "
                     "to spread it over the cluster's nodes")
+
+
+def test_ray_without_ray_installed_is_refused_before_any_run(fake_server, tmp_path):
+    """`--clients 2 --ray auto` where Ray is not installed (as here): one line before the run, no run stored
+    (it was a failed run in the registry)."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("Ray is installed here")
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    result = run_pdx_here("serve-bench", "--backend", "openai", "--url", fake_server, "-c", "2", "--clients", "2",
+                          "--num-requests", "4", "--ray", "auto", "--registry", url)
+    assert_one_line_error(result, "--ray needs Ray")
+    assert "no runs" in run_pdx_here("runs", "--registry", url).stdout

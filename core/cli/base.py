@@ -47,6 +47,8 @@ class Label(click.ParamType):
             self.fail(f"'{shown}' is not UTF-8 text (a byte the system could not decode)", param, ctx)
         if len(text) > self.limit:
             self.fail(f"{len(text)} characters is over the limit of {self.limit}", param, ctx)
+        if not text.strip():  # an empty label names nothing: stored, it would be a tag no one can see
+            self.fail("is empty: give some text", param, ctx)
         return text
 
 

@@ -37,6 +37,7 @@ def submit(runs, where, folder, max_cv, force, registry) -> None:
     no leaderboard takes: a test above its ceiling, noisy, or a serving test of an overloaded server."""
     from pdx import api
     from pdx.contrib.submit import submit as write
+    from pdx.display.text import printable
     from pdx.registry import transfer
     from pdx.registry.where import parse_where
 
@@ -47,9 +48,12 @@ def submit(runs, where, folder, max_cv, force, registry) -> None:
         if entry.file:
             note = "already there" if entry.existed else "wrote"
             forced = f" (forced: {'; '.join(entry.refused)})" if entry.refused else ""
-            click.echo(f"{note} {entry.file} (run {entry.run_id[:12]}){forced}")
+            click.echo(printable(f"{note} {entry.file} (run {entry.run_id[:12]}){forced}"))
+            if entry.removed:  # privacy by default: the contributor sees what the bundle no longer holds
+                click.echo(f"  redacted {entry.removed_text}")
         else:
-            click.echo(f"refused run {entry.run_id[:12]}: {'; '.join(entry.refused)} (--force submits it)", err=True)
+            click.echo(printable(f"refused run {entry.run_id[:12]}: {'; '.join(entry.refused)} (--force submits it)"),
+                       err=True)
     new = [d.file for d in written if not d.existed]
     if new:
         click.echo(f"\ncommit them:\n  git -C {folder} add {' '.join(new)}\n"
@@ -71,10 +75,11 @@ def verify(folder, tolerance) -> None:
     """Check every bundle of FOLDER: schema, digests, names, duplicates, model identities and
     plausible rates. One line per problem, naming its file; exit 1 on any."""
     from pdx.contrib.verify import verify_folder
+    from pdx.display.text import printable
 
     result = verify_folder(folder, tolerance)
-    for problem in result.problems:
-        click.echo(str(problem))
+    for problem in result.problems:  # a file's name is a stranger's: an escape sequence in it is shown, not obeyed
+        click.echo(printable(str(problem)))
     click.echo(f"{result.files} file(s), {result.runs} run(s): "
                f"{len(result.problems) or 'no'} problem(s)", err=bool(result.problems))
     if result.problems:

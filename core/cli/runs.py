@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
+from pdx.cli.base import Integer, Label, echo_json, json_option, registry_option
 from pdx.contract.record import RUN_STATUSES
-from pdx.cli.base import Integer, echo_json, json_option, registry_option
 
 
 @click.command()
-@click.option("--backend", help="Only runs of this backend.")
-@click.option("--model", help="Only runs whose model name contains this (or whose id starts with it).")
-@click.option("--tag", help="Only runs with this tag.")
+@click.option("--backend", type=Label(), help="Only runs of this backend.")
+@click.option("--model", type=Label(256), help="Only runs whose model name contains this (or whose id starts with it).")
+@click.option("--tag", type=Label(), help="Only runs with this tag.")
 @click.option("--status", type=click.Choice(RUN_STATUSES))
 @click.option("--limit", type=Integer(min=1), default=50, show_default=True)
 @registry_option

@@ -7,7 +7,7 @@ import math
 
 import click
 
-from pdx.cli.base import (Integer, IntegerList, Number, echo_json, energy_options, engine_option, json_option,
+from pdx.cli.base import (Integer, IntegerList, Label, Number, echo_json, energy_options, engine_option, json_option,
                           registry_option, server_options, tag_option, warn, warn_energy)
 from pdx.cli.bench import execute, parse_options, server_variants
 from pdx.errors import PdxError
@@ -71,7 +71,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace, thin
 @click.option("--clients", default=1, show_default=True, type=Integer(min=1, max=256), metavar="N",
               help="Split each load test over N client processes (one process times up to its limit: see the run's "
                    "client note); their requests merge into one run.")
-@click.option("--ray", "ray_address", metavar="ADDRESS|auto",
+@click.option("--ray", "ray_address", type=Label(256), metavar="ADDRESS|auto",
               help="Run the --clients as Ray actors spread over a cluster's nodes (pip install 'pdx[ray]').")
 @engine_option
 @tag_option
@@ -91,6 +91,7 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     times the requests in flight when it was sent (so a server that accepts and never answers stops a short
     test in seconds); -o request_timeout=SECONDS sets one limit for every request instead."""
     from pdx import api
+    from pdx.serving.shards import require_ray
     from pdx.serving.workloads import ServeOptions, serve_workload
 
     targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
@@ -103,6 +104,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
         percentiles=parse_percentiles(percentiles), repetitions=repetitions, seed=seed, catch_up=catch_up,
         saturation_window_s=saturation_window, prompt_lens=input_len, clients=clients, ray_address=ray_address,
         traffic=_traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace, think_time)))
+    if ray_address and clients > 1:
+        require_ray()
     if ray_address and clients == 1:
         warn("--ray: ignored with one client: the test runs in this process; give --clients N (2 or more) to "
              "spread it over the cluster's nodes")

@@ -21,6 +21,7 @@ from pdx.contrib.plausible import rate_problems
 from pdx.files import output_folder
 from pdx.registry import bundle
 from pdx.registry.hub_folder import file_name
+from pdx.registry.redact import describe_private, private_fields
 from pdx.registry.transfer import write_json
 from pdx.stats.results import with_stats
 
@@ -33,6 +34,11 @@ class Submission:
     file: str | None = None  # the bundle's name in the folder, when written
     refused: list[str] = field(default_factory=list)
     existed: bool = False
+    removed: list[tuple[str, str]] = field(default_factory=list)  # (field, private kind) redaction replaced
+
+    @property
+    def removed_text(self) -> str:
+        return describe_private(self.removed)
 
 
 def model_identity_problem(model: dict) -> str | None:
@@ -71,6 +77,7 @@ def submit(registry, ids: list[str], folder: str | Path, max_cv: float = DEFAULT
     for record in registry.records(ids):
         entry = Submission(record["id"], refused=refusals(with_stats(copy.deepcopy(record)), max_cv))
         if not entry.refused or force:
+            entry.removed = private_fields(record)
             document = bundle.make_bundle([record], redact=True)
             entry.file = file_name(document["runs"][0]["record"])
             entry.existed = (folder / entry.file).exists()

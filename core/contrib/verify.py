@@ -21,6 +21,7 @@ from pdx.contrib.plausible import DEFAULT_TOLERANCE, rate_problems
 from pdx.contrib.submit import model_identity_problem
 from pdx.errors import ImportFileError
 from pdx.registry.hub_folder import FILES_PER_TASK, bundle_files, default_workers, file_name, read_records
+from pdx.registry.redact import describe_private, private_fields
 from pdx.registry.validate import RecordError, check_record
 from pdx.secrets import secret_fields
 from pdx.workers import chunked
@@ -78,6 +79,7 @@ def _check_files(jobs: list[tuple[str, str, float]]) -> list:
                                             "(`pdx submit` writes them)"]
         own += [problem for r in records if (problem := _secrets_problem(r))]
         own += [problem for r in records if (problem := _record_problem(r))]
+        own += [problem for r in records if (problem := _private_problem(r))]
         out.append((name, own, [_alone(r, Path(path), len(records), tolerance) for r in records]))
     return out
 
@@ -104,12 +106,27 @@ def _secrets_problem(record: dict) -> str | None:
             "(`pdx submit` writes them); revoke what leaked")
 
 
+def _private_problem(record: dict) -> str | None:
+    """A run that holds private text (:data:`pdx.registry.redact.PRIVATE_KINDS`: a host name, a user name,
+    an address, a file path; secrets have their own line): the fields named with their kind, never the
+    text. A results folder takes only what `pdx submit` writes, redacted."""
+    try:
+        found = [(where, kind) for where, kind in private_fields(record) if kind != "secret"]
+    except (AttributeError, TypeError):  # a record of the wrong shape: the record check names it
+        return None
+    if not found:
+        return None
+    return (f"run {str(record['id'])[:12]} holds private data ({describe_private(found)}): a results folder "
+            "takes redacted runs only (`pdx submit` writes them, or `pdx export --redact`)")
+
+
 def _alone(record: dict, path: Path, n_records: int, tolerance: float) -> dict:
     expected = file_name(record)
     model = record["model"]
     identity = model_identity_problem(model)
     return {"content": expected, "id": record["id"],
             "misnamed": n_records == 1 and path.name != expected, "file": path.name,
+            "older_name": file_name(record, 1),
             "identity": identity, "sha256": model.get("sha256"),
             "facts": None if identity else {k: model.get(k) for k in MODEL_FACTS},
             "rates": rate_problems(record, tolerance)}
@@ -117,7 +134,10 @@ def _alone(record: dict, path: Path, n_records: int, tolerance: float) -> dict:
 
 def _across_files(run: dict, name: str, by_content: dict, by_id: dict, models: dict) -> list[str]:
     found = []
-    if run["misnamed"]:
+    if run["misnamed"] and run["file"] == run["older_name"]:
+        found.append(f"named {run['file']} by its run's content id of version 1, which leaves out its energy and "
+                     f"conditions: rename it {run['content']} (`git mv`), the name this pdx gives it")
+    elif run["misnamed"]:
         found.append(f"named {run['file']} but its run's content id makes it {run['content']}: "
                      "the run was edited after it was submitted, or the file renamed")
     if run["content"] in by_content:

@@ -8,6 +8,7 @@ from rich.markup import escape
 from pdx.ceilings import sources
 from pdx.display import make_console
 from pdx.display.tables import fit
+from pdx.display.text import printable
 from pdx.energy.figures import why_none
 from pdx.figures import Column
 from pdx.hardware import catalog
@@ -49,7 +50,9 @@ def print_meters(found: dict) -> None:
         click.echo(f"{'energy':>9}  no meter here, so no J/token ({why_none(found)})")
         return
     for meter in found["meters"]:
-        click.echo(f"{'energy':>9}  {meter['name']}: {meter['covers']} of {meter['device']} ({meter['source']})")
+        # A meter plugin's name, device and source are a third party's text: shown, never obeyed.
+        line = f"{'energy':>9}  {meter['name']}: {meter['covers']} of {meter['device']} ({meter['source']})"
+        click.echo(printable(line))
 
 
 def _layouts(entry: dict) -> str:

@@ -24,12 +24,19 @@ MIN_STEPS = 10
 PHASES = {"pp": "prefill", "tg": "decode", "pg": "prefill+decode", "serve": "serving"}
 
 
+MAX_PRICE_KWH = 1e6  # per kWh in any currency: a thousand times the dearest retail price, which binds no real one
+
+
 def parse_price(text: str) -> tuple[float, str]:
     """``"0.32"``, ``"0.32 EUR"`` or ``"0.32EUR"`` -> (0.32, "EUR"); currency defaults to USD."""
     found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]{3})?\s*", text or "")
     if not found:
         raise ValueError(f"{text!r} is not a price per kWh (e.g. 0.32 or '0.32 EUR')")
-    return float(found[1]), (found[2] or DEFAULT_CURRENCY).upper()
+    price = float(found[1])
+    if price > MAX_PRICE_KWH:  # 400 nines read as inf: no price, and every cost after it would be inf
+        raise ValueError(f"{found[1][:20]}{'...' if len(found[1]) > 20 else ''} per kWh is over "
+                         f"{MAX_PRICE_KWH:g}, no price of electricity")
+    return price, (found[2] or DEFAULT_CURRENCY).upper()
 
 
 def phase_tokens(test: dict) -> tuple[str, int]:

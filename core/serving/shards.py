@@ -17,6 +17,8 @@ are kept, and the test fails naming the shard, so nothing is counted twice or in
 
 from __future__ import annotations
 
+import importlib.util
+
 import os
 import pickle
 import socket
@@ -131,11 +133,15 @@ class RayShard:
         self.ray.kill(self.actor)
 
 
+def require_ray() -> None:
+    """Refuse --ray where Ray is not installed: before any run, so no failed run is stored for it."""
+    if importlib.util.find_spec("ray") is None:
+        raise PdxError("--ray needs Ray", "pip install 'pdx[ray]'")
+
+
 def _ray_actor_class(address: str):
-    try:
-        import ray
-    except ImportError:
-        raise PdxError("--ray needs Ray", "pip install 'pdx[ray]'") from None
+    require_ray()
+    import ray
     if not ray.is_initialized():
         try:
             ray.init(address=address, logging_level="ERROR", log_to_driver=False)

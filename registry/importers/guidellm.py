@@ -147,6 +147,12 @@ def _test(ordinal: int, b: object, data: dict, source) -> dict:
     if not isinstance(strategy, dict):
         raise fail(source, f"{where} names no strategy (config.strategy)")
     groups = b.get("requests") or {}
+    if not isinstance(groups, dict):
+        raise fail(source, f"{where} requests is {_shown(groups)}, not GuideLLM's object of request lists by status")
+    for status in _STATUSES:
+        listed = groups.get(status) or []
+        if not isinstance(listed, list) or not all(isinstance(r, dict) for r in listed):
+            raise fail(source, f"{where} requests.{status} is {_shown(listed)}, not a list of request records")
     raw = [(status, r) for status in _STATUSES for r in (groups.get(status) or [])]
     open_loop = strategy.get("type_") in ("poisson", "constant", "throughput")
     # Times from the earliest send or schedule: an open loop's first request can be due before it is sent.

@@ -24,8 +24,10 @@ from pdx.workload import TestSpec
 
 ORIGIN = "llama-server log"
 _TIMING = re.compile(r"print_timing: id\s+\d+ \| task (\d+) \|\s*(.*)$")
-_TIME = re.compile(r"^(prompt eval|eval) time =\s*([\d.]+) ms /\s*(\d+) tokens")
-_DRAFT = re.compile(r"^draft acceptance(?: rate)? =\s*[\d.]+ \(\s*(\d+) accepted /\s*(\d+) generated\)")
+# Figures are taken as whatever the line holds there and then checked, so a negative, fractional or NaN
+# count is refused naming its line rather than the line being passed over.
+_TIME = re.compile(r"^(prompt eval|eval) time =\s*(\S+) ms /\s*(\S+) tokens")
+_DRAFT = re.compile(r"^draft acceptance(?: rate)? =\s*\S+ \(\s*(\S+) accepted /\s*(\S+) generated\)")
 _METHOD = re.compile(r"\bstatistics\s+([a-z][\w-]*):")
 _MODEL = re.compile(r"load_model: loading model '([^']*)'")
 _DRAFT_MODEL = re.compile(r"loading draft model '([^']*)'")
@@ -36,29 +38,63 @@ def looks_like(text: str) -> bool:
     return "print_timing:" in head and "eval time =" in head
 
 
-def _tasks(text: str, source) -> tuple[dict[str, dict], dict]:
-    """Each task's figures, in the order they finished; and what the log says of the server."""
-    tasks: dict[str, dict] = {}
+def _figure(text: str, what: str, source, whole: bool = False) -> float | int:
+    """A figure of a log line: a finite number at least 0 (whole for a count), else a one-line refusal."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise fail(source, f"{what} is {text[:24]!r}, not a number") from None
+    return integer(value, what, source) if whole else number(value, what, source)
+
+
+def _tasks(text: str, source) -> tuple[list[dict], dict]:
+    """Each request's figures, in the order they finished; and what the log says of the server. A task id
+    seen again once its request had both times is a new request (a restarted server counts from 0 again):
+    both are kept."""
+    tasks: list[dict] = []
+    open_: dict[str, dict] = {}  # task id -> its request still being read
     server: dict = {}
     for line_no, line in enumerate(text.splitlines(), 1):
         if match := _TIMING.search(line):
             task, said = match[1], match[2].strip()
             if found := _TIME.match(said):
                 key = "prompt" if found[1] == "prompt eval" else "eval"
-                tasks.setdefault(task, {})[key] = (number(float(found[2]), f"line {line_no}: {found[1]} time", source),
-                                                   integer(int(found[3]), f"line {line_no}: tokens", source))
+                where = f"line {line_no}: {found[1]}"
+                figures = (_figure(found[2], f"{where} time", source), _figure(found[3], f"{where} tokens", source, True))
+                if figures[1] and not figures[0]:
+                    raise fail(source, f"{where} time is {found[2]} ms for {figures[1]} tokens: no measurement",
+                               "a request's time is never zero; import the log without that request")
+                entry = open_.get(task)
+                if entry is None or key in entry:  # a new request, or this id's earlier one is complete
+                    entry = open_[task] = {"line": line_no}
+                    tasks.append(entry)
+                entry[key] = figures
             elif found := _DRAFT.match(said):
-                accepted, drafted = (integer(int(v), f"line {line_no}: draft tokens", source) for v in found.groups())
-                tasks.setdefault(task, {})["draft"] = (drafted, accepted)
+                accepted, drafted = (_figure(v, f"line {line_no}: draft tokens", source, True) for v in found.groups())
+                if accepted > drafted:
+                    raise fail(source, f"line {line_no}: {accepted} accepted of {drafted} drafted tokens: a pass "
+                                       "accepts only tokens that were drafted")
+                entry = open_.get(task)
+                if entry is None or "draft" in entry:
+                    entry = open_[task] = {"line": line_no}
+                    tasks.append(entry)
+                entry["draft"] = (drafted, accepted)
         elif match := _METHOD.search(line):
             server["method"] = match[1]
         elif match := _DRAFT_MODEL.search(line):
-            server["draft_model"] = match[1]
+            server["draft_model"] = _named(match[1], line_no, source)
         elif match := _MODEL.search(line):
-            server.setdefault("model", match[1])
+            server.setdefault("model", _named(match[1], line_no, source))
         elif "synthetic speculative acceptance is enabled" in line:
             server["synthetic"] = True
     return tasks, server
+
+
+def _named(path: str, line_no: int, source) -> str:
+    """A model's path as the log names it; one holding a control character (a NUL would cut it short) is refused."""
+    if not path.isprintable():
+        raise fail(source, f"line {line_no}: the model's name {ascii(path)[:60]} holds a control character")
+    return path
 
 
 def _speculation(server: dict, speculated: bool) -> dict | None:
@@ -76,7 +112,7 @@ def _speculation(server: dict, speculated: bool) -> dict | None:
 
 def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
     tasks, server = _tasks(text, path)
-    done = [t for t in tasks.values() if "prompt" in t and "eval" in t]
+    done = [t for t in tasks if "prompt" in t and "eval" in t]
     if not done:
         raise fail(path, "no request with both a 'prompt eval time' and an 'eval time' line (truncated?)")
     pp: dict[int, list] = {}
@@ -89,7 +125,7 @@ def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
             engine = {}
             if "draft" in task:
                 drafted, accepted = task["draft"]
-                engine["speculation"] = {"drafted": drafted, "accepted": min(accepted, drafted), "tokens": n_gen}
+                engine["speculation"] = {"drafted": drafted, "accepted": accepted, "tokens": n_gen}
             tg.setdefault(n_gen, []).append(sample(eval_ms * 1e6, 0, n_gen, engine=engine))
     when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).replace(microsecond=0).isoformat()
     tests = []
