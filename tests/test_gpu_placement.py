@@ -76,6 +76,17 @@ def test_the_recorded_h200_import_is_cuda_on_the_catalogs_h200_with_its_ceilings
     page = tmp_path / "run.html"
     pdx_here("report", run_id, "-o", str(page), "--registry", url)
     assert "llamacpp-bench (CUDA, NVIDIA H200, ngl 99)" in page.read_text()
+    # Its llama.cpp came from llama-cpp-python's sdist (a shallow clone: build_number 1): the commit, no "b1".
+    assert run["engine"]["version"] is None and run["engine"]["commit"] == "0c1e570"
+    assert "b1" not in shown.split()
+
+
+def test_a_build_number_is_llama_cpps_only_where_it_is_real():
+    """One rule for pdx's builds and imported files: 0 and 1 come from a source without its history."""
+    from pdx.engine_version import llama_cpp_build, llama_cpp_version
+
+    assert [llama_cpp_build(n) for n in (None, 0, 1, 2, 4589, True, "4589")] == [None, None, None, 2, 4589, None, None]
+    assert llama_cpp_version(4589) == "b4589" and llama_cpp_version(1) is None
 
 
 # --- a pdx run on a replayed H200 -------------------------------------------------------------------------

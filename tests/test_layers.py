@@ -23,7 +23,7 @@ LAYER_OF = {
     "pdx.energy.meter": "contract",
     "pdx.stats": "domain", "pdx.ceilings": "domain", "pdx.models": "domain", "pdx.hardware": "domain",
     "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",
-    "pdx.prompt_stream": "domain", "pdx.speculation": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain",
+    "pdx.prompt_stream": "domain", "pdx.engine_version": "domain", "pdx.speculation": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain",
     "pdx.placement": "domain",
     "pdx.energy.trace": "measure", "pdx.energy.session": "measure", "pdx.energy.zeus_meters": "measure",
     "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure", "pdx.model_arg": "measure",

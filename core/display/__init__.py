@@ -212,7 +212,7 @@ def print_manifest(run: dict, console: Console | None = None) -> None:
         ("created", run["created_at"]),
         ("finished", run["finished_at"] or "-"),
         ("status", run["status"] + (f" ({run['error']})" if run["error"] else "")),
-        ("engine", f"{engine['name']} {engine.get('version') or ''} {engine.get('commit') or ''}".strip()),
+        ("engine", " ".join(str(x) for x in (engine["name"], engine.get("version"), engine.get("commit")) if x)),
         ("settings", settings or "-"),
         ("ran on", placement.text(placement.of_run(run)) or "-"),
         ("model", f"{model['path']}"),

@@ -51,6 +51,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from pdx.engine_version import llama_cpp_build
 from pdx.errors import PdxError
 from pdx.paths import cache_dir
 from pdx.plugins.llamacpp.accelerator import BACKENDS, Accelerator, backend_of, detect, present
@@ -128,7 +129,7 @@ def _read_build(root: Path) -> Build | None:
     # A build number of 0 or 1 is the shallow source's, not llama.cpp's (see tool_version).
     number = data.get("build_number")
     return Build(root=root, version=data["version"], commit=data.get("commit"),
-                 build_number=number if isinstance(number, int) and number > 1 else None, flags=flags,
+                 build_number=llama_cpp_build(number), flags=flags,
                  built_at=data["built_at"], gpu=gpu if gpu in BACKENDS else "cpu")
 
 
@@ -181,7 +182,7 @@ def tool_version(binary: Path) -> tuple[str | None, int | None]:
     match = re.search(r"build (\d+), commit ([0-9a-f]+)", out.stdout + out.stderr)
     if not match:
         return None, None
-    return match[2], (int(match[1]) if int(match[1]) > 1 else None)
+    return match[2], llama_cpp_build(int(match[1]))
 
 
 def version_label(binary: Path) -> str | None:

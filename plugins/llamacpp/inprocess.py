@@ -23,6 +23,7 @@ from typing import Iterator, Mapping
 
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.environment import installed_version
+from pdx.engine_version import llama_cpp_version
 from pdx.errors import ModelError, PdxError
 from pdx.models import ModelInfo
 from pdx.plugins.llamacpp import where
@@ -151,7 +152,7 @@ class LlamaPython(Backend):
         system_info = lc.llama_print_system_info().decode(errors="replace").strip()
         return EngineInfo(
             engine=self.engine,
-            version=f"b{build.build_number}" if build and build.build_number is not None else None,
+            version=llama_cpp_version(build.build_number) if build else None,
             commit=build.commit if build else None,
             settings=self.settings.to_dict() | {"mode": "python"},
             details={

@@ -15,6 +15,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from pdx.engine_version import llama_cpp_version
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run, integer,
@@ -185,8 +186,7 @@ def to_runs(rows: list, path: Path, text_: str, fmt: str, hardware: str | None =
         model = described_model(filename, Path(filename).stem if config.get("model_filename") else model_type, "gguf",
                                 words[0], words[-1], config.get("model_n_params") or 0, config.get("model_size") or 0,
                                 model_type=model_type)
-        build = config.get("build_number")
-        engine = {"name": "llama.cpp", "version": f"b{build}" if build is not None else None,
+        engine = {"name": "llama.cpp", "version": llama_cpp_version(config.get("build_number")),
                   "commit": config.get("build_commit"), "settings": _settings(config),
                   "details": {k: config[k] for k in ("backends", "cpu_info", "gpu_info") if k in config}}
         reps = max((len(t["samples"]) for t in tests), default=0)
