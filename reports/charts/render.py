@@ -24,6 +24,7 @@ from xml.etree import ElementTree
 from markupsafe import Markup, escape
 
 from pdx.errors import PdxError
+from pdx.reports.charts.specs import chart_text
 
 # Elements that run code or embed another document, and attributes that hold a URL.
 _FORBIDDEN_ELEMENTS = {"script", "foreignobject", "iframe", "object", "embed", "handler", "listener", "animate",
@@ -180,7 +181,7 @@ class ChartRenderer:
         if problem:
             raise RuntimeError(f"chart {label!r} rendered markup that cannot be inlined safely: {problem}")
         svg = re.sub(r'<svg\b([^>]*?) class="marks"', r"<svg\1", raw, count=1)
-        return Markup(svg.replace("<svg ", f'<svg class="chart" role="img" aria-label="{escape(label)}" ', 1))
+        return Markup(svg.replace("<svg ", f'<svg class="chart" role="img" aria-label="{escape(chart_text(label))}" ', 1))
 
     @property
     def stats(self) -> dict:
