@@ -21,8 +21,9 @@ def test_a_bench_on_the_vulkan_build_runs_on_vulkan_with_every_layer_offloaded(r
     vulkan = find_build(gpu="vulkan")
     assert vulkan is not None, "no Vulkan build: run `pdx llamacpp install --gpu vulkan` (tox -e vulkan does)"
     result = run_pdx("bench", "--registry", registry_url, "--backend", "llamacpp-bench", "-m", str(tiny_gguf),
-                     "-p", "32", "-n", "8", "-r", "2", env={GPU_ENV: "vulkan", **LAVAPIPE})
+                     "-p", "32", "-n", "8", "-r", "2", env={GPU_ENV: "vulkan", "COLUMNS": "200", **LAVAPIPE})
     assert result.returncode == 0, result.stderr
+    assert "llamacpp-bench (Vulkan" in result.stdout, result.stdout  # the table's backend column
     run_id = re.search(r"run ([0-9a-f]{32}) complete", result.stdout)[1]
     shown = json.loads(run_pdx("show", run_id, "--registry", registry_url, "--json").stdout)
     assert shown["engine"]["details"]["llama_bench"] == str(vulkan.tool("llama-bench"))
