@@ -16,18 +16,30 @@ OLDER = Path(__file__).parent / "data" / "older_pdx"
 RUNS = sorted(p.name.removesuffix(".pdx.json") for p in OLDER.glob("*.pdx.json"))
 
 
-def test_a_results_folder_an_older_pdx_wrote_verifies_and_publishes(tmp_path):
-    folder = tmp_path / "results"
+def _redacted_folder(folder: Path) -> dict[str, Path]:
+    """The older files copied to ``folder`` redacted as `pdx export --redact` would, still version 1 (a
+    results folder takes redacted runs only), each named as a results folder names it; by run id."""
     shutil.copytree(OLDER, folder, ignore=shutil.ignore_patterns("*.md"))
-    refused = run_pdx_here("hub", "verify", str(folder))  # they hold the model's path: private
-    assert refused.returncode == 1 and "model.path (path)" in refused.stdout, refused.stdout
-    for path in sorted(folder.glob("*.pdx.json")):  # redacted as `pdx export --redact` would, still version 1
+    files = {}
+    for path in sorted(folder.glob("*.pdx.json")):
         document = json.loads(path.read_text())
         for entry in document["runs"]:
             entry["record"] = redact_record(entry["record"])
             entry["sha256"] = digest(entry["record"])
         path.unlink()
-        (folder / file_name(document["runs"][0]["record"])).write_text(json.dumps(document))
+        record = document["runs"][0]["record"]
+        files[record["id"]] = folder / file_name(record)
+        files[record["id"]].write_text(json.dumps(document))
+    return files
+
+
+def test_a_results_folder_an_older_pdx_wrote_verifies_and_publishes(tmp_path):
+    folder = tmp_path / "results"
+    shutil.copytree(OLDER, folder, ignore=shutil.ignore_patterns("*.md"))
+    refused = run_pdx_here("hub", "verify", str(folder))  # they hold the model's path: private
+    assert refused.returncode == 1 and "model.path (path)" in refused.stdout, refused.stdout
+    shutil.rmtree(folder)
+    _redacted_folder(folder)
     verified = run_pdx_here("hub", "verify", str(folder))
     assert verified.returncode == 0 and "2 run(s): no problem(s)" in verified.stdout, verified.stdout
     published = run_pdx_here("publish", "--bundles", str(folder), str(tmp_path / "site"), "--no-cache")
@@ -87,7 +99,7 @@ def test_a_later_pdx_takes_a_version_1_bundle_through_its_update_step(tmp_path):
                               timeout=300)
 
     folder = tmp_path / "results"
-    shutil.copytree(OLDER, folder, ignore=shutil.ignore_patterns("*.md"))
+    files = _redacted_folder(folder)
     verified = later_pdx("hub", "verify", str(folder))
     assert verified.returncode == 0 and "2 run(s): no problem(s)" in verified.stdout, verified.stderr
     assert later_pdx("publish", "--bundles", str(folder), str(tmp_path / "site"), "--no-cache").returncode == 0
@@ -97,14 +109,14 @@ def test_a_later_pdx_takes_a_version_1_bundle_through_its_update_step(tmp_path):
         [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom pdx.registry import hub_folder\n"
          "sha, first = hub_folder.read_file(Path(sys.argv[1]), 'f')\n"
          "print(first == hub_folder.read_again(Path(sys.argv[1]), sha, 'f'), *first[0]['tags'])",
-         str(folder / f"{RUNS[0]}.pdx.json")], capture_output=True, text=True, env=env, timeout=120)
+         str(files[RUNS[0]])], capture_output=True, text=True, env=env, timeout=120)
     assert again.stdout.split()[0] == "True" and "from-v1" in again.stdout.split(), again.stderr
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    imported = later_pdx("import", str(folder / f"{RUNS[0]}.pdx.json"), "--registry", url)
+    imported = later_pdx("import", str(files[RUNS[0]]), "--registry", url)
     assert imported.returncode == 0, imported.stderr
     shown = json.loads(later_pdx("show", RUNS[0], "--registry", url, "--json").stdout)
     assert "from-v1" in shown["tags"] and shown["id"] == RUNS[0]  # tags are labels: the id stays
-    altered = json.loads((folder / f"{RUNS[0]}.pdx.json").read_text())
+    altered = json.loads(files[RUNS[0]].read_text())
     altered["runs"][0]["record"]["command"] += " -r 9"
     (tmp_path / "altered.pdx.json").write_text(json.dumps(altered))
     refused = later_pdx("import", str(tmp_path / "altered.pdx.json"), "--registry", url)

@@ -20,8 +20,9 @@ from pdx.hardware import probe
 from conftest import pdx_here
 from test_conditions import _detached_busy_loop, sleep_plugin  # noqa: F401 (a fixture)
 
-# Small, yet over MIN_CPU_WINDOW_S in all (two interpreters start numpy): other processes' CPU use is read.
-SHORT = {"array_bytes": 32 * 2**20, "matmul_n": 256, "bandwidth_reps": 3, "matmul_reps": 3}
+# Small, yet well over MIN_CPU_WINDOW_S in all, so other processes' CPU use is read: about 1.1 s here (the
+# sizes of 32 MiB, 256 and 3 repetitions read 0.49 s on a quiet machine, under the minimum: CI failed on it).
+SHORT = {"array_bytes": 64 * 2**20, "matmul_n": 512, "bandwidth_reps": 20, "matmul_reps": 10}
 
 
 @pytest.fixture(autouse=True)
