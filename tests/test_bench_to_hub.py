@@ -57,7 +57,8 @@ def bench_to_site(tmp_path: Path, model: Path, *bench_args: str) -> tuple[dict, 
         assert board["leaderboard"] == [] and board["left_out"] == f"1 run left out: {headline.left_out(run)}"
         published = json.loads((site / "runs" / f"{run['id']}.json").read_text())["run"]
         rates = {t["kind"]: t["stats"]["rate"] for t in published["tests"]}
-        return run, {"prefill": {"rate": rates["pp"]["mean"], "n": rates["pp"]["n"]}} if "pp" in rates else {}
+        return run, {phase: {"rate": rates[kind]["mean"], "n": rates[kind]["n"]}
+                     for phase, kind in (("prefill", "pp"), ("decode", "tg")) if kind in rates}
     (row,) = board["leaderboard"]
     assert row["runs"] == 1
     return run, row
