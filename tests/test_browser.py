@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 import pytest
 
 from conftest import run_pdx
+from pdx.paths import cache_dir
 
 pytestmark = pytest.mark.browser
 
@@ -32,9 +33,17 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 def site(tmp_path_factory, tiny_gguf) -> Path:
     root = tmp_path_factory.mktemp("browser")
     registry = f"sqlite:///{root / 'registry.sqlite'}"
+    # A cache of its own, sharing only the llama.cpp build: the probe its ceilings come from is measured now, with
+    # nothing else running, not read from this machine's cache, where one taken under load would put the runs above
+    # their ceilings and off the leaderboards and "what to buy" whose layout is checked here. Longer tests, five
+    # repetitions and two warm-ups keep most tests under 5% CV for the same reason.
+    cache = root / "cache"
+    cache.mkdir()
+    (cache / "engines").symlink_to(cache_dir("engines"))
     for repetition_set in range(2):
         result = run_pdx("bench", "--registry", registry, "--backend", "llamacpp-python", "-m", str(tiny_gguf),
-                         "-p", "64", "-n", "16", "-d", "0,64", "-b", "1,2", "-r", "3", "--tag", f"set{repetition_set}")
+                         "-p", "256", "-n", "32", "-d", "0,64", "-b", "1,2", "-r", "5", "--warmup", "2",
+                         "--tag", f"set{repetition_set}", env={"PDX_CACHE_DIR": str(cache)})
         assert result.returncode == 0, result.stderr
     result = run_pdx("publish", str(root / "site"), "--registry", registry, "--title", "pdx browser test")
     assert result.returncode == 0, result.stderr
@@ -138,7 +147,7 @@ def test_the_index_screenshot_is_kept(site, browser, tmp_path_factory):
     shutil.copytree(site, folder / "site", dirs_exist_ok=True)
     print(f"\nscreenshot of the index: {shot}\nthe site: {folder / 'site' / 'index.html'}")
     index = json.loads((site / "index.json").read_text())
-    assert index["headline_tests"] == {"prefill": "pp64", "decode": "tg16"}
+    assert index["headline_tests"] == {"prefill": "pp256", "decode": "tg32"}
 
 
 # Every text box of a page, measured where the browser drew it: an SVG chart's <text> elements and the
@@ -217,8 +226,11 @@ def test_pages_fit_the_window_and_no_two_texts_overlap(width, site, import_site,
         if name == "run":
             assert page.eval_on_selector_all("svg.chart", "els => els.length") >= 2  # its own charts
         if name == "what-to-buy":
-            assert page.eval_on_selector_all("#estimates tr", "rows => rows.length") >= 1
             assert "best run" in page.inner_text("#choice")
+            # A tiny model's runs on a busy 2-core machine can all be noisy beyond 5%: then the page has no estimate
+            # and says why (tests/test_hub_browser.py reads a page with estimates from runs it controls).
+            rows = page.eval_on_selector_all("#estimates tr", "rows => rows.length")
+            assert rows >= 1 or "left out" in page.inner_text("#left-out"), name
         # Folded parts (conditions, raw samples, the manifest) open: they too fit and overlap nothing.
         page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
         unfolded = page.evaluate(TEXT_BOXES)

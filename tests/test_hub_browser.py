@@ -31,7 +31,8 @@ def test_what_to_buy_recomputes_and_matches_a_hand_calculation(repo, tmp_path, b
     _published(repo, site)
     record = _m2_max(repo)
     page, problems = open_page(browser, site / "buy.html")
-    assert page.eval_on_selector_all("#estimates tr", "rows => rows.length") == 3
+    # bob's llama-bench table is noisy: no estimate from it (tests/test_hub.py says the page says so)
+    assert page.eval_on_selector_all("#estimates tr", "rows => rows.length") == 2
     first = _row(page, "Apple M2 Max")
     want = hand_estimate(record, 512, 128, 0, 1)
     for key in ("ttft", "perRequest", "aggregate", "total"):
@@ -72,7 +73,7 @@ def test_the_hub_pages_load_without_errors_and_their_links_resolve(repo, tmp_pat
     page.click("table.chips th:nth-child(6)")  # sort by measured tg128
     measured = page.eval_on_selector_all("table.chips tbody td:nth-child(6)",
                                          "tds => tds.map(td => Number(td.getAttribute('data-v')))")
-    assert len(measured) == 3 and measured in (sorted(measured), sorted(measured, reverse=True))
+    assert len(measured) == 2 and measured in (sorted(measured), sorted(measured, reverse=True))  # bob's noisy one left out
     page.close()
 
 
@@ -84,6 +85,7 @@ def big_site(tmp_path_factory):
     import runfactory
     from pdx.registry.hub_folder import file_name
     from pdx.registry import Registry, bundle
+    from pdx.registry.redact import redact_record
     from pdx.contrib.publish import publish_bundles
 
     scratch = tmp_path_factory.mktemp("big")
@@ -93,7 +95,7 @@ def big_site(tmp_path_factory):
     finally:
         registry.close()
     (scratch / "runs").mkdir()
-    for record in records:
+    for record in map(redact_record, records):  # a results folder takes redacted runs only
         (scratch / "runs" / file_name(record)).write_text(json.dumps(bundle.make_bundle([record])))
     publish_bundles(scratch / "runs", scratch / "site")
     return scratch / "site"
