@@ -10,7 +10,10 @@ suite against its real engine (tests/test_contract_*.py).
 
 from __future__ import annotations
 
+import sys
 import time
+import types
+from importlib.metadata import EntryPoint, distribution
 from typing import Iterator
 
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
@@ -99,3 +102,20 @@ class SleepBackend(Backend):
 
     def test_info(self) -> dict:
         return {"nan": float("nan")} if self.mode == "nan" else {}
+
+
+def register_as_plugin(monkeypatch, module_name: str, with_pdx_plugins: bool = False) -> None:
+    """SleepBackend registered through an entry point, as a plugin would be; alone, or beside pdx's own
+    plugins (``with_pdx_plugins``: a site's pages register through the same hook). The caller resets the
+    plugin manager after its test (``plugin_manager.reset()``)."""
+    from pdx import plugin_manager
+
+    module = types.ModuleType(module_name)
+    module.pdx_register_backends = lambda register: register(SleepBackend)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    entry = EntryPoint("sleepy", module.__name__, "pdx")
+    vars(entry).update(dist=distribution("pdx"))
+    own = plugin_manager.entry_points
+    chosen = (lambda group: [*own(group=group), entry]) if with_pdx_plugins else (lambda group: [entry])
+    monkeypatch.setattr(plugin_manager, "entry_points", chosen)
+    plugin_manager.reset()

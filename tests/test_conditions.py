@@ -19,8 +19,6 @@ import signal
 import subprocess
 import sys
 import time
-import types
-from importlib.metadata import EntryPoint, distribution
 
 import pytest
 from hypothesis import given, strategies as st
@@ -216,15 +214,9 @@ def sleep_plugin(monkeypatch):
     """tests/sleep_backend.py registered through an entry point, as a plugin would be."""
     from pdx import plugin_manager
 
-    from sleep_backend import SleepBackend
+    from sleep_backend import register_as_plugin
 
-    module = types.ModuleType("pdx_test_sleep_conditions")
-    module.pdx_register_backends = lambda register: register(SleepBackend)
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    entry = EntryPoint("sleepy", module.__name__, "pdx")
-    vars(entry).update(dist=distribution("pdx"))
-    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [entry])
-    plugin_manager.reset()
+    register_as_plugin(monkeypatch, "pdx_test_sleep_conditions")
     yield
     plugin_manager.reset()
 

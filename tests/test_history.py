@@ -5,9 +5,6 @@ A slowdown is planted at one version; a second series keeps one speed and must s
 from __future__ import annotations
 
 import json
-import sys
-import types
-from importlib.metadata import EntryPoint, distribution
 
 import pytest
 
@@ -23,16 +20,9 @@ def sleep_plugin(monkeypatch):
     """tests/sleep_backend.py registered through an entry point, as a plugin would be, beside pdx's own."""
     from pdx import plugin_manager
 
-    from sleep_backend import SleepBackend
+    from sleep_backend import register_as_plugin
 
-    module = types.ModuleType("pdx_test_sleep_history")
-    module.pdx_register_backends = lambda register: register(SleepBackend)
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    entry = EntryPoint("sleepy", module.__name__, "pdx")
-    vars(entry).update(dist=distribution("pdx"))
-    own = plugin_manager.entry_points  # pdx's own too: its site pages register through the same hook
-    monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [*own(group=group), entry])
-    plugin_manager.reset()
+    register_as_plugin(monkeypatch, "pdx_test_sleep_history", with_pdx_plugins=True)
     yield
     plugin_manager.reset()
 

@@ -278,6 +278,16 @@ IMPOSSIBLE = {
 }
 
 
+def _verified_folder(tmp_path, record: dict):
+    """A results folder holding ``record`` alone, named by its content, that `pdx hub verify` passes."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    path = folder / file_name(record)
+    path.write_text(json.dumps(bundle.make_bundle([record])))
+    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    return folder, path
+
+
 @pytest.mark.parametrize("case", IMPOSSIBLE)
 def test_an_impossible_speculation_or_energy_figure_is_refused_by_import_and_verify(url, tmp_path, case):
     """Each impossible figure of the issue, re-signed and named by its content: `pdx hub verify` names it
@@ -285,11 +295,7 @@ def test_an_impossible_speculation_or_energy_figure_is_refused_by_import_and_ver
     change, needle = IMPOSSIBLE[case]
     record = _hub_run(tmp_path)
     record["tests"][0]["energy"] = _energy()
-    folder = tmp_path / "results"
-    folder.mkdir()
-    honest = folder / file_name(record)
-    honest.write_text(json.dumps(bundle.make_bundle([record])))
-    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    folder, honest = _verified_folder(tmp_path, record)
     honest.unlink()
     change(record["tests"][0])
     forged = folder / file_name(record)
@@ -377,11 +383,7 @@ def test_a_run_s_energy_rewritten_in_place_changes_its_content_id_and_fails_veri
     energy out, is told the name to move it to."""
     record = _hub_run(tmp_path)
     record["tests"][0]["energy"] = _energy()
-    folder = tmp_path / "results"
-    folder.mkdir()
-    path = folder / file_name(record)
-    path.write_text(json.dumps(bundle.make_bundle([record])))
-    assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
+    folder, path = _verified_folder(tmp_path, record)
     record["tests"][0]["energy"]["joules"]["gpu0"] = 700.0  # half the energy, same name, digest re-signed
     assert file_name(record) != path.name and file_name(record, 1) == file_name(json.loads(
         path.read_text())["runs"][0]["record"], 1)  # what the older id could not see
@@ -392,7 +394,7 @@ def test_a_run_s_energy_rewritten_in_place_changes_its_content_id_and_fails_veri
     older = folder / file_name(record, 1)
     older.write_text(json.dumps(bundle.make_bundle([record])))
     result = run_pdx_here("hub", "verify", str(folder))
-    assert result.returncode == 1 and f"content id of version 1" in result.stdout
+    assert result.returncode == 1 and "content id of version 1" in result.stdout
     assert f"rename it {file_name(record)}" in result.stdout
 
 

@@ -12,6 +12,7 @@ from pdx.display.text import printable
 from pdx.energy.figures import why_none
 from pdx.figures import Column
 from pdx.hardware import catalog
+from pdx.manifest import plural
 from pdx.units import fmt_si, human_bytes
 
 
@@ -94,7 +95,7 @@ def print_probe(result: dict) -> None:
         return
     bw, mm = result["bandwidth"], result["matmul"]["f32"]
     cached = " (cached; `pdx hw probe --force` measures again)" if result.get("cached") else ""
-    click.echo(f"{'probe':>9}  {result['threads']} threads, measured {result['measured_at']}{cached}")
+    click.echo(f"{'probe':>9}  {plural(result['threads'], 'thread')}, measured {result['measured_at']}{cached}")
     _print_caveat(result)
     kernels = ", ".join(f"{k} {_gb(bw[k])}" for k in ("copy", "triad", "read"))
     click.echo(f"{'memory':>9}  {_gb(bw['best'])} ({kernels}; best of {bw['repetitions']}, "
