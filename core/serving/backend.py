@@ -26,6 +26,7 @@ from pdx.paths import data_dir
 from pdx.prompt_stream import PromptStream
 from pdx.secrets import is_secret_name, scrub_text, secret_values
 from pdx.serving import prometheus
+from pdx.serving.grid import GridKey
 from pdx.serving.managed import ManagedServer, free_port
 from pdx.serving.openai import TIMEOUT_RULE, CompletionsClient, OpenAICompletions, auth_headers
 from pdx.serving.overhead import overhead_sample
@@ -151,6 +152,8 @@ class ServerBackend(Backend):
     api_key_variable: ClassVar[str | None] = None
     #: the backend that runs the server's engine in pdx's own process (--scenario overhead)
     in_process: ClassVar[str | None] = None
+    #: the keys of ``--server-grid``: a short name -> the server flag it sets (pdx.serving.grid)
+    grid_keys: ClassVar[Mapping[str, GridKey]] = {}
 
     # -- what a subclass provides --------------------------------------------
 
