@@ -1,0 +1,142 @@
+"""Server-configuration sweeps (serve-bench --server-grid, pdx.serving.grid): the grid's one-line
+errors, the Pareto front (pdx.serving.pareto), and a real two-by-two sweep of llama-server: four
+runs, a resumed sweep that skips the finished ones, and the site's sweep page drawing the front."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdx.errors import PdxError
+from pdx.plugins.llamacpp.server import LlamaServer
+from pdx.plugins.vllm.server import VllmServer
+from pdx.serving import grid, pareto
+from pdx.synth import get_shape, write_gguf
+
+from conftest import pdx_here, run_pdx, run_pdx_here
+
+KEYS = LlamaServer.grid_keys
+
+
+def test_a_grid_gives_every_combination_and_the_flags_of_each():
+    found = grid.read_grid("np=4,8,16; fa=on,off", KEYS)
+    assert found == {"np": ["4", "8", "16"], "fa": ["on", "off"]}
+    combos = grid.combinations(found)
+    assert len(combos) == 6 and {"np": "16", "fa": "off"} in combos
+    assert grid.server_flags({"np": "8", "kvu": "off"}, KEYS) == ["--parallel", "8", "--no-kv-unified"]
+    assert grid.server_flags({"np": "8", "pc": "on"}, VllmServer.grid_keys) == ["--max-num-seqs", "8",
+                                                                                "--enable-prefix-caching"]
+    # the order is shuffled, and the same for the same sweep (a resumed one)
+    assert sorted(map(str, grid.interleaved(combos, 7))) == sorted(map(str, combos))
+    assert grid.interleaved(combos, 7) == grid.interleaved(combos, 7)
+    tags = grid.tags("0123abcd", {"np": "4", "fa": "on"})
+    assert grid.sweep_of(tags) == "0123abcd" and grid.settings(tags) == {"np": "4", "fa": "on"}
+
+
+def test_a_grid_file_reads_one_key_a_line(tmp_path):
+    path = tmp_path / "grid.txt"
+    path.write_text("# the slots\nnp=2,4\n\nfa=on,off  # both\n")
+    assert grid.read_grid(str(path), KEYS) == {"np": ["2", "4"], "fa": ["on", "off"]}
+
+
+@pytest.mark.parametrize("text, said", [
+    ("zz=1", "unknown key 'zz'"), ("np=", "np has an empty value"), ("np=4,,8", "np has an empty value"),
+    ("np=4;np=8", "np is given twice"), ("kvu=maybe", "kvu is a switch"), ("np 4", "is not KEY=V,V"),
+    (";", "no KEY=V,V given"), ("np=4 8", "is no flag value"), ("np=4,4", "repeats a value"),
+    ("missing.txt", "no file missing.txt"),
+])
+def test_a_bad_grid_is_one_line_naming_what_is_wrong(text, said):
+    with pytest.raises(PdxError) as caught:
+        grid.read_grid(text, KEYS)
+    assert said in caught.value.message and "\n" not in str(caught.value)
+
+
+def test_the_cli_refuses_a_bad_grid_in_one_line(tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    result = run_pdx_here("serve-bench", "--backend", "llamacpp-server", "--server-grid", "np=4;zz=1",
+                          "--registry", url)
+    assert result.returncode != 0 and "unknown key 'zz'" in result.stderr and "np, " in result.stderr
+    result = run_pdx_here("serve-bench", "--backend", "llamacpp-server", "--server-grid", "np=4",
+                          "--url", "http://127.0.0.1:9", "--registry", url)
+    assert result.returncode != 0 and "leave --url out" in result.stderr
+    result = run_pdx_here("serve-bench", "--backend", "llamacpp-server", "--server-grid", "np=4",
+                          "--sweep", "not-an-id", "--registry", url)
+    assert result.returncode != 0 and "not a sweep id" in result.stderr
+
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
+points = st.lists(st.tuples(finite, finite), max_size=30)
+senses = st.tuples(st.sampled_from([1, -1]), st.sampled_from([1, -1]))
+
+
+@given(points, senses)
+def test_the_front_holds_every_undominated_point_and_no_other(found, better):
+    front = pareto.front(found, better)
+    for i, p in enumerate(found):
+        beaten = any(pareto.dominates(q, p, better) for q in found)
+        assert (i in front) == (not beaten)
+    # every point off the front is beaten by one on it
+    for i, p in enumerate(found):
+        if i not in front:
+            assert any(pareto.dominates(found[j], p, better) for j in front)
+    assert [found[i][0] for i in front] == sorted(found[i][0] for i in front)
+
+
+def test_the_front_of_a_plain_trade_off():
+    # per user falls as the aggregate rises, but (3, 50) gives less of both than (4, 60)
+    found = [(10.0, 20.0), (6.0, 40.0), (3.0, 50.0), (4.0, 60.0), (1.0, 61.0), (float("nan"), 99.0)]
+    assert pareto.front(found) == [4, 3, 1, 0]
+    assert pareto.front([(1.0, 5.0), (2.0, 9.0)], (1, -1)) == [0, 1]  # lower is better on y: neither beats
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return str(write_gguf(get_shape("tiny"), "f16", tmp_path_factory.mktemp("grid") / "tiny-f16.gguf"))
+
+
+SWEEP = "5eed0123abcd"
+
+
+def sweep(registry_url, model, server_grid):
+    return run_pdx("serve-bench", "--backend", "llamacpp-server", "-m", model, "--registry", registry_url, "--json",
+                   "--server-args", "-c 1024", "--server-grid", server_grid, "--sweep", SWEEP,
+                   "--concurrency", "2", "-p", "16", "-n", "16", "--num-requests", "4")
+
+
+@pytest.mark.llamacpp
+def test_a_two_by_two_sweep_of_llama_server_resumes_and_draws_its_front(registry_url, tiny_model, tmp_path):
+    # A sweep cut short after half its grid: the same sweep with the whole grid runs only the other half.
+    first = sweep(registry_url, tiny_model, "np=1,2;cb=on")
+    assert first.returncode == 0, first.stderr
+    assert f"sweep {SWEEP}: 2 combinations" in first.stderr
+    second = sweep(registry_url, tiny_model, "np=1,2;cb=on,off")
+    assert second.returncode == 0, second.stderr
+    assert "4 combinations, 2 already complete (skipped)" in second.stderr
+    runs = json.loads(first.stdout) + json.loads(second.stdout)
+    assert len(runs) == 4 and all(r["status"] == "complete" for r in runs)
+    settings = {(s := grid.settings(r["tags"]))["np"] + s["cb"] for r in runs}
+    assert settings == {"1on", "2on", "1off", "2off"}
+    for run in runs:
+        s = grid.settings(run["tags"])
+        args = run["engine"]["settings"]["server_args"]
+        assert f"--parallel {s['np']}" in args and args.startswith("-c 1024")
+        assert ("--no-cont-batching" in args) == (s["cb"] == "off") and grid.sweep_of(run["tags"]) == SWEEP
+    again = sweep(registry_url, tiny_model, "np=1,2;cb=on,off")
+    assert again.returncode == 0 and json.loads(again.stdout) == [] and "nothing is left to run" in again.stderr
+
+    site = tmp_path / "site"
+    pdx_here("publish", str(site), "--registry", registry_url)
+    assert f"sweeps/{SWEEP}.html" in (site / "sweeps.html").read_text()
+    page = site / "sweeps" / f"{SWEEP}.html"
+    html, data = page.read_text(), json.loads(page.with_suffix(".json").read_text())
+    assert len(data["points"]) == 4 and data["axes"][0] == "aggregate"
+    front = [p for p in data["points"] if p["front_aggregate"]]
+    assert front and "<svg" in html
+    for run in runs:
+        assert f'href="../runs/{run["id"]}.html"' in html
+    for p in front:  # the front's points named on the chart
+        assert p["name"] in html
+    report = tmp_path / "report.html"
+    pdx_here("report", "-o", str(report), "--registry", registry_url)
+    assert "the Pareto front" in report.read_text()
