@@ -335,18 +335,22 @@ class ServerBackend(Backend):
         return interval
 
     def _with_series(self, make) -> tuple[Sample, str | None]:
-        """``make()``'s sample with the server's time series over it (:mod:`pdx.serving.server_series`)."""
+        """``make()``'s sample with the server's time series over it (:mod:`pdx.serving.server_series`),
+        and the wall-clock time of its load run's start (``origin_unix_ns``: an export's timestamps)."""
         interval = self.series_interval_ms()
-        if not interval:
-            return make()
-        recorder = SeriesRecorder(self.url, auth_headers(self.config.api_key), self.metric_series, interval).start()
+        recorder = None
+        if interval:
+            recorder = SeriesRecorder(self.url, auth_headers(self.config.api_key), self.metric_series, interval).start()
         try:
             sample, failed = make()
         except BaseException:
-            recorder.stop(None)
+            if recorder is not None:
+                recorder.stop(None)
             raise
-        series = recorder.stop(sample.origin_ns)
-        if series and sample.origin_ns is not None:  # a sample without its run's clock (--clients N) keeps none
+        if sample.origin_ns is not None:
+            sample.engine["origin_unix_ns"] = time.time_ns() - (time.perf_counter_ns() - sample.origin_ns)
+        series = recorder.stop(sample.origin_ns) if recorder is not None else None
+        if series and sample.origin_ns is not None:  # a sample without its run's clock keeps none
             sample.engine["server_series"] = series
         return sample, failed
 
