@@ -7,6 +7,7 @@ does is callable from Python with the same checks and the same records.
 from __future__ import annotations
 
 import platform
+import shlex
 import sys
 import uuid
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ from pdx.registry import Registry, RunStart
 from pdx.registry.records import environment_id
 from pdx.runner import Progress, TestOutcome, run_tests
 from pdx.secrets import scrub, scrub_text
+from pdx.serving import grid
 from pdx.stats.results import derive_stats, read_run
 from pdx.workload import Workload, build_workload
 
@@ -94,10 +96,6 @@ def plan_sweep(config: BenchConfig, backends: list[str], grid_text: str, registr
     """One run per backend and combination of ``--server-grid`` (:mod:`pdx.serving.grid`), in an
     interleaved order, each tagged with its sweep and settings; ``sweep_id``: resume that sweep,
     leaving out the combinations whose complete run ``registry`` holds."""
-    import shlex
-
-    from pdx.serving import grid
-
     if config.options.get("url"):
         raise PdxError("--server-grid: pdx starts the server anew for each combination, and a server at --url "
                        "is not its to restart", "leave --url out, so pdx starts its own server")
