@@ -63,6 +63,7 @@ class LlamaServer(ServerBackend):
         "ctv": GridKey("--cache-type-v", "V cache type (f16, q8_0, ...)"),
         "ngl": GridKey("--n-gpu-layers", "layers on the GPU"),
         "cram": GridKey("--cache-ram", "prompt cache size (MiB; 0: none)"),
+        "idle": GridKey("--sleep-idle-seconds", "seconds idle before it unloads the model and its caches"),
         "kvu": GridKey("--kv-unified", "one KV buffer shared by all slots", switch=True),
         "cb": GridKey("--cont-batching", "continuous batching", switch=True),
     }
