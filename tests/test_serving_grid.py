@@ -140,3 +140,16 @@ def test_a_two_by_two_sweep_of_llama_server_resumes_and_draws_its_front(registry
     report = tmp_path / "report.html"
     pdx_here("report", "-o", str(report), "--registry", registry_url)
     assert "the Pareto front" in report.read_text()
+
+
+def test_the_docs_name_every_metric_and_grid_key_each_engine_reads():
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "serving.md").read_text()
+    for cls in (LlamaServer, VllmServer):
+        names = {*cls.metric_histograms.values(), *cls.metric_counters.values(),
+                 *(n for found in cls.metric_series.values() for n in found)}
+        for name in names:
+            assert f"`{name}`" in text, f"docs/serving.md does not name {cls.name}'s {name}"
+        for key, spec in cls.grid_keys.items():
+            assert f"`{key}`" in text and f"`{spec.flag}`" in text, f"docs/serving.md lacks {cls.name}'s {key}"
