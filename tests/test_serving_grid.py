@@ -101,7 +101,7 @@ SWEEP = "5eed0123abcd"
 def sweep(registry_url, model, server_grid):
     return run_pdx("serve-bench", "--backend", "llamacpp-server", "-m", model, "--registry", registry_url, "--json",
                    "--server-args", "-c 1024", "--server-grid", server_grid, "--sweep", SWEEP,
-                   "--concurrency", "2", "-p", "16", "-n", "16", "--num-requests", "4")
+                   "--concurrency", "2", "-p", "16", "-n", "32", "--num-requests", "4")
 
 
 @pytest.mark.llamacpp
@@ -130,16 +130,18 @@ def test_a_two_by_two_sweep_of_llama_server_resumes_and_draws_its_front(registry
     assert f"sweeps/{SWEEP}.html" in (site / "sweeps.html").read_text()
     page = site / "sweeps" / f"{SWEEP}.html"
     html, data = page.read_text(), json.loads(page.with_suffix(".json").read_text())
-    assert len(data["points"]) == 4 and data["axes"][0] == "aggregate"
+    assert len(data["points"]) == 4 and not data["left_out"] and data["axes"][0] == "aggregate", data["left_out"]
     front = [p for p in data["points"] if p["front_aggregate"]]
-    assert front and "<svg" in html
-    for run in runs:
-        assert f'href="../runs/{run["id"]}.html"' in html
-    for p in front:  # the front's points named on the chart
-        assert p["name"] in html
+    chart = html[html.index("<svg"):html.index("</svg>")]
+    assert front
+    for run in runs:  # every point of the chart links to its run's page
+        assert f'href="../runs/{run["id"]}.html"' in chart
+    for p in front:  # and the front's points are named on it
+        assert p["name"] in chart
     report = tmp_path / "report.html"
     pdx_here("report", "-o", str(report), "--registry", registry_url)
-    assert "the Pareto front" in report.read_text()
+    text = report.read_text()
+    assert "the Pareto front" in text and all(f'href="#run-{run["id"]}"' in text for run in runs)
 
 
 def test_the_docs_name_every_metric_and_grid_key_each_engine_reads():
@@ -153,3 +155,20 @@ def test_the_docs_name_every_metric_and_grid_key_each_engine_reads():
             assert f"`{name}`" in text, f"docs/serving.md does not name {cls.name}'s {name}"
         for key, spec in cls.grid_keys.items():
             assert f"`{key}`" in text and f"`{spec.flag}`" in text, f"docs/serving.md lacks {cls.name}'s {key}"
+
+
+def test_a_sweep_page_says_which_runs_give_no_point_and_why():
+    from pdx.reports.site import sweep_pages
+
+    def run(run_id, status, rate):
+        stats = {"completed": 4, "per_stream_decode_rate": rate, "output_throughput": 10.0}
+        return {"id": run_id, "status": status, "backend": "llamacpp-server", "tags": grid.tags(SWEEP, {"np": run_id}),
+                "tests": [{"name": "c2", "kind": "serve", "stats": stats}]}
+
+    runs = [run("1", "complete", 5.0), run("2", "complete", 4.0), run("3", "complete", None), run("4", "failed", 3.0),
+            dict(run("old", "complete", 2.0), tags=grid.tags(SWEEP, {"np": "1"}))]  # np=1 again, older
+    (points,) = sweep_pages.sweeps(runs).values()
+    assert sorted(p["run"] for p in points) == ["1", "2"]
+    missing = {m["run"]: m for m in sweep_pages.left_out(runs, SWEEP, points)}
+    assert "decode rate" in missing["3"]["why"] and missing["3"]["name"] == "np=3"
+    assert missing["4"]["why"] == "the run is failed" and "newer run" in missing["old"]["why"]

@@ -19,13 +19,17 @@ FRONT_COLOUR, OFF_COLOUR = "#2563eb", "#9ca3af"
 
 
 def sweep_points(runs: Iterable[dict], link: Callable[[dict], str]) -> list[dict]:
-    """One record per serving test of every run of a sweep: its sweep, run, settings and figures."""
-    out = []
+    """One record per serving test of each complete run of a sweep (the newest of a combination run
+    twice; runs come newest first): its sweep, run, settings and figures."""
+    out, seen = [], set()
     for run in runs:
         sweep = grid.sweep_of(run.get("tags"))
-        if sweep is None:
+        if sweep is None or run.get("status") != "complete":
             continue
         settings = grid.label(grid.settings(run["tags"]))
+        if (sweep, run["backend"], settings) in seen:
+            continue
+        seen.add((sweep, run["backend"], settings))
         tests = [t for t in run.get("tests") or [] if t.get("kind") == "serve" and (t.get("stats") or {}).get("completed")]
         for test in tests:
             stats = test["stats"]
@@ -34,7 +38,7 @@ def sweep_points(runs: Iterable[dict], link: Callable[[dict], str]) -> list[dict
                 continue
             energy = stats.get("energy") or {}
             out.append({"sweep": sweep, "run": run["id"], "link": link(run), "backend": run["backend"],
-                        "test": test["name"], "name": settings if len(tests) == 1 else f"{settings} · {test['name']}",
+                        "settings": settings, "test": test["name"], "name": settings if len(tests) == 1 else f"{settings} · {test['name']}",
                         "per_user": per_user, "aggregate": aggregate, "j_per_token": energy.get("j_per_token"),
                         "cost_per_mtok": energy.get("cost_per_mtok")})
     return out

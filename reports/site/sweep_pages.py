@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pdx.reports.charts import pareto as pareto_charts
 from pdx.reports.charts.chartset import make_chart
+from pdx.serving import grid
 
 FOLDER = "sweeps"
 
@@ -20,6 +21,24 @@ def sweeps(runs: list[dict]) -> dict[str, list[dict]]:
     return {s: pareto_charts.with_fronts(found) for s, found in by_sweep.items() if len(found) > 1}
 
 
+def left_out(runs: list[dict], sweep: str, points: list[dict]) -> list[dict]:
+    """The sweep's runs that give no point, and why (a failed run, a test with no per-stream rate)."""
+    drawn = {p["run"] for p in points}
+    drawn_settings = {(p["backend"], p["settings"]) for p in points}
+    out = []
+    for run in runs:
+        if grid.sweep_of(run.get("tags")) == sweep and run["id"] not in drawn:
+            settings = grid.label(grid.settings(run["tags"]))
+            if run["status"] != "complete":
+                why = f"the run is {run['status']}"
+            elif (run["backend"], settings) in drawn_settings:
+                why = "a newer run of the same settings is drawn"
+            else:
+                why = "no serving test with both rates (a stream's decode rate needs two token arrivals)"
+            out.append({"run": run["id"], "name": settings, "why": why})
+    return out
+
+
 def build(builder) -> None:
     """Write the sweep pages through ``builder`` (a :class:`pdx.reports.site.builder.SiteBuilder`)."""
     listed = []
@@ -29,10 +48,11 @@ def build(builder) -> None:
         chart = make_chart(builder.renderer, "sweep-pareto", "Per-user against aggregate tokens/s",
                            pareto_charts.note(), pareto_charts.pareto_chart(points))
         axes = [a[0] for a in pareto_charts.axes_of(points)]
-        data = {"sweep": sweep, "points": points, "axes": axes, "charts": [chart.to_dict()]}
+        missing = left_out(runs, sweep, points)
+        data = {"sweep": sweep, "points": points, "axes": axes, "left_out": missing, "charts": [chart.to_dict()]}
         path = f"{FOLDER}/{sweep}.html"
         title = f"Sweep {sweep}"
-        builder.page(path, "sweep.html", title, data, points=points, chart=chart, axes=axes)
+        builder.page(path, "sweep.html", title, data, points=points, chart=chart, axes=axes, missing=missing)
         listed.append({"title": title, "page": path, "sweep": sweep, "points": len(points),
                        "runs": len({p["run"] for p in points}), "front": sum(p["front_aggregate"] for p in points),
                        "backends": sorted({p["backend"] for p in points})})
