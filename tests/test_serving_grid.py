@@ -101,7 +101,7 @@ SWEEP = "5eed0123abcd"
 def sweep(registry_url, model, server_grid):
     return run_pdx("serve-bench", "--backend", "llamacpp-server", "-m", model, "--registry", registry_url, "--json",
                    "--server-args", "-c 1024", "--server-grid", server_grid, "--sweep", SWEEP,
-                   "--concurrency", "2", "-p", "16", "-n", "32", "--num-requests", "4")
+                   "--concurrency", "2", "-p", "16", "-n", "128", "--num-requests", "4")
 
 
 @pytest.mark.llamacpp
@@ -115,6 +115,8 @@ def test_a_two_by_two_sweep_of_llama_server_resumes_and_draws_its_front(registry
     assert "4 combinations, 2 already complete (skipped)" in second.stderr
     runs = json.loads(first.stdout) + json.loads(second.stdout)
     assert len(runs) == 4 and all(r["status"] == "complete" for r in runs)
+    # each a point: a stream's decode rate needs its tokens in more than one read (128 of them are)
+    assert all(r["tests"][0]["stats"]["per_stream_decode_rate"] for r in runs), [r["tests"][0]["stats"] for r in runs]
     settings = {(s := grid.settings(r["tags"]))["np"] + s["cb"] for r in runs}
     assert settings == {"1on", "2on", "1off", "2off"}
     for run in runs:
