@@ -174,3 +174,15 @@ def test_a_sweep_page_says_which_runs_give_no_point_and_why():
     missing = {m["run"]: m for m in sweep_pages.left_out(runs, SWEEP, points)}
     assert "decode rate" in missing["3"]["why"] and missing["3"]["name"] == "np=3"
     assert missing["4"]["why"] == "the run is failed" and "newer run" in missing["old"]["why"]
+
+
+@pytest.mark.llamacpp
+def test_a_combination_whose_server_will_not_start_costs_only_itself(registry_url, tiny_model):
+    result = run_pdx("serve-bench", "--backend", "llamacpp-server", "-m", tiny_model, "--registry", registry_url,
+                     "--json", "--server-args", "-c 1024", "--server-grid", "ctk=f16,nosuchtype", "--concurrency", "1",
+                     "-p", "16", "-n", "16", "--num-requests", "2")
+    assert result.returncode == 1
+    (run,) = json.loads(result.stdout)
+    assert grid.settings(run["tags"]) == {"ctk": "f16"} and run["status"] == "complete"
+    assert "ctk=nosuchtype: llama-server exited" in result.stderr and "the sweep goes on" in result.stderr
+    assert "1 of 2 combinations made no run" in result.stderr

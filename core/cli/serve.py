@@ -120,21 +120,22 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
                            tags=list(tags), argv=api.command_line(), api_key=api_key, energy=energy,
                            price=price_kwh)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]
+    failed: list[str] = []
     if server_grid:
-        configs = sweep_configs(base, backend_list, server_grid, sweep_id, server_args, registry, as_json)
+        configs = sweep_configs(base, backend_list, server_grid, sweep_id, server_args, registry)
+        runs, failed = execute_sweep(configs, registry, as_json)
     elif sweep_id:
         raise click.UsageError("--sweep resumes a --server-grid sweep: give the grid too")
     else:
-        configs = api.plan(base, backend_list, variants=server_variants(server_args))
-    runs = execute(configs, registry, as_json)
+        runs = execute(api.plan(base, backend_list, variants=server_variants(server_args)), registry, as_json)
     if as_json:
         echo_json(runs)
-    if any(run["status"] != "complete" for run in runs):
+    if failed or any(run["status"] != "complete" for run in runs):
         ctx.exit(1)
 
 
 def sweep_configs(base, backends: list[str], server_grid: str, sweep_id: str | None, server_args: tuple[str, ...],
-                  registry: str | None, as_json: bool) -> list:
+                  registry: str | None) -> list:
     """The runs of a --server-grid sweep still to make; says the sweep's id (to resume it) and what it skips."""
     from pdx import api
 
@@ -150,6 +151,27 @@ def sweep_configs(base, backends: list[str], server_grid: str, sweep_id: str | N
     said += f"; resume it with --sweep {plan.sweep_id}" if plan.configs else "; nothing is left to run"
     click.echo(said, err=True)
     return plan.configs
+
+
+def execute_sweep(configs: list, registry: str | None, as_json: bool) -> tuple[list[dict], list[str]]:
+    """Each combination's run; one whose server will not start (a flag it refuses) is said in a line and
+    the sweep goes on, so one bad value costs its own combinations only (a resumed sweep tries them again)."""
+    from pdx import api
+    from pdx.cli.bench import run_and_show
+    from pdx.serving import grid
+
+    store = api.open_registry(registry)
+    runs, failed = [], []
+    for config in configs:
+        try:
+            runs.append(run_and_show(config, store, as_json))
+        except PdxError as exc:
+            said = f"{config.backend} {grid.label(grid.settings(config.tags))}: {exc}"
+            warn(f"sweep: {said}; the sweep goes on")
+            failed.append(said)
+    if failed:
+        warn(f"sweep: {len(failed)} of {len(configs)} combinations made no run: " + "; ".join(failed))
+    return runs, failed
 
 
 def register(cli: click.Group) -> None:
