@@ -2,6 +2,7 @@
 errors, the Pareto front (pdx.serving.pareto), and a real two-by-two sweep of llama-server: four
 runs, a resumed sweep that skips the finished ones, and the site's sweep page drawing the front."""
 
+import itertools
 import json
 
 import pytest
@@ -63,6 +64,26 @@ def test_the_cli_refuses_a_bad_grid_in_one_line(tmp_path):
     result = run_pdx_here("serve-bench", "--backend", "llamacpp-server", "--server-grid", "np=4",
                           "--sweep", "not-an-id", "--registry", url)
     assert result.returncode != 0 and "not a sweep id" in result.stderr
+
+
+@given(st.text(max_size=60))
+def test_any_text_is_a_grid_or_a_one_line_error(text):
+    try:
+        found = grid.parse_grid(text, KEYS)
+    except PdxError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert found and set(found) <= set(KEYS) and all(found.values())
+
+
+values = st.lists(st.from_regex(r"[a-z0-9][a-z0-9.]{0,5}", fullmatch=True), min_size=1, max_size=3, unique=True)
+
+
+@given(st.dictionaries(st.sampled_from(["np", "c", "b", "ub", "ctk"]), values, min_size=1, max_size=3))
+def test_a_written_grid_reads_back_as_it_was(written):
+    text = ";".join(f"{k}={','.join(v)}" for k, v in written.items())
+    assert grid.parse_grid(text, KEYS) == written
+    assert len(grid.combinations(written)) == len(list(itertools.product(*written.values())))
 
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
