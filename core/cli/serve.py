@@ -10,7 +10,7 @@ import click
 
 from pdx.cli.base import (Integer, IntegerList, Label, Number, echo_json, energy_options, engine_option, json_option,
                           registry_option, server_options, tag_option, warn, warn_energy)
-from pdx.cli.bench import execute, parse_options, server_variants
+from pdx.cli.bench import execute, parse_options, run_and_show, server_variants
 from pdx.errors import PdxError
 from pdx.numbers import MAX_COUNT, MAX_TOKENS, parse_float
 from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION, parse_capacity_slo
@@ -157,7 +157,6 @@ def execute_sweep(configs: list, registry: str | None, as_json: bool) -> tuple[l
     """Each combination's run; one whose server will not start (a flag it refuses) is said in a line and
     the sweep goes on, so one bad value costs its own combinations only (a resumed sweep tries them again)."""
     from pdx import api
-    from pdx.cli.bench import run_and_show
     from pdx.serving import grid
 
     store = api.open_registry(registry)
