@@ -119,6 +119,12 @@ def plan_sweep(config: BenchConfig, backends: list[str], grid_text: str, registr
     return SweepPlan(sweep_id, grid.interleaved(pending, int(sweep_id, 16)), skipped)
 
 
+def sweep_runs(registry: Registry, sweep_id: str) -> list[dict]:
+    """A sweep's complete runs, newest first, with their statistics."""
+    return [read_run(registry, run_id)
+            for run_id in registry.run_ids(tag=grid.SWEEP_TAG + grid.check_sweep_id(sweep_id), status="complete")]
+
+
 def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
     """Run one benchmark and store it test by test; returns the stored run."""
     given = model_arg.parse(config.model)  # a bad path fails before any engine work

@@ -122,8 +122,13 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]
     failed: list[str] = []
     if server_grid:
-        configs = sweep_configs(base, backend_list, server_grid, sweep_id, server_args, registry)
+        sweep_id, configs = sweep_configs(base, backend_list, server_grid, sweep_id, server_args, registry)
         runs, failed = execute_sweep(configs, registry, as_json)
+        if not as_json:
+            from pdx.display import make_console
+            from pdx.display.sweep import print_sweep
+
+            print_sweep(sweep_id, api.sweep_runs(api.open_registry(registry), sweep_id), make_console())
     elif sweep_id:
         raise click.UsageError("--sweep resumes a --server-grid sweep: give the grid too")
     else:
@@ -135,8 +140,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
 
 
 def sweep_configs(base, backends: list[str], server_grid: str, sweep_id: str | None, server_args: tuple[str, ...],
-                  registry: str | None) -> list:
-    """The runs of a --server-grid sweep still to make; says the sweep's id (to resume it) and what it skips."""
+                  registry: str | None) -> tuple[str, list]:
+    """The sweep's id and its runs still to make; says the id (to resume it) and what it skips."""
     from pdx import api
 
     if len(server_args) > 1:
@@ -150,7 +155,7 @@ def sweep_configs(base, backends: list[str], server_grid: str, sweep_id: str | N
         said += f", {len(plan.skipped)} already complete (skipped)"
     said += f"; resume it with --sweep {plan.sweep_id}" if plan.configs else "; nothing is left to run"
     click.echo(said, err=True)
-    return plan.configs
+    return plan.sweep_id, plan.configs
 
 
 def execute_sweep(configs: list, registry: str | None, as_json: bool) -> tuple[list[dict], list[str]]:
