@@ -15,7 +15,8 @@ ns since 1970) as decimal strings, enums as numbers, trace and span ids as hex (
 - Metrics: ``pdx.server.<name>`` per series (:mod:`pdx.serving.server_series`): levels as gauges,
   counters as cumulative monotonic sums, each point at its reading's time.
 
-Times are wall-clock: the sample's ``origin_unix_ns`` (the load run's start) plus pdx's ns from it. A
+Times are wall-clock: the sample's ``origin_unix_ns`` (the load run's start) plus pdx's ns from it (a
+capacity search's points each from their own start, as the run stores their offsets). A
 sample stored before pdx kept that has the test's start instead (a warm-up earlier than the truth);
 the resource's ``pdx.clock`` attribute says which.
 """
@@ -28,6 +29,7 @@ from datetime import datetime
 
 import pdx
 from pdx.errors import PdxError
+from pdx.reports.charts.serving import point_offsets
 from pdx.serving.server_series import COUNTERS, GAUGES
 
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
@@ -81,6 +83,7 @@ SCOPE = {"name": "pdx.serve-bench", "version": pdx.__version__}
 
 
 def _request_span(request: dict, trace_id: str, parent: str, origin: int, test: dict, sample_idx: int) -> dict:
+    """``origin``: the wall-clock ns the request's own load run started at."""
     send = origin + request["send_ns"]
     end = send + (request.get("end_ns") or 0)
     events = []
@@ -124,18 +127,21 @@ def traces(run: dict) -> tuple[dict, str]:
                 continue
             origin, found = _origin(test, sample)
             clock = found if found != "load_run_start" else clock
+            # A capacity search's points are load runs of their own, each timed from its start.
+            offsets = point_offsets(test)
+            start_of = {id(r): origin + offsets.get(r.get("role"), 0) for r in requests}
             trace_id = _id(16, run["id"], test["name"], i)
             root = _id(8, trace_id, "test")
-            first = min(r["send_ns"] for r in requests)
-            last = max(r["send_ns"] + (r.get("end_ns") or 0) for r in requests)
+            first = min(start_of[id(r)] + r["send_ns"] for r in requests)
+            last = max(start_of[id(r)] + r["send_ns"] + (r.get("end_ns") or 0) for r in requests)
             spans.append({"traceId": trace_id, "spanId": root, "name": f"serve-bench {test['name']}",
-                          "kind": SPAN_KIND_INTERNAL, "startTimeUnixNano": str(origin + min(first, 0)),
-                          "endTimeUnixNano": str(origin + last),
+                          "kind": SPAN_KIND_INTERNAL, "startTimeUnixNano": str(min(first, origin)),
+                          "endTimeUnixNano": str(last),
                           "attributes": _attributes({"pdx.test": test["name"], "pdx.sample": i,
                                                      "pdx.requests": len(requests),
                                                      "pdx.scenario": (test.get("spec") or {}).get("scenario")}),
                           "status": {"code": STATUS_OK if test.get("status") == "ok" else STATUS_ERROR}})
-            spans.extend(_request_span(r, trace_id, root, origin, test, i) for r in requests)
+            spans.extend(_request_span(r, trace_id, root, start_of[id(r)], test, i) for r in requests)
     if not spans:
         raise PdxError(f"run {run['id'][:12]}: no serving requests to export as spans",
                        "--format otlp exports serve-bench runs; see `pdx show RUN`")

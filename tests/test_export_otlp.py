@@ -109,3 +109,23 @@ def test_a_llama_server_run_exports_its_series_as_otlp_metrics(registry_url, tmp
     times = [p.time_unix_nano for p in running.gauge.data_points]
     assert min(times) <= min(s.start_time_unix_nano for s in spans)
     assert max(times) >= max(s.end_time_unix_nano for s in spans)
+
+
+def test_a_capacity_searchs_points_follow_one_another_on_the_spans_clock(fake_server, tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    (run,) = json.loads(pdx_here("serve-bench", "--backend", "openai", "--url", fake_server, "-p", "16", "-n", "4",
+                                 "--scenario", "capacity", "--slo", "ttft=2s", "-c", "1", "--num-requests", "4",
+                                 "--budget", "3", "--registry", url, "--json"))
+    out = tmp_path / "run.jsonl"
+    pdx_here("export", run["id"], "--format", "otlp", "-o", str(out), "--registry", url)
+    _, traces, _ = read_otlp(out)
+    root, *spans = traces.resource_spans[0].scope_spans[0].spans
+    by_point: dict[str, list] = {}
+    for span in spans:
+        by_point.setdefault(_attributes(span)["pdx.request.role"], []).append(span)
+    points = [p["role"] for p in run["tests"][0]["stats"]["capacity"]["points"]]
+    assert len(points) >= 2 and set(points) <= set(by_point)
+    for before, after in zip(points, points[1:]):  # each point's load run began after the one before ended
+        assert max(s.end_time_unix_nano for s in by_point[before]) <= min(s.start_time_unix_nano for s in by_point[after])
+    assert all(root.start_time_unix_nano <= s.start_time_unix_nano <= s.end_time_unix_nano <= root.end_time_unix_nano
+               for s in spans)
