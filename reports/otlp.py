@@ -12,7 +12,7 @@ ns since 1970) as decimal strings, enums as numbers, trace and span ids as hex (
   the GenAI conventions' token counts (``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``,
   ``gen_ai.request.max_tokens``) and pdx's own (role, cached tokens, TTFT), an event at its first
   token (and first answer token, where it thought), status ERROR with its error where it failed.
-- Metrics: ``pdx.server.<name>`` per series (:mod:`pdx.serving.server_series`): levels as gauges,
+- Metrics: ``pdx.server.<name>`` per series (:mod:`pdx.domain.serving.server_series`): levels as gauges,
   counters as cumulative monotonic sums, each point at its reading's time.
 
 Times are wall-clock: the sample's ``origin_unix_ns`` (the load run's start) plus pdx's ns from it (a
@@ -28,9 +28,9 @@ import json
 from datetime import datetime
 
 import pdx
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.reports.charts.serving import point_offsets
-from pdx.serving.server_series import COUNTERS, GAUGES
+from pdx.domain.serving.server_series import COUNTERS, GAUGES
 
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_OK, STATUS_ERROR = 1, 2
@@ -74,7 +74,7 @@ def _resource(run: dict, clock: str) -> dict:
     hardware = run.get("hardware") or {}
     return {"attributes": _attributes({
         "service.name": "pdx", "service.version": pdx.__version__, "pdx.run.id": run["id"],
-        "pdx.backend": run["backend"], "pdx.model": (run.get("model") or {}).get("name"),
+        "pdx.contract.backend": run["backend"], "pdx.model": (run.get("model") or {}).get("name"),
         "pdx.engine": (run.get("engine") or {}).get("name"), "pdx.engine.version": (run.get("engine") or {}).get("version"),
         "host.name": hardware.get("name"), "pdx.clock": clock})}
 

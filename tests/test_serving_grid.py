@@ -1,5 +1,5 @@
-"""Server-configuration sweeps (serve-bench --server-grid, pdx.serving.grid): the grid's one-line
-errors, the Pareto front (pdx.serving.pareto), and a real two-by-two sweep of llama-server: four
+"""Server-configuration sweeps (serve-bench --server-grid, pdx.domain.serving.grid): the grid's one-line
+errors, the Pareto front (pdx.domain.serving.pareto), and a real two-by-two sweep of llama-server: four
 runs, a resumed sweep that skips the finished ones, and the site's sweep page drawing the front."""
 
 import itertools
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.plugins.llamacpp.server import LlamaServer
 from pdx.plugins.vllm.server import VllmServer
-from pdx.serving import grid, pareto
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.serving import grid, pareto
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import pdx_here, run_pdx, run_pdx_here
 

@@ -1,7 +1,7 @@
 """The Pareto chart of a server-configuration sweep (``serve-bench --server-grid``): one point per
 serving test of each of the sweep's runs, per-user tokens/s (a stream's decode rate, mean) across,
 and up the aggregate tokens/s (output tokens over the test), then J/token and $ per million tokens
-where a meter read the energy. The front (:func:`pdx.serving.pareto.front`) is drawn as a line, its
+where a meter read the energy. The front (:func:`pdx.domain.serving.pareto.front`) is drawn as a line, its
 points named by their settings; every point links to its run.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from pdx.reports.charts.specs import SERIES_SCHEME, WIDTH, _spec
-from pdx.serving import grid, pareto
+from pdx.domain.serving import grid, pareto
 
 # (field, axis title, +1 higher is better / -1 lower is)
 AXES = (("aggregate", "aggregate tokens/s", 1), ("j_per_token", "J/token", -1),

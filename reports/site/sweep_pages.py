@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pdx.reports.charts import pareto as pareto_charts
 from pdx.reports.charts.chartset import make_chart
-from pdx.serving import grid
+from pdx.domain.serving import grid
 
 FOLDER = "sweeps"
 
