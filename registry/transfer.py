@@ -48,7 +48,11 @@ def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> d
 def write_json(document: dict | list, output: str) -> None:
     """Write to a file atomically (a reader never sees half of it), or to stdout for "-"; a path that
     is there and is no regular file (a device, a named pipe) is refused (:mod:`pdx.base.files`)."""
-    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", output)
+
+
+def write_text(text: str, output: str) -> None:
+    """:func:`write_json`'s writing, of text made already."""
     if output == "-":
         write_stdout(text)
         return

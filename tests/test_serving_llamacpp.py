@@ -82,3 +82,30 @@ def test_overhead_splits_ttft_into_the_engines_prefill_and_the_servers_part(regi
         assert test["engine"]["in_process"]["settings"]["threads"] == int(server_threads) == run["threads"]
     shown = run_pdx("show", run["id"], "--registry", registry_url).stdout
     assert "the engine's prefill" in shown and "the server's own part" in shown
+
+
+def test_think_time_past_the_servers_idle_sleep_loses_the_conversations_cache(registry_url, small_model):
+    """llama-server expires its cache by time only through --sleep-idle-seconds: idle that long, it unloads
+    the model and its KV cache (its server README, "Sleeping on idle"). Users who think longer than that
+    between turns find nothing of their conversation cached; with no think time every later turn finds
+    the turns before it."""
+    def turns(think: str) -> tuple[list[dict], dict]:
+        result = run_pdx("serve-bench", "--backend", "llamacpp-server", "-m", small_model, "--registry", registry_url,
+                         "--json", "--server-args", "-c 2048 -np 2 --sleep-idle-seconds 1", "--concurrency", "2",
+                         "--turns", "3", "--think-time", think, "-p", "64", "-n", "8", "--num-requests", "6")
+        assert result.returncode == 0, result.stderr
+        (run,) = json.loads(result.stdout)
+        (test,) = run["tests"]
+        assert test["status"] == "ok", test["error"]
+        return test["stats"]["turns"], run
+
+    at_once, _ = turns("0")
+    thinking, run = turns("2.5")
+    assert [t["turn"] for t in at_once] == [t["turn"] for t in thinking] == [1, 2, 3]
+    for now, later in zip(at_once[1:], thinking[1:]):  # turns 2 and 3
+        assert now["cached_tokens_mean"] > 0 and later["cached_tokens_mean"] < now["cached_tokens_mean"]
+    assert thinking[2]["cached_tokens_mean"] == 0  # asleep: nothing of the conversation survived
+    log = open(run["engine"]["details"]["server_log"]).read()
+    assert "entering sleeping state" in log
+    shown = " ".join(run_pdx("show", run["id"], "--registry", registry_url).stdout.split())
+    assert "turn 3: 2 requests" in shown and "from the prefix cache 0 tokens" in shown

@@ -76,3 +76,23 @@ def test_serve_bench_on_llama_server_stores_its_series_on_the_runs_clock(registr
     assert "the server's /metrics" in shown and "peak running" in " ".join(shown.split())
     charts = [c.name for c in run_charts(run)]
     assert charts.index("server-series") == charts.index("requests-timeline") + 1
+
+
+@pytest.mark.llamacpp
+def test_two_client_processes_keep_the_servers_series_on_their_shared_clock(registry_url, tmp_path):
+    model = str(write_gguf(get_shape("tiny"), "f16", tmp_path / "tiny-f16.gguf"))
+    result = run_pdx("serve-bench", "--backend", "llamacpp-server", "-m", model, "--registry", registry_url, "--json",
+                     "--server-args", "-c 2048 -np 2", "--concurrency", "2", "--clients", "2", "-p", "32", "-n", "64",
+                     "--num-requests", "4", "-o", "series_interval_ms=20")
+    assert result.returncode == 0, result.stderr
+    (run,) = json.loads(result.stdout)
+    (test,) = run["tests"]
+    assert test["status"] == "ok", test["error"]
+    (sample,) = test["samples"]
+    series = sample["engine"]["server_series"]
+    sends = [r["send_ns"] for r in test["requests"]]
+    ends = [r["send_ns"] + r["end_ns"] for r in test["requests"]]
+    assert {r["shard"] for r in test["requests"]} == {0, 1}
+    assert series["t_ns"][0] <= min(sends) and series["t_ns"][-1] >= max(ends)
+    assert test["stats"]["server_series"]["generation_tokens"] >= sum(r["n_gen"] for r in test["requests"])
+    assert sample["engine"]["origin_unix_ns"] > 1.7e18  # a wall-clock time, this century

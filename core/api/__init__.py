@@ -7,6 +7,7 @@ does is callable from Python with the same checks and the same records.
 from __future__ import annotations
 
 import platform
+import shlex
 import sys
 import uuid
 from dataclasses import dataclass, field, replace
@@ -33,6 +34,7 @@ from pdx.registry import Registry, RunStart
 from pdx.registry.records import environment_id
 from pdx.measure.runner import Progress, TestOutcome, run_tests
 from pdx.base.secrets import scrub, scrub_text
+from pdx.domain.serving import grid
 from pdx.reports.results import derive_stats, read_run
 from pdx.domain.workload import Workload, build_workload
 
@@ -83,6 +85,49 @@ def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[i
         for t in (threads or [config.threads])
         for v in (variants or [{}])
     ]
+
+
+@dataclass
+class SweepPlan:
+    """A server-grid sweep's runs still to make (:func:`plan_sweep`)."""
+
+    sweep_id: str
+    configs: list[BenchConfig]
+    skipped: list[tuple[str, dict[str, str]]]  # (backend, settings) whose complete run the registry holds
+
+
+def plan_sweep(config: BenchConfig, backends: list[str], grid_text: str, registry: Registry,
+               sweep_id: str | None = None) -> SweepPlan:
+    """One run per backend and combination of ``--server-grid`` (:mod:`pdx.domain.serving.grid`), in an
+    interleaved order, each tagged with its sweep and settings; ``sweep_id``: resume that sweep,
+    leaving out the combinations whose complete run ``registry`` holds."""
+    if config.options.get("url"):
+        raise PdxError("--server-grid: pdx starts the server anew for each combination, and a server at --url "
+                       "is not its to restart", "leave --url out, so pdx starts its own server")
+    sweep_id = grid.check_sweep_id(sweep_id) if sweep_id else grid.new_sweep_id()
+    done = {(run["backend"], frozenset(grid.settings(run["tags"]).items()))
+            for run in registry.runs(tag=grid.SWEEP_TAG + sweep_id, status="complete")}
+    base_args = shlex.split(config.options.get("server_args", ""))
+    pending, skipped = [], []
+    for name in backends:
+        keys = getattr(plugin_manager.get_backend(name), "grid_keys", None) or {}
+        if not keys:
+            raise PdxError(f"--server-grid: backend {name} has no server flags pdx can sweep",
+                           "use a backend that starts its own server: llamacpp-server or vllm-server")
+        for combo in grid.combinations(grid.read_grid(grid_text, keys)):
+            if (name, frozenset(combo.items())) in done:
+                skipped.append((name, combo))
+            else:
+                args = shlex.join(base_args + grid.server_flags(combo, keys))
+                pending.append(replace(config, backend=name, options=config.options | {"server_args": args},
+                                       tags=[*config.tags, *grid.tags(sweep_id, combo)]))
+    return SweepPlan(sweep_id, grid.interleaved(pending, int(sweep_id, 16)), skipped)
+
+
+def sweep_runs(registry: Registry, sweep_id: str) -> list[dict]:
+    """A sweep's complete runs, newest first, with their statistics."""
+    return [read_run(registry, run_id)
+            for run_id in registry.run_ids(tag=grid.SWEEP_TAG + grid.check_sweep_id(sweep_id), status="complete")]
 
 
 def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:

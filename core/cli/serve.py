@@ -4,12 +4,13 @@ sweeps, chunked-prefill stalls and prefix-cache state."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import click
 
 from pdx.cli.base import (Integer, IntegerList, Label, Number, echo_json, energy_options, engine_option, json_option,
                           registry_option, server_options, tag_option, warn, warn_energy)
-from pdx.cli.bench import execute, parse_options, server_variants
+from pdx.cli.bench import execute, parse_options, run_and_show, server_variants
 from pdx.contract.errors import PdxError
 from pdx.contract.numbers import MAX_COUNT, MAX_TOKENS, parse_float
 from pdx.domain.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION, parse_capacity_slo
@@ -73,6 +74,10 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace, thin
                    "client note); their requests merge into one run.")
 @click.option("--ray", "ray_address", type=Label(256), metavar="ADDRESS|auto",
               help="Run the --clients as Ray actors spread over a cluster's nodes (pip install 'pdx[ray]').")
+@click.option("--server-grid", metavar="KEY=V,V;...|FILE",
+              help="Sweep the server's configuration: one run per combination, the server started anew for "
+                   "each, in a shuffled order, e.g. 'np=4,8,16;fa=on,off' (keys: docs/serving.md).")
+@click.option("--sweep", "sweep_id", metavar="ID", help="With --server-grid: resume sweep ID, skipping the combinations it completed.")
 @engine_option
 @tag_option
 @server_options
@@ -83,7 +88,7 @@ def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace, thin
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
                 max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
                 input_dist, output_dist, ramp_up, trace, think_time, inject, prefix, warmup_requests,
-                slo, precision, budget, percentiles, repetitions, seed, clients, ray_address, options, tags, url, api_key, server_args, energy, price_kwh, registry, as_json,
+                slo, precision, budget, percentiles, repetitions, seed, clients, ray_address, server_grid, sweep_id, options, tags, url, api_key, server_args, energy, price_kwh, registry, as_json,
                 **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput.
 
@@ -115,11 +120,62 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
                            tags=list(tags), argv=api.command_line(), api_key=api_key, energy=energy,
                            price=price_kwh)
     backend_list = [b.strip() for b in backends.split(",") if b.strip()]
-    runs = execute(api.plan(base, backend_list, variants=server_variants(server_args)), registry, as_json)
+    failed: list[str] = []
+    if server_grid:
+        sweep_id, configs = sweep_configs(base, backend_list, server_grid, sweep_id, server_args, registry)
+        runs, failed = execute_sweep(configs, registry, as_json)
+        if not as_json:
+            from pdx.reports.display import make_console
+            from pdx.reports.display.sweep import print_sweep
+
+            print_sweep(sweep_id, api.sweep_runs(api.open_registry(registry), sweep_id), make_console())
+    elif sweep_id:
+        raise click.UsageError("--sweep resumes a --server-grid sweep: give the grid too")
+    else:
+        runs = execute(api.plan(base, backend_list, variants=server_variants(server_args)), registry, as_json)
     if as_json:
         echo_json(runs)
-    if any(run["status"] != "complete" for run in runs):
+    if failed or any(run["status"] != "complete" for run in runs):
         ctx.exit(1)
+
+
+def sweep_configs(base, backends: list[str], server_grid: str, sweep_id: str | None, server_args: tuple[str, ...],
+                  registry: str | None) -> tuple[str, list]:
+    """The sweep's id and its runs still to make; says the id (to resume it) and what it skips."""
+    from pdx import api
+
+    if len(server_args) > 1:
+        raise click.UsageError("--server-grid makes the runs: give --server-args once (flags every run shares)")
+    if server_args:
+        base = replace(base, options=base.options | {"server_args": server_args[0]})
+    plan = api.plan_sweep(base, backends, server_grid, api.open_registry(registry), sweep_id)
+    total = len(plan.configs) + len(plan.skipped)
+    said = f"sweep {plan.sweep_id}: {total} combinations"
+    if plan.skipped:
+        said += f", {len(plan.skipped)} already complete (skipped)"
+    said += f"; resume it with --sweep {plan.sweep_id}" if plan.configs else "; nothing is left to run"
+    click.echo(said, err=True)
+    return plan.sweep_id, plan.configs
+
+
+def execute_sweep(configs: list, registry: str | None, as_json: bool) -> tuple[list[dict], list[str]]:
+    """Each combination's run; one whose server will not start (a flag it refuses) is said in a line and
+    the sweep goes on, so one bad value costs its own combinations only (a resumed sweep tries them again)."""
+    from pdx import api
+    from pdx.domain.serving import grid
+
+    store = api.open_registry(registry)
+    runs, failed = [], []
+    for config in configs:
+        try:
+            runs.append(run_and_show(config, store, as_json))
+        except PdxError as exc:
+            said = f"{config.backend} {grid.label(grid.settings(config.tags))}: {exc}"
+            warn(f"sweep: {said}; the sweep goes on")
+            failed.append(said)
+    if failed:
+        warn(f"sweep: {len(failed)} of {len(configs)} combinations made no run: " + "; ".join(failed))
+    return runs, failed
 
 
 def register(cli: click.Group) -> None:

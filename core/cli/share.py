@@ -26,9 +26,11 @@ def _report(verb: str, transfer, as_json: bool) -> None:
 @where_option
 @click.option("-o", "--output", required=True, metavar="FILE", help="Bundle to write (runs.pdx.json; '-' for stdout).")
 @click.option("--redact", is_flag=True, help="Replace secrets, host names and file paths (a file keeps its name).")
-@click.option("--format", "fmt", type=click.Choice(["bundle", "bmf", "gab"]), default="bundle", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["bundle", "bmf", "gab", "otlp"]), default="bundle", show_default=True,
               help="bundle: runs whole, for pdx import; bmf: one run's rates in Bencher's metric format; gab: "
-                   "one run's rates as github-action-benchmark's customBiggerIsBetter JSON.")
+                   "one run's rates as github-action-benchmark's customBiggerIsBetter JSON; otlp: one serving "
+                   "run's requests as spans and its server series as metrics, OpenTelemetry's OTLP JSON file "
+                   "(a line each).")
 @registry_option
 def export_(run_ids, where, output, redact, fmt, registry) -> None:
     """Write runs (all, those named, or those matching --where) to a bundle file, or one run's figures
@@ -40,12 +42,18 @@ def export_(run_ids, where, output, redact, fmt, registry) -> None:
     store = api.open_registry(registry)
     ids = transfer.select(store, run_ids, parse_where(where))
     if fmt != "bundle":
-        from pdx.reports.ci_formats import export_figures
         from pdx.reports.results import read_run
 
         if len(ids) != 1:
             raise PdxError(f"--format {fmt}: exports one run's figures, and {len(ids)} were selected",
                            "name one run (an id or a prefix)")
+        if fmt == "otlp":
+            from pdx.reports.otlp import export_otlp
+
+            transfer.write_text(export_otlp(read_run(store, ids[0])), output)
+            return
+        from pdx.reports.ci_formats import export_figures
+
         transfer.write_json(export_figures(read_run(store, ids[0]), fmt), output)
         return
     transfer.write_json(transfer.export_bundle(store, ids, redact), output)

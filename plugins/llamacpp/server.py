@@ -19,6 +19,7 @@ from pdx.plugins.llamacpp.build import version_label
 from pdx.plugins.llamacpp import speculation, where
 from pdx.plugins.llamacpp.locate import SERVER_HINT, find_llama_server
 from pdx.measure.serving.backend import SERVER_OPTIONS, ServerBackend
+from pdx.domain.serving.grid import GridKey
 from pdx.measure.serving.managed import HOST
 from pdx.measure.serving.openai import LlamaServerCompletion
 
@@ -52,6 +53,20 @@ class LlamaServer(ServerBackend):
         "decode_calls": ("llamacpp:n_decode_total",),
     }
     in_process = "llamacpp-python"
+    grid_keys = {
+        "np": GridKey("--parallel", "server slots (requests decoded together)"),
+        "fa": GridKey("--flash-attn", "flash attention: on, off or auto"),
+        "c": GridKey("--ctx-size", "context of all slots together (tokens)"),
+        "b": GridKey("--batch-size", "logical batch (tokens)"),
+        "ub": GridKey("--ubatch-size", "physical batch (tokens)"),
+        "ctk": GridKey("--cache-type-k", "K cache type (f16, q8_0, ...)"),
+        "ctv": GridKey("--cache-type-v", "V cache type (f16, q8_0, ...)"),
+        "ngl": GridKey("--n-gpu-layers", "layers on the GPU"),
+        "cram": GridKey("--cache-ram", "prompt cache size (MiB; 0: none)"),
+        "idle": GridKey("--sleep-idle-seconds", "seconds idle before it unloads the model and its caches"),
+        "kvu": GridKey("--kv-unified", "one KV buffer shared by all slots", switch=True),
+        "cb": GridKey("--cont-batching", "continuous batching", switch=True),
+    }
 
     def load(self, model: ModelInfo) -> EngineInfo:
         """The server's identity, and where it ran as its log says (a server given by --url: not said)."""

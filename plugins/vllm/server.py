@@ -7,6 +7,7 @@ from pdx.domain.models import ModelInfo
 from pdx.plugins.vllm import speculation
 from pdx.plugins.vllm.locate import availability, engine_env, vllm_command, vllm_version
 from pdx.measure.serving.backend import SERVER_OPTIONS, ServerBackend
+from pdx.domain.serving.grid import GridKey
 from pdx.measure.serving.managed import HOST
 
 
@@ -22,6 +23,17 @@ class VllmServer(ServerBackend):
     in_process = "vllm"
     options = SERVER_OPTIONS | speculation.OPTIONS
     speculating = False  # the started server's command speculates (speculation)
+    grid_keys = {
+        "np": GridKey("--max-num-seqs", "sequences scheduled together"),
+        "mnbt": GridKey("--max-num-batched-tokens", "tokens of one scheduler step"),
+        "gmu": GridKey("--gpu-memory-utilization", "share of GPU memory vLLM takes"),
+        "tp": GridKey("--tensor-parallel-size", "GPUs the model is split over"),
+        "ml": GridKey("--max-model-len", "context length (tokens)"),
+        "bs": GridKey("--block-size", "KV-cache block (tokens)"),
+        "kvd": GridKey("--kv-cache-dtype", "KV cache type (auto, fp8, ...)"),
+        "pc": GridKey("--enable-prefix-caching", "prefix caching", switch=True),
+        "cp": GridKey("--enable-chunked-prefill", "chunked prefill", switch=True),
+    }
     metric_histograms = {
         "ttft": "vllm:time_to_first_token_seconds",
         "itl": "vllm:inter_token_latency_seconds",

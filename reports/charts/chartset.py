@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import sys
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from markupsafe import Markup
 
@@ -20,6 +20,7 @@ from pdx.contract.errors import PdxError
 from pdx.base.plugin_manager import CHARTS, extensions
 from pdx.reports import labels
 from pdx.reports.charts import figures
+from pdx.reports.charts import pareto as pareto_charts
 from pdx.reports.charts import serving as serving_charts
 from pdx.reports.charts import specs as charts
 from pdx.reports.charts.figures import Namer
@@ -73,13 +74,15 @@ def cap_series(records: list[dict], value: str, note: str, limit: int = MAX_SERI
 class ChartView:
     """What a chart maker is given: the page's runs (as ``pdx show --json`` prints them; on a site's
     machine and model pages, the runs that hold its newest and best figures), how the page names a
-    run in a legend, the page's headline tests (phase -> test name), and whether the
-    page has room for a bar per test of every run."""
+    run in a legend, the page's headline tests (phase -> test name), whether the
+    page has room for a bar per test of every run, and how the page links a run (None: on a page
+    that holds only some of its configurations' runs, where a chart of every run would mislead)."""
 
     runs: list[dict]
     namer: Namer
     headline: dict[str, str]
     per_test: bool = True
+    run_link: Callable[[dict], str] | None = None
 
     @functools.cached_property
     def latest(self) -> figures.Latest:
@@ -109,9 +112,9 @@ def _checked(spec: object, plugin: str) -> ChartSpec:
 
 
 def charts_for(runs: list[dict], renderer: ChartRenderer, namer: Namer, headline: dict[str, str],
-               per_test: bool = True) -> list[Chart]:
+               per_test: bool = True, run_link: Callable[[dict], str] | None = None) -> list[Chart]:
     # One series per model, machine and engine, named so that a legend says which (labels.series_namer).
-    view = ChartView(runs, labels.series_namer(runs, namer), headline, per_test)
+    view = ChartView(runs, labels.series_namer(runs, namer), headline, per_test, run_link)
     out: list[Chart] = []
     for plugin, make in chart_makers():
         try:
@@ -205,4 +208,16 @@ def timeline_chart(view: ChartView) -> ChartSpec | None:
                      serving_charts.requests_timeline(timeline))
 
 
-BUILTIN = (phase_chart, depth_chart, batch_chart, latency_chart, capacity_chart, timeline_chart)
+def sweep_chart(view: ChartView) -> ChartSpec | None:
+    """The Pareto front of the page's server sweeps, where the page holds every run (a site draws each
+    sweep on a page of its own)."""
+    if view.run_link is None:
+        return None
+    points = pareto_charts.sweep_points(view.runs, view.run_link)
+    if len(points) < 2:
+        return None
+    return ChartSpec("sweep-pareto", "Server configurations: the Pareto front", pareto_charts.note(),
+                     pareto_charts.pareto_chart(pareto_charts.with_fronts(points)))
+
+
+BUILTIN = (phase_chart, depth_chart, batch_chart, latency_chart, capacity_chart, timeline_chart, sweep_chart)

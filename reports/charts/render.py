@@ -65,12 +65,17 @@ def spec_hash(spec: dict) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+# vl-convert resolves a relative link (a chart's point linking a run page) against its own data
+# folder; a page's link must stay relative to the page, so the prefix is taken off again.
+_VL_BASE_HREF = 'href="https://vega.github.io/vega-datasets/'
+
+
 def _to_svg(spec: dict) -> str:
     try:
         import vl_convert
     except ImportError:
         raise PdxError("charts need the vl-convert-python package", "pip install vl-convert-python") from None
-    return vl_convert.vegalite_to_svg(spec)
+    return vl_convert.vegalite_to_svg(spec).replace(_VL_BASE_HREF, 'href="')
 
 
 def _worker(specs: list[dict]) -> list[str]:

@@ -23,7 +23,7 @@ METRIC_SIDE = {"ttft": PREFILL, "e2el": PREFILL, "itl": DECODE, "tpot": DECODE}
 WAIT_COLOUR = "#9ca3af"
 
 
-def _offsets(test: dict) -> dict[str, int]:
+def point_offsets(test: dict) -> dict[str, int]:
     """ns from the first point's start to each capacity point's (role) start; other tests: all 0."""
     found = (test.get("stats") or {}).get("capacity") or {}
     return {p["role"]: p.get("origin_offset_ns") or 0 for p in found.get("points") or []}
@@ -37,7 +37,7 @@ def timeline_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], int
         if test.get("kind") != "serve" or not requests or tests >= MAX_TIMELINE_TESTS:
             continue
         tests += 1
-        offsets = _offsets(test)
+        offsets = point_offsets(test)
         ordered = sorted(requests, key=lambda r: offsets.get(r.get("role"), 0) + (r.get("send_ns") or 0))
         left_out += max(0, len(ordered) - MAX_TIMELINE_REQUESTS)
         for n, r in enumerate(ordered[:MAX_TIMELINE_REQUESTS]):

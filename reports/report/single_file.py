@@ -41,7 +41,7 @@ def _render_report(runs: list[dict], title: str, selection: str, templates: str 
     renderer = renderer or ChartRenderer()
     headline = groups.headline_tests(runs)
     namer = labels.run_label if len(runs) <= RUN_SERIES_LIMIT else labels.system_label
-    charts = charts_for(runs, renderer, namer, headline)
+    charts = charts_for(runs, renderer, namer, headline, run_link=pages.ReportLinks().run)
     configs = list(groups.group_by(runs, groups.config_key).values())
     board = leaderboard(configs, headline, pages.ReportLinks())
     env = templating.environment(templates)

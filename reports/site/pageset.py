@@ -43,7 +43,8 @@ class PluginSite:
 
 
 # Names pdx's own pages and folders hold at a site's root: no plugin page takes one.
-RESERVED = frozenset({"index", "runs", "hardware", "models", "compare", "chips", "buy", "assets", "data", "history"})
+RESERVED = frozenset({"index", "runs", "hardware", "models", "compare", "chips", "buy", "assets", "data", "history",
+                      "sweeps"})
 
 
 def page_makers() -> list[tuple[str, bool, SitePage]]:

@@ -26,6 +26,7 @@ from pdx.base.paths import data_dir
 from pdx.domain.prompt_stream import PromptStream
 from pdx.base.secrets import is_secret_name, scrub_text, secret_values
 from pdx.domain.serving import prometheus
+from pdx.domain.serving.grid import GridKey
 from pdx.measure.serving.managed import ManagedServer, free_port
 from pdx.measure.serving.openai import TIMEOUT_RULE, CompletionsClient, OpenAICompletions, auth_headers
 from pdx.domain.serving.overhead import overhead_sample
@@ -151,6 +152,8 @@ class ServerBackend(Backend):
     api_key_variable: ClassVar[str | None] = None
     #: the backend that runs the server's engine in pdx's own process (--scenario overhead)
     in_process: ClassVar[str | None] = None
+    #: the keys of ``--server-grid``: a short name -> the server flag it sets (pdx.domain.serving.grid)
+    grid_keys: ClassVar[Mapping[str, GridKey]] = {}
 
     # -- what a subclass provides --------------------------------------------
 
@@ -332,18 +335,22 @@ class ServerBackend(Backend):
         return interval
 
     def _with_series(self, make) -> tuple[Sample, str | None]:
-        """``make()``'s sample with the server's time series over it (:mod:`pdx.domain.serving.server_series`)."""
+        """``make()``'s sample with the server's time series over it (:mod:`pdx.domain.serving.server_series`),
+        and the wall-clock time of its load run's start (``origin_unix_ns``: an export's timestamps)."""
         interval = self.series_interval_ms()
-        if not interval:
-            return make()
-        recorder = SeriesRecorder(self.url, auth_headers(self.config.api_key), self.metric_series, interval).start()
+        recorder = None
+        if interval:
+            recorder = SeriesRecorder(self.url, auth_headers(self.config.api_key), self.metric_series, interval).start()
         try:
             sample, failed = make()
         except BaseException:
-            recorder.stop(None)
+            if recorder is not None:
+                recorder.stop(None)
             raise
-        series = recorder.stop(sample.origin_ns)
-        if series and sample.origin_ns is not None:  # a sample without its run's clock (--clients N) keeps none
+        if sample.origin_ns is not None:
+            sample.engine["origin_unix_ns"] = time.time_ns() - (time.perf_counter_ns() - sample.origin_ns)
+        series = recorder.stop(sample.origin_ns) if recorder is not None else None
+        if series and sample.origin_ns is not None:  # a sample without its run's clock keeps none
             sample.engine["server_series"] = series
         return sample, failed
 

@@ -131,12 +131,13 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
 
 def sharded_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
     """A load test from ``spec.clients`` client processes (:mod:`pdx.measure.serving.shards`), merged into one sample."""
-    records, clients = run_sharded(client, spec, prompts)
+    records, clients, start_ns = run_sharded(client, spec, prompts)
     ok = [r for r in records if r.ok]
     ends = [r.send_ns + r.end_ns for r in records if r.end_ns is not None]
     makespan = max(ends) - min(r.send_ns for r in records) if ends else 0
+    # The shards' send times count from the start named on this process's clock: the server series' origin too.
     sample = Sample(ns=max(makespan, 1), n_prompt=sum(r.n_prompt for r in ok), n_gen=sum(r.n_gen for r in ok),
-                    requests=records, engine={"clients": clients})
+                    requests=records, engine={"clients": clients}, origin_ns=start_ns)
     stopped = next((c["saturation"] for c in clients if c.get("saturation")), None)
     if stopped:
         sample.engine["saturation"] = stopped

@@ -208,9 +208,10 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
-def run_sharded(client, spec, prompts) -> tuple[list[RequestRecord], list[dict]]:
-    """Run ``spec``'s plan from ``spec.clients`` shards; (merged records, each shard's record). A shard
-    that died raises :class:`RequestsFailed` holding the others' records."""
+def run_sharded(client, spec, prompts) -> tuple[list[RequestRecord], list[dict], int]:
+    """Run ``spec``'s plan from ``spec.clients`` shards; (merged records, each shard's record, the start
+    on this process's perf_counter clock, which the records' send times count from). A shard that
+    died raises :class:`RequestsFailed` holding the others' records."""
     n = spec.clients
     frozen = pickle.dumps(prompts)  # before the driver draws: every shard rebuilds the same plan
     _, warmup, cap = scenario_plan(spec, prompts)
@@ -244,7 +245,7 @@ def run_sharded(client, spec, prompts) -> tuple[list[RequestRecord], list[dict]]
         names = "; ".join(f"shard {k} ({clients[k]['pool']}, pid {clients[k]['pid']}): {why}" for k, why in died.items())
         raise RequestsFailed(f"{spec.name}: {len(died)} of {n} client shards died ({names}); the {len(records)} "
                              "requests of the others are kept, theirs are not counted", records)
-    return records, clients
+    return records, clients, start
 
 
 def _client_record(k: int, shard, before: Offset, after: Offset | None, result: dict | None,
