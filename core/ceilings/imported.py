@@ -101,8 +101,10 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         basis = _none(f"the model routes to experts ({words.architecture} {words.size}) but its name does not say "
                       "how many parameters a token uses, so any decode ceiling would be wrong; give --model PATH")
     elif chip is None and not (bandwidth or flops):
-        several = (record.get("provenance") or {}).get("chips_named")
+        said = record.get("provenance") or {}
+        several, unknown = said.get("chips_named"), said.get("chips_unknown")
         named = f"the text names several: {', '.join(several)}" if several else \
+            f"the text names {', '.join(repr(u) for u in unknown)}, no chip pdx knows as written" if unknown else \
             f"{record['origin']} named no device pdx knows ({record['hardware'].get('name')})"
         basis = _none(f"chip unknown: {named}; give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
     else:

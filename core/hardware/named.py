@@ -1,25 +1,43 @@
 """The chips a post names in its words ("Here are my M1 Max numbers", "RTX 4090
 + 7950X"), for tables that name no device themselves (llama-bench's markdown).
 
-Every run of one to five words of each line is looked up as a chip name
-(the catalog's, then the GPU database's); at each place the longest name
-wins, so "M1 Max" is not also "M1". A name must hold a letter and a digit:
-plain numbers ("540") are too often something else. A backend column narrows
-the candidates to the chips that backend runs on (Metal: Apple; CUDA: NVIDIA;
-ROCm/HIP: AMD). "2x RTX 3090" says how many.
+A line's words are read without vendor noise ("GPU: NVIDIA GeForce" counts for
+nothing, :mod:`pdx.hardware.chip_words`); every run of one to eight of the rest
+is looked up as a chip name (a name never runs across punctuation) (the catalog's, then the GPU database's, one chip
+for one GPU whichever names it); at each place the longest name wins, so
+"M1 Max" is not also "M1". A name must hold a letter and a digit: plain numbers
+("540") are too often something else. The chip or none, never another: a name
+followed by a word that makes another part ("RTX 4060" + "Ti", "RX 9070" +
+"XT", an "RTX 4090" + "48GB" pdx has no such card of) is no chip pdx knows,
+and is kept as such so the ceiling can say so. A backend column narrows the
+candidates to the chips that backend runs on (Metal: Apple; CUDA: NVIDIA;
+ROCm/HIP: AMD; SYCL: Intel). "2x RTX 3090", "8x A100", "A100 x8" say how many.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from pdx.hardware import catalog
+from pdx.hardware import catalog, chip_words
 from pdx.hardware.catalog import Chip
 
 _WORD = re.compile(r"[A-Za-z0-9+][A-Za-z0-9+\-.]*")
-_MAX_WORDS = 5
+_MAX_WORDS = 8  # "GeForce RTX 3050 Max-Q Refresh 4 GB" is six words less its vendor's
+_BREAK = re.compile(r"[,;:()|/\[\]=]")  # a name never runs across these ("X800 GTO, 2 runs" is no "X800 GTO2")
 _COUNT = re.compile(r"^(\d{1,2})[x×]$", re.I)  # "2x" before a chip's name
-_BACKEND_VENDORS = {"metal": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"}}
+_COUNT_JOINED = re.compile(r"^(\d{1,2})[x×]([A-Za-z].*)$", re.I)  # "8xA100"
+_COUNT_AFTER = re.compile(r"^[x×](\d{1,2})$", re.I)  # "A100 x8"
+_BACKEND_VENDORS = {"metal": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"}, "sycl": {"Intel"}}
+
+
+@dataclass
+class Named:
+    """What a text names: the chips pdx knows (with how many of each), and names it does not know as a
+    whole ("RTX 4060 Ti SUPER" where only "RTX 4060" is known)."""
+
+    chips: list[tuple[Chip, int]] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
 
 
 def _plausible(words: list[str]) -> bool:
@@ -27,27 +45,70 @@ def _plausible(words: list[str]) -> bool:
     return any(c.isalpha() for c in text) and any(c.isdigit() for c in text) and len(text) >= 3
 
 
-def chips_in(text: str, max_lines: int = 2000) -> list[tuple[Chip, int]]:
+def _significant(line: str) -> list[str]:
+    """A line's words less vendor noise, with a count joined to a name ("8xA100") split off it."""
+    words = []
+    for word in _WORD.findall(line)[:200]:
+        if joined := _COUNT_JOINED.match(word):
+            words += [f"{joined[1]}x", joined[2]]
+        elif word.lower().strip(".-") not in chip_words.NOISE:
+            words.append(word.rstrip(".,:;"))
+    return [w for w in words if w]
+
+
+def _another_part(chip: Chip, after: list[str]) -> bool:
+    """Whether the words after a chip's name make it another part pdx does not know: a suffix word, or a
+    memory size the chip does not have (a SoC's memory is its configuration, not another chip)."""
+    if not after:
+        return False
+    word = after[0].lower()
+    if word in chip_words.SUFFIXES:
+        return True
+    size = chip_words.memory_size(word, after[1] if len(after) > 1 else None)
+    if size is None or chip.kind == "soc":
+        return False
+    return chip.memory_gb is None or abs(chip.memory_gb.value - size) > 0.5
+
+
+def read(text: str, max_lines: int = 2000) -> Named:
     """The distinct chips named in ``text``, in order of first mention, each with how many of it the text
-    says there are ("2x RTX 3090", "6x 3090": two and six; else one)."""
+    says there are ("2x RTX 3090", "6x 3090": two and six; else one), and the names it gives that are no
+    chip pdx knows as written."""
     found: dict[str, Chip] = {}
     counts: dict[str, int] = {}
-    for line in text.splitlines()[:max_lines]:
-        words = _WORD.findall(line)[:200]
+    unknown: list[str] = []
+    segments = (part for line in text.splitlines()[:max_lines] for part in _BREAK.split(line))
+    for segment in segments:
+        words = _significant(segment)
         i = 0
         while i < len(words):
             for n in range(min(_MAX_WORDS, len(words) - i), 0, -1):
                 span = words[i:i + n]
                 chip = catalog.find(" ".join(span)) if _plausible(span) else None
                 if chip is not None:
-                    found.setdefault(chip.id, chip)
-                    count = _COUNT.match(words[i - 1]) if i else None
-                    counts[chip.id] = max(counts.get(chip.id, 1), int(count[1]) if count else 1)
-                    i += n
                     break
             else:
                 i += 1
-    return [(chip, counts[key]) for key, chip in found.items()]
+                continue
+            after = words[i + n:i + n + 2]
+            if _another_part(chip, after):
+                name = " ".join(span + after[:1])
+                if name not in unknown:
+                    unknown.append(name)
+                i += n + 1
+                continue
+            found.setdefault(chip.id, chip)
+            before = _COUNT.match(words[i - 1]) if i else None
+            later = _COUNT_AFTER.match(after[0]) if after else None
+            count = int((before or later)[1]) if before or later else 1
+            counts[chip.id] = max(counts.get(chip.id, 1), count)
+            i += n
+    return Named([(chip, counts[key]) for key, chip in found.items()], unknown)
+
+
+def chips_in(text: str, max_lines: int = 2000) -> list[tuple[Chip, int]]:
+    """The distinct chips named in ``text`` with their counts (:func:`read`)."""
+    return read(text, max_lines).chips
 
 
 def narrowed(chips: list[tuple[Chip, int]], backends: str | None) -> list[tuple[Chip, int]]:

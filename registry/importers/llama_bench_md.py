@@ -166,8 +166,12 @@ def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
 def _with_named_chip(rows: list[dict], text: str, provenance: dict) -> list[dict]:
     """A table names no device: the one chip the post's words name (narrowed by the backend column) is
     taken for it, as llama-bench's own gpu_info or cpu_info would have named it; several, and none is
-    taken (the ceilings ask for --hardware)."""
-    chips = named.narrowed(named.chips_in(text), ",".join(sorted({str(r.get("backends") or "") for r in rows})))
+    taken (the ceilings ask for --hardware); a name pdx does not know as written ("RTX 4060 Ti SUPER")
+    is kept so the ceiling can say which."""
+    found = named.read(text)
+    chips = named.narrowed(found.chips, ",".join(sorted({str(r.get("backends") or "") for r in rows})))
+    if found.unknown:
+        provenance["chips_unknown"] = found.unknown[:5]
     if not chips:
         return rows
     if len(chips) > 1:
