@@ -16,7 +16,8 @@ def terms(basis: dict | None) -> list[tuple[str, str]]:
     if basis.get("compute_dtype"):
         used = basis.get("flops_dtype")
         figure = f"the {used} figure" if used else "no FLOP/s figure for it: prefill has no ceiling"
-        out.append(("compute bound", f"{basis['compute_dtype']} work; {figure}"))
+        why = f" ({basis['compute_dtype_note']})" if basis.get("compute_dtype_note") else ""
+        out.append(("compute bound", f"{basis['compute_dtype']} work; {figure}{why}"))
     place = basis.get("placement") or {}
     if place.get("described"):
         out.append(("placement", place["described"]))

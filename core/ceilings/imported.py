@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from pdx import ceilings
 from pdx.ceilings import placement
+from pdx.ceilings.kernels import kernel_dtype
 from pdx.hardware import catalog
 from pdx.models import expert_summary
 from pdx.models import words as words_
@@ -108,7 +109,9 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
             f"{record['origin']} named no device pdx knows ({record['hardware'].get('name')})"
         basis = _none(f"chip unknown: {named}; give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
     else:
-        dtype = ceilings.compute_dtype(words.weight_type if words else model.get("dtype", ""))
+        engine = record.get("engine") or {}
+        dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(words.weight_type if words else model.get("dtype", "")),
+                                         chip, (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
         devices = given.devices or sum(1 for g in record["hardware"].get("gpus") or ()
                                        if chip and g.get("catalog") == chip.id)
@@ -119,7 +122,8 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         placed, left_out = placement.placed(figures, model_figures, place, host_bandwidth, unified)
         basis = ceilings.basis_of(placed, dtype, chip, model_figures, place, left_out) | {
             "imported": True, "device_from": "--hardware" if hardware else "the imported file",
-            "devices": max(devices, 1), **({"devices_note": several} if several else {})}
+            "devices": max(devices, 1), **({"devices_note": several} if several else {}),
+            **({"compute_dtype_note": dtype_note} if dtype_note else {})}
         basis |= ceilings.predictions(model_figures, placed)
         for test in tests:
             if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":

@@ -156,11 +156,14 @@ def get(chip_id: str) -> Chip | None:
 
 
 def unit_count(spec) -> int | None:
-    """Streaming multiprocessors (NVIDIA) or compute units (AMD: 64 stream processors each)."""
+    """Streaming multiprocessors (NVIDIA), compute units (AMD: 64 stream processors each) or Xe-cores
+    (Intel: 128 shading units each, 16 vector engines of 8 lanes on Xe-HPG, 8 of 16 on Xe2)."""
     if spec.manufacturer == "NVIDIA":
         return spec.streaming_multiprocessors or None
     if spec.manufacturer == "AMD" and spec.shading_units:
         return spec.shading_units // 64
+    if spec.manufacturer == "Intel" and spec.shading_units:
+        return spec.shading_units // 128
     return None
 
 
@@ -181,7 +184,8 @@ def matrix_figures(spec) -> dict[str, Figure]:
     for dtype, per_clock in arch["per_clock"].items():
         value = units * per_clock * spec.boost_clock_mhz * 1e6 / 1e12
         figures[dtype] = Figure(round(value, 2), url, url=url, note=(
-            f"{units} {arch['unit']}s x {per_clock} dense {dtype} ops/clock ({spec.architecture} matrix units) "
+            f"{units} {arch['unit']}s x {per_clock} dense {dtype} ops/clock ({spec.architecture} "
+            f"{arch.get('units', 'matrix units')}) "
             f"x {spec.boost_clock_mhz:g} MHz boost"))
     return figures
 

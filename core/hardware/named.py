@@ -28,6 +28,8 @@ _BREAK = re.compile(r"[,;:()|/\[\]=]")  # a name never runs across these ("X800 
 _COUNT = re.compile(r"^(\d{1,2})[x×]$", re.I)  # "2x" before a chip's name
 _COUNT_JOINED = re.compile(r"^(\d{1,2})[x×]([A-Za-z].*)$", re.I)  # "8xA100"
 _COUNT_AFTER = re.compile(r"^[x×](\d{1,2})$", re.I)  # "A100 x8"
+_GPU_BACKENDS = {"cuda", "rocm", "hip", "vulkan", "sycl", "opencl", "musa", "cann"}
+_GPU_VENDORS = {"NVIDIA", "AMD", "Intel", "Apple"}  # a SoC of theirs runs a GPU backend on its own GPU
 _BACKEND_VENDORS = {"metal": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"}, "sycl": {"Intel"}}
 
 
@@ -112,9 +114,17 @@ def chips_in(text: str, max_lines: int = 2000) -> list[tuple[Chip, int]]:
 
 
 def narrowed(chips: list[tuple[Chip, int]], backends: str | None) -> list[tuple[Chip, int]]:
-    """The chips a backend column ("Metal,BLAS", "CUDA", "ROCm") could have run on."""
+    """The chips a backend column ("Metal,BLAS", "CUDA", "ROCm") could have run on: a GPU backend's the
+    GPU where the post names a GPU and its host ("RX 7900 XT on a Raspberry Pi 5"), a CPU build's the
+    host."""
+    words = set((backends or "").lower().replace(",", " ").split())
     vendors = set()
-    for backend in (backends or "").lower().replace(",", " ").split():
+    for backend in words:
         vendors |= _BACKEND_VENDORS.get(backend, set())
     kept = [(c, n) for c, n in chips if c.vendor in vendors] if vendors else chips
-    return kept or chips
+    kept = kept or chips
+    if words & _GPU_BACKENDS and any(c.kind == "gpu" for c, _ in kept):
+        kept = [(c, n) for c, n in kept if c.kind == "gpu" or c.vendor in _GPU_VENDORS]
+    elif words and not words & (_GPU_BACKENDS | {"metal"}) and any(c.kind != "gpu" for c, _ in kept):
+        kept = [(c, n) for c, n in kept if c.kind != "gpu"]
+    return kept
