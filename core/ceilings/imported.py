@@ -25,7 +25,7 @@ dense one. Where the weights live (-ngl, --n-cpu-moe, -ot, several GPUs) is
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pdx import ceilings
 from pdx.ceilings import placement
@@ -117,13 +117,26 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
                                        if chip and g.get("catalog") == chip.id)
         figures, several = placement.across_devices(figures, devices, settings.get("split_mode"))
         model_figures = ceilings.model_figures(model, (settings.get("type_k") or "f16", settings.get("type_v") or "f16"))
+        notes = []
+        if _flag(settings.get("no_kv_offload")) and model_figures.kv:
+            model_figures = replace(model_figures, kv=None)
+            notes.append("KV cache in host memory (-nkvo): its reads are not counted at the device (an upper bound)")
         place = placement.from_settings(settings, model.get("n_layers"))
         unified = chip is not None and chip.kind == "soc"
+        rpc = "rpc" in str((engine.get("details") or {}).get("backends") or "").lower()
+        if rpc:  # a build with RPC says so whether or not a remote node took layers
+            notes.append("RPC backend: layers split over networked nodes (how many, the table does not say) run "
+                         "one node after another, so one device's figures bound both phases; network transfers "
+                         "are not counted, nor is a model too big for one node placed in host memory")
+        else:
+            figures, note = placement.spilled(figures, model_figures, place, host_bandwidth, unified)
+            notes += [note] if note else []
         placed, left_out = placement.placed(figures, model_figures, place, host_bandwidth, unified)
         basis = ceilings.basis_of(placed, dtype, chip, model_figures, place, left_out) | {
             "imported": True, "device_from": "--hardware" if hardware else "the imported file",
             "devices": max(devices, 1), **({"devices_note": several} if several else {}),
             **({"compute_dtype_note": dtype_note} if dtype_note else {})}
+        basis["left_out"] = [*(basis.get("left_out") or []), *notes]
         basis |= ceilings.predictions(model_figures, placed)
         for test in tests:
             if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":
@@ -132,10 +145,16 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
     return record | {"model": model, "ceiling_basis": basis, "tests": tests}
 
 
+def _flag(value) -> bool:
+    """A llama-bench on/off setting (1, "1", True, "on")."""
+    return str(value).strip().lower() in ("1", "true", "on", "yes")
+
+
 def _settings(record: dict) -> dict:
     """The run's engine settings, with what a tool kept per test (llama-bench's n_cpu_moe, -ot) beside them."""
     first = (record["tests"][0].get("engine") or {}) if record["tests"] else {}
-    extra = {k: first[k] for k in ("n_cpu_moe", "tensor_buft_overrides", "split_mode", "ot") if k in first}
+    extra = {k: first[k] for k in ("n_cpu_moe", "tensor_buft_overrides", "split_mode", "ot", "no_kv_offload",
+                                   "tensor_split") if k in first}
     return extra | {k: v for k, v in (record["engine"].get("settings") or {}).items() if v is not None}
 
 

@@ -28,6 +28,9 @@ _BREAK = re.compile(r"[,;:()|/\[\]=]")  # a name never runs across these ("X800 
 _COUNT = re.compile(r"^(\d{1,2})[x×]$", re.I)  # "2x" before a chip's name
 _COUNT_JOINED = re.compile(r"^(\d{1,2})[x×]([A-Za-z].*)$", re.I)  # "8xA100"
 _COUNT_AFTER = re.compile(r"^[x×](\d{1,2})$", re.I)  # "A100 x8"
+# llama.cpp's device list ("  Device 3: NVIDIA A100-SXM4-80GB, compute capability 8.0", "ggml_vulkan: 1 = ..."):
+# a chip listed under k device numbers ran as k devices (a log of several runs lists them again)
+_DEVICE_LINE = re.compile(r"^\W*(?:Device (?P<index>\d+):|ggml_vulkan: (?P<vk>\d+) =)\s*(?P<name>[^,|(]+)", re.I)
 _GPU_BACKENDS = {"cuda", "rocm", "hip", "vulkan", "sycl", "opencl", "musa", "cann"}
 _GPU_VENDORS = {"NVIDIA", "AMD", "Intel", "Apple"}  # a SoC of theirs runs a GPU backend on its own GPU
 _BACKEND_VENDORS = {"metal": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"}, "sycl": {"Intel"}}
@@ -72,6 +75,18 @@ def _another_part(chip: Chip, after: list[str]) -> bool:
     return chip.memory_gb is None or abs(chip.memory_gb.value - size) > 0.5
 
 
+def _segments(lines: list[str]):
+    """(text, its device number where llama.cpp's device list names it): a name never runs across
+    punctuation."""
+    for line in lines:
+        device = _DEVICE_LINE.match(line)
+        if device:
+            yield device["name"], int(device["index"] or device["vk"])
+            continue
+        for part in _BREAK.split(line):
+            yield part, None
+
+
 def read(text: str, max_lines: int = 2000) -> Named:
     """The distinct chips named in ``text``, in order of first mention, each with how many of it the text
     says there are ("2x RTX 3090", "6x 3090": two and six; else one), and the names it gives that are no
@@ -79,8 +94,8 @@ def read(text: str, max_lines: int = 2000) -> Named:
     found: dict[str, Chip] = {}
     counts: dict[str, int] = {}
     unknown: list[str] = []
-    segments = (part for line in text.splitlines()[:max_lines] for part in _BREAK.split(line))
-    for segment in segments:
+    listed: dict[str, set[int]] = {}
+    for segment, device_line in _segments(text.splitlines()[:max_lines]):
         words = _significant(segment)
         i = 0
         while i < len(words):
@@ -104,8 +119,10 @@ def read(text: str, max_lines: int = 2000) -> Named:
             later = _COUNT_AFTER.match(after[0]) if after else None
             count = int((before or later)[1]) if before or later else 1
             counts[chip.id] = max(counts.get(chip.id, 1), count)
+            if device_line is not None:
+                listed.setdefault(chip.id, set()).add(device_line)
             i += n
-    return Named([(chip, counts[key]) for key, chip in found.items()], unknown)
+    return Named([(chip, max(counts[key], len(listed.get(key, ())))) for key, chip in found.items()], unknown)
 
 
 def chips_in(text: str, max_lines: int = 2000) -> list[tuple[Chip, int]]:

@@ -39,9 +39,10 @@ _COUNT = {None: 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 # Column -> llama-bench's JSON field, for columns whose values are settings.
 _FIELDS = {"threads": "n_threads", "ngl": "n_gpu_layers", "n_batch": "n_batch", "n_ubatch": "n_ubatch",
            "type_k": "type_k", "type_v": "type_v", "fa": "flash_attn", "mmap": "use_mmap", "backend": "backends",
-           "sm": "split_mode", "mg": "main_gpu", "embd": "embeddings", "repack": "repack", "dev": "devices"}
+           "sm": "split_mode", "mg": "main_gpu", "embd": "embeddings", "repack": "repack", "dev": "devices",
+           "nkvo": "no_kv_offload", "ts": "tensor_split"}
 _INTEGERS = {"n_threads", "n_gpu_layers", "n_batch", "n_ubatch", "main_gpu"}
-_FLAGS = {"flash_attn", "use_mmap", "embeddings", "repack"}  # 0/1 in most builds, words (on, auto) in some
+_FLAGS = {"flash_attn", "use_mmap", "embeddings", "repack", "no_kv_offload"}  # 0/1 in most builds, words (on, auto) in some
 
 
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")  # a table quoted in a reply ("> | model | ...") is read as the table
