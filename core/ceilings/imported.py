@@ -30,8 +30,10 @@ from dataclasses import dataclass, replace
 from pdx import ceilings
 from pdx.ceilings import placement
 from pdx.ceilings.kernels import kernel_dtype
+from pdx.ceilings.roofline import HardwareFigures, ModelFigures, phase
 from pdx.hardware import catalog
 from pdx.models import expert_summary
+from pdx.models import hub_names
 from pdx.models import words as words_
 from pdx.stats.derived import derive_stats
 from pdx.units import parse_bandwidth, parse_flops
@@ -92,7 +94,7 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
     hardware, bandwidth, flops, host_bandwidth = given.hardware, given.bandwidth, given.flops, given.host_bandwidth
     chip = _chip(record, hardware)
     words = model_words(record["model"])
-    model = described(record["model"], words)
+    model = described(sized_by_name(record["model"]), words)
     tests = [t | {"ceilings": None} for t in record["tests"]]
     settings = _settings(record)
     if not (model.get("n_params") and model.get("file_bytes")):
@@ -113,9 +115,11 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(words.weight_type if words else model.get("dtype", "")),
                                          chip, (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
-        devices = given.devices or sum(1 for g in record["hardware"].get("gpus") or ()
-                                       if chip and g.get("catalog") == chip.id)
-        figures, several = placement.across_devices(figures, devices, settings.get("split_mode"))
+        tp = placement._int(settings.get("tensor_parallel_size")
+                            or ((record.get("provenance") or {}).get("tensor_parallel") or {}).get("size")) or 0
+        devices = given.devices or tp or sum(1 for g in record["hardware"].get("gpus") or ()
+                                             if chip and g.get("catalog") == chip.id)
+        figures, several = placement.across_devices(figures, devices, "tensor" if tp > 1 else settings.get("split_mode"))
         model_figures = ceilings.model_figures(model, (settings.get("type_k") or "f16", settings.get("type_v") or "f16"))
         notes = []
         if _flag(settings.get("no_kv_offload")) and model_figures.kv:
@@ -142,7 +146,38 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
             if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":
                 test["ceilings"] = ceilings.test_ceilings(test, derive_stats(test), model_figures, placed,
                                                           settings.get("n_ubatch"))
+            elif test["kind"] == "serve" and test["status"] == "ok":
+                test["ceilings"] = serve_ceiling(test, model_figures, placed)
     return record | {"model": model, "ceiling_basis": basis, "tests": tests}
+
+
+def concurrency(test: dict) -> int:
+    """The requests a serving test had in flight at most: its cap, else (every request sent at once, no
+    rate) all of them, else one per client."""
+    spec = test.get("spec") or {}
+    cap = spec.get("concurrency") or spec.get("max_concurrency")
+    if cap:
+        return int(cap)
+    if str(spec.get("rate")).lower() in ("none", "inf") and spec.get("n_requests"):
+        return int(spec["n_requests"])
+    return max(1, int(test.get("batch") or 1))
+
+
+def serve_ceiling(test: dict, model: ModelFigures, hw: HardwareFigures) -> dict:
+    """A serving test's decode ceiling: the aggregate output rate of ``concurrency`` sequences decoding at
+    once at their mean context (prompt plus half the output), against which the output throughput is
+    judged (its duration holds prefill too, so the fraction is a lower bound of decode's)."""
+    batch = concurrency(test)
+    decode = phase(model, hw, "decode", max(1, test["n_gen"] or 1), test["n_prompt"] or 0, batch).to_dict()
+    record = {"version": ceilings.CEILINGS_VERSION, "source": hw.source, "ref": hw.ref, "bandwidth": hw.bandwidth,
+              "flops": hw.flops, "flops_dtype": hw.flops_dtype, "phases": {"decode": decode},
+              "ceiling": decode["ceiling"], "bound": decode["bound"], "concurrency": batch,
+              "measured": "output token throughput"}
+    if not record["ceiling"]:
+        record["missing"] = decode.get("missing")
+    measured = (derive_stats(test) or {}).get("output_throughput")
+    ceilings.judge(record, measured, record["ceiling"], record["bound"], hw.caveat)
+    return record
 
 
 def _flag(value) -> bool:
@@ -164,6 +199,23 @@ def model_words(model: dict) -> words_.ModelWords | None:
     if not isinstance(extra.get("model_type"), str):
         return None
     return words_.parse(extra["model_type"], model.get("n_params") or None)
+
+
+def sized_by_name(model: dict) -> dict:
+    """A model a serving tool named by its hub id and nothing else (no size, no parameter count): the
+    catalog shape its name names, at the width its name says (:mod:`pdx.models.hub_names`), said so."""
+    if model.get("n_params") or model.get("file_bytes"):
+        return model
+    named = hub_names.read(" ".join(str(model.get(k) or "") for k in ("path", "name")))
+    if named is None:
+        return model
+    extra = model.get("extra") or {}
+    sized = {"shape": named.shape.name, "bits_per_weight": named.bits, "said": named.said,
+             "assumed": "the shape's parameters at that width for every weight (scales and 16-bit embeddings "
+                        "left out: fewer bytes than the file, so the ceiling stays an upper bound)"}
+    dtype = model.get("dtype") if model.get("dtype") not in (None, "", "?") else named.dtype
+    return model | {"n_params": named.shape.n_params, "file_bytes": named.file_bytes, "dtype": dtype,
+                    "extra": extra | {"sized_by_name": sized}}
 
 
 def described(model: dict, words: words_.ModelWords | None) -> dict:
@@ -209,9 +261,17 @@ def with_catalog_shape(model: dict, by_count: bool = False) -> dict:
     words = " ".join(str(v or "") for v in (model.get("name"), model.get("path"), extra.get("model_type")))
     n_params, file_bytes = model.get("n_params") or 0, model.get("file_bytes") or 0
     shape = find_shape(words, n_params or None)
-    if shape is None and n_params and by_count and model.get("architecture"):
+    agrees = shape is not None and n_params and abs(n_params - shape.n_params) <= SHAPE_PARAMS_TOLERANCE * shape.n_params
+    if not agrees and n_params and model.get("architecture") and by_count:
         shape = shape_by_count(model["architecture"], n_params)
-    if shape is None or not n_params or abs(n_params - shape.n_params) > SHAPE_PARAMS_TOLERANCE * shape.n_params:
+        agrees = shape is not None
+    elif not agrees and n_params and model.get("architecture") and shape is not None:
+        # "llama 7B" with 46.7 B parameters is no Llama 7B: llama.cpp labels Mixtral 8x7B by its expert's size,
+        # so a MoE of the architecture whose count is the file's, and several times the name's, is meant
+        counted = shape_by_count(model["architecture"], n_params)
+        if counted is not None and counted.is_moe and counted.n_params > 2 * shape.n_params:
+            shape, agrees = counted, True
+    if not agrees:
         return model
     facts = {"catalog_shape": {
         "name": shape.name, "source": shape.source, "matched": words.strip(),

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from pdx import figures, placement
 from pdx.ceilings import described, overhead
-from pdx.display.ceilings import basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings
+from pdx.display.ceilings import basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings, serve_lines
 from pdx.display.serving import print_serving
 from pdx.display.tables import Fitted, fit
 from pdx.display.text import SafeConsole
@@ -149,7 +149,7 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
 
     print_serving(run, console)
     console.print(basis_line(run), highlight=False)
-    for line in bound_lines(run):
+    for line in [*serve_lines(run), *bound_lines(run)]:
         console.print(line, highlight=False, markup=False)
     if (run.get("ceiling_basis") or {}).get("source") != "none":
         for names, why in described.uncovered(run):
