@@ -33,7 +33,7 @@ from pdx.ceilings.kernels import kernel_dtype
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures, phase
 from pdx.hardware import catalog
 from pdx.models import expert_summary
-from pdx.models import hub_names
+from pdx.ceilings import hub_names
 from pdx.models import words as words_
 from pdx.stats.derived import derive_stats
 from pdx.units import parse_bandwidth, parse_flops
