@@ -16,16 +16,22 @@ from dataclasses import dataclass
 
 from pdx.synth.shapes import Shape, find_shape
 
-# (pattern in the name, bits per weight, the data type the engine multiplies in)
+_S = r"(?:^|[\s\-_/.])"  # a quantisation word starts the name or follows a separator
+_E = r"(?=$|[\s\-_.])"
+# (pattern in the name, bits per weight, the data type the engine multiplies in); llama.cpp's types ("Q4_K -
+# Medium", "IQ2_XS") at their digit, below their true width (scales left out), as every width here
 _QUANT = (
-    (r"(?:^|[-_/.])(?:nvfp4|mxfp4|fp4)(?:$|[-_.])", 4, "fp4"),
-    (r"(?:^|[-_/.])(?:fp8|f8|w8a8(?:-fp8)?|fp8-dynamic)(?:$|[-_.])", 8, "fp8"),
-    (r"(?:^|[-_/.])(?:int8|w8a8-int8|8bit|q8(?:_0)?)(?:$|[-_.])", 8, "int8"),
-    (r"(?:^|[-_/.])(?:awq|gptq|int4|w4a16|4bit|q4(?:_k_m|_0)?|bnb-4bit)(?:$|[-_.])", 4, "fp16"),
-    (r"(?:^|[-_/.])(?:3bit|q3(?:_k_m)?)(?:$|[-_.])", 3, "fp16"),
-    (r"(?:^|[-_/.])(?:5bit|6bit)(?:$|[-_.])", 5, "fp16"),
-    (r"(?:^|[-_/.])(?:2bit)(?:$|[-_.])", 2, "fp16"),
-    (r"(?:^|[-_/.])(?:fp32|f32)(?:$|[-_.])", 32, "fp32"),
+    (rf"{_S}(?:nvfp4|mxfp4|fp4){_E}", 4, "fp4"),
+    (rf"{_S}(?:fp8|f8|w8a8|fp8-dynamic){_E}", 8, "fp8"),
+    (rf"{_S}(?:int8|w8a8-int8|8bit){_E}", 8, "int8"),
+    (rf"{_S}(?:awq|gptq|int4|w4a16|4bit|bnb-4bit){_E}", 4, "fp16"),
+    (rf"{_S}(?:3bit){_E}", 3, "fp16"),
+    (rf"{_S}(?:5bit){_E}", 5, "fp16"),
+    (rf"{_S}(?:6bit){_E}", 6, "fp16"),
+    (rf"{_S}(?:2bit){_E}", 2, "fp16"),
+    (rf"{_S}i?q([1-8])(?:_[a-z0-9]+)*{_E}", None, "int8"),  # llama.cpp's quantised types: Q4_K_M, IQ4_XS, Q8_0
+    (rf"{_S}(?:bf16|f16|fp16){_E}", 16, "fp16"),
+    (rf"{_S}(?:fp32|f32){_E}", 32, "fp32"),
 )
 # Families whose published checkpoint is itself quantised: the bits of their bulk weights.
 _PUBLISHED = {"gpt-oss": (4, "fp4", "gpt-oss ships its MoE weights in MXFP4, https://huggingface.co/openai/gpt-oss-120b")}
@@ -50,8 +56,9 @@ def read(name: str) -> HubModel | None:
         return None
     lower = name.lower()
     for pattern, bits, dtype in _QUANT:
-        if re.search(pattern, lower):
-            return HubModel(shape, bits, dtype, f"{bits}-bit weights: the name says {re.search(pattern, lower)[0].strip('-_/.')}")
+        if found := re.search(pattern, lower):
+            bits = bits or int(found[1])
+            return HubModel(shape, bits, dtype, f"{bits}-bit weights: the name says {found[0].strip(' -_/.')}")
     published = _PUBLISHED.get(shape.architecture)
     if published:
         return HubModel(shape, published[0], published[1], published[2])

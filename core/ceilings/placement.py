@@ -201,7 +201,9 @@ def across_devices(hw: HardwareFigures, count: int, split_mode: str | None) -> t
     rows = (split_mode or "layer").lower() in ("row", "tensor")
     scaled = replace(hw, flops=hw.flops * count if hw.flops else None,
                      bandwidth=hw.bandwidth * count if hw.bandwidth and rows else hw.bandwidth,
+                     prefill_bandwidth=hw.bandwidth * count if hw.bandwidth and not rows else None,
                      memory_bytes=hw.memory_bytes * count if hw.memory_bytes else None,
                      label=f"{count} x {hw.label} ({'row' if rows else 'layer'} split)")
     return scaled, (f"{count} devices: FLOP/s x {count}; bandwidth x {count if rows else 1} "
-                    f"({'a row split reads side by side' if rows else 'a layer split reads one device after another'})")
+                    f"({'a row split reads side by side' if rows else 'a layer split reads one device after another'}"
+                    f"{'' if rows else f'; prefill x {count}: its ubatches stream through the devices side by side'})")

@@ -45,9 +45,13 @@ class Named:
     unknown: list[str] = field(default_factory=list)
 
 
+_APPLE_BASE = re.compile(r"^M[1-9]$")  # "M5": Apple's base chips are two characters, written in capitals
+
+
 def _plausible(words: list[str]) -> bool:
     text = "".join(words)
-    return any(c.isalpha() for c in text) and any(c.isdigit() for c in text) and len(text) >= 3
+    return any(c.isalpha() for c in text) and any(c.isdigit() for c in text) and (
+        len(text) >= 3 or bool(_APPLE_BASE.match(text)))
 
 
 def _significant(line: str) -> list[str]:
