@@ -12,7 +12,7 @@ import pytest
 from conftest import pdx_here
 
 REAL = Path(__file__).parent / "data" / "real"
-TABLES = sorted(p for p in REAL.iterdir() if p.suffix in (".md", ".json", ".jsonl") and p.name != "README.md")
+TABLES = sorted(p for p in REAL.iterdir() if p.suffix in (".md", ".txt", ".json", ".jsonl") and p.name != "README.md")
 # What a user types where the post does not settle the machine (the files' README says why for each).
 GIVEN = {
     "01": ["--hardware", "m1"],  # the repository's README names its four machines; this notebook is the M1 Air's
@@ -24,7 +24,7 @@ GIVEN = {
     "36": ["--hardware", "rtx 4090"],  # "I have a 4090 and a 13600k"
     "26": ["--bandwidth", "DDR5-4800x8"],  # "Xeon 8480 (ES), 8-channel 4800": 8 x 4800 MT/s x 8 bytes
 }
-TIMED = ("pp", "tg", "pg")
+TIMED = ("pp", "tg", "pg", "serve")  # a serving test: its decode ceiling at its concurrency
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def imported(tmp_path_factory):
 def test_the_corpus_covers_what_people_run():
     assert len(TABLES) >= 30
     for path in TABLES:
-        if path.suffix == ".md":
+        if path.suffix in (".md", ".txt"):
             assert path.read_text().startswith("Source: https://"), path.name
         else:
             assert path.name in (REAL / "README.md").read_text(), path.name  # JSON cannot carry its source line

@@ -63,3 +63,24 @@ def read(name: str) -> HubModel | None:
     if published:
         return HubModel(shape, published[0], published[1], published[2])
     return HubModel(shape, 16, "bf16", "16-bit weights: the name says no quantisation (the checkpoint's bf16)")
+
+
+_TOTAL_ACTIVE = re.compile(r"(?:^|[\s\-_/.])(\d+(?:\.\d+)?)b[-_.]a(\d+(?:\.\d+)?)b(?=$|[\s\-_.])")
+_TOTAL = re.compile(r"(?:^|[\s\-_/.])(\d+(?:\.\d+)?)b(?=$|[\s\-_.])")
+
+
+def sized(name: str) -> tuple[float, float | None, int, str] | None:
+    """(total parameters, active ones or None, bits per weight, how it was read) from a name that gives its
+    size ("...-80B-A3B-...-4bit"), for a model of no catalog shape; None where the name gives no size."""
+    lower = name.lower()
+    both, total = _TOTAL_ACTIVE.search(lower), _TOTAL.search(lower)
+    if not (both or total):
+        return None
+    bits, said = 16, "16-bit weights: the name says no quantisation"
+    for pattern, width, _ in _QUANT:
+        if found := re.search(pattern, lower):
+            bits, said = width or int(found[1]), f"{width or int(found[1])}-bit weights: the name says {found[0].strip(' -_/.')}"
+            break
+    if both:
+        return float(both[1]) * 1e9, float(both[2]) * 1e9, bits, f"{both[0].strip(' -_/.')} in the name: total and active; {said}"
+    return float(total[1]) * 1e9, None, bits, f"{total[0].strip(' -_/.')} in the name; {said}"

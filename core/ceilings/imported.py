@@ -94,7 +94,7 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
     hardware, bandwidth, flops, host_bandwidth = given.hardware, given.bandwidth, given.flops, given.host_bandwidth
     chip = _chip(record, hardware)
     words = model_words(record["model"])
-    model = described(sized_by_name(record["model"]), words)
+    model = described(sized_by_name(record["model"], (record.get("provenance") or {}).get("model_named")), words)
     tests = [t | {"ceilings": None} for t in record["tests"]]
     settings = _settings(record)
     if not (model.get("n_params") and model.get("file_bytes")):
@@ -201,14 +201,16 @@ def model_words(model: dict) -> words_.ModelWords | None:
     return words_.parse(extra["model_type"], model.get("n_params") or None)
 
 
-def sized_by_name(model: dict) -> dict:
+def sized_by_name(model: dict, named_elsewhere: dict | None = None) -> dict:
     """A model a serving tool named by its hub id and nothing else (no size, no parameter count): the
-    catalog shape its name names, at the width its name says (:mod:`pdx.models.hub_names`), said so."""
+    catalog shape its name names, at the width its name says (:mod:`pdx.ceilings.hub_names`), said so.
+    ``named_elsewhere``: the name the file gave outside the model (mlx_lm.benchmark's command line)."""
     if model.get("n_params") or model.get("file_bytes"):
         return model
-    named = hub_names.read(" ".join(str(model.get(k) or "") for k in ("path", "name")))
+    text = (named_elsewhere or {}).get("name") or " ".join(str(model.get(k) or "") for k in ("path", "name"))
+    named = hub_names.read(text)
     if named is None:
-        return model
+        return by_named_size(model, text)
     extra = model.get("extra") or {}
     sized = {"shape": named.shape.name, "bits_per_weight": named.bits, "said": named.said,
              "assumed": "the shape's parameters at that width for every weight (scales and 16-bit embeddings "
@@ -216,6 +218,25 @@ def sized_by_name(model: dict) -> dict:
     dtype = model.get("dtype") if model.get("dtype") not in (None, "", "?") else named.dtype
     return model | {"n_params": named.shape.n_params, "file_bytes": named.file_bytes, "dtype": dtype,
                     "extra": extra | {"sized_by_name": sized}}
+
+
+def by_named_size(model: dict, text: str) -> dict:
+    """A hub name of no catalog shape that gives its size ("Qwen3-Next-80B-A3B-Thinking-4bit": 80B total,
+    3B active, 4 bits): its parameters and bytes, and a MoE's active share, without dims (KV not counted)."""
+    # a hub id only ("mlx-community/...-80B-A3B-4bit"): llama.cpp's size labels are rounded classes ("qwen2 1B"
+    # for a 0.5B model), too loose to bound anything
+    sized = hub_names.sized(text) if text.strip() and not any(c.isspace() for c in text.strip()) else None
+    if sized is None:
+        return model
+    total, active, bits, said = sized
+    extra = model.get("extra") or {}
+    out = model | {"n_params": round(total), "file_bytes": round(total * bits / 8),
+                   "extra": extra | {"sized_by_name": {"said": said, "bits_per_weight": bits, "assumed":
+                                     "the name's parameters at its width (no dims: KV reads not counted)"}}}
+    if active:
+        words = words_.ModelWords("?", f"{total / 1e9:g}B.A{active / 1e9:g}B", "", True, active, basis=said)
+        out = with_named_experts(out, words)
+    return out
 
 
 def described(model: dict, words: words_.ModelWords | None) -> dict:
