@@ -63,7 +63,15 @@ def _unquoted(line: str) -> str:
 def looks_like(text: str) -> bool:
     """Whether the text holds a llama-bench table: a header row naming a model, a test and a t/s column
     (with or without outer pipes; compare-llama-bench's "t/s <build>" columns too)."""
-    return any(_header(_cells(line)) for line in map(_unquoted, text.splitlines()[:20000]) if "|" in line)
+    return any(_header(_cells(line)) or _partial(_cells(line))
+               for line in map(_unquoted, text.splitlines()[:20000]) if "|" in line)
+
+
+def _partial(cells: list[str]) -> bool:
+    """A header with a rate column and a test or model column: a llama-bench table that lost a column, read
+    so its refusal can name which."""
+    lower = [c.lower() for c in cells]
+    return any(c == "t/s" or c.startswith("t/s ") for c in lower) and ("test" in lower or "model" in lower)
 
 
 def _cells(line: str) -> list[str]:
