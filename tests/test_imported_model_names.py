@@ -63,3 +63,15 @@ def test_tensor_parallelism_the_text_names_counts_its_gpus(registry_url):
     (first, *_) = pdx_import(registry_url, DATA / "vllm_bench_serve_printed_pr31826_tp2.txt", "--hardware", "H100")["added"]
     run = show(registry_url, first)
     assert run["provenance"]["tensor_parallel"] == {"size": 2, "read_from": "the text: 'TP2'"}
+
+
+def test_the_model_is_shown_as_its_tool_wrote_it_and_its_id_stays(tmp_path, registry_url):
+    """"qwen3next 80B.A3B Q4_K - Medium" keeps its shape words and quant in `pdx show` (it read "qwen3next
+    79.67B Medium"); the label is a display, so importing the same table again finds the same run."""
+    post = tmp_path / "post.md"
+    post.write_text("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | --- | ---: |\n"
+                    "| qwen3next 80B.A3B Q4_K - Medium | 45.08 GiB | 79.67 B | CUDA | 99 | tg128 | 50.00 ± 0.10 |\n")
+    (run_id,) = pdx_import(registry_url, post)["added"]
+    assert "qwen3next 80B.A3B Q4_K - Medium" in pdx_here("show", run_id, "--registry", registry_url)
+    again = pdx_import(registry_url, post)
+    assert again["added"] == [] and run_id in str(again)

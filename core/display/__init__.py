@@ -89,9 +89,18 @@ def _rates_columns(tests: list[dict], bounds: dict[str, str]) -> list[Column]:
     return columns
 
 
+def _model_cell(model: dict) -> str:
+    """The model as its tool wrote it where it did (llama-bench's "qwen3next 80B.A3B Q4_K - Medium": shape
+    words and quant kept; a display only, so no run's id moves), else its architecture, size and type."""
+    written = (model.get("extra") or {}).get("model_type")
+    if isinstance(written, str) and written.strip():
+        return written.strip()
+    return f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}"
+
+
 def _rates_rows(run: dict, tests: list[dict], columns: list[Column], bounds: dict[str, str]) -> list[list[str]]:
     model = run["model"]
-    label = f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}"
+    label = _model_cell(model)
     rows = []
     for test in tests:
         stats = test.get("stats")
@@ -111,7 +120,7 @@ def _rates_rows(run: dict, tests: list[dict], columns: list[Column], bounds: dic
 def _caption(run: dict, fitted: Fitted) -> str:
     """What the left-out run columns held, the same on every row, said once above the table."""
     model = run["model"]
-    values = {"model": f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}",
+    values = {"model": _model_cell(model),
               "size": human_bytes(model["file_bytes"]), "params": f"{human_count(model['n_params'])} params",
               "backend": placement.backend_label(run), "threads": f"{run['threads'] or '?'} threads"}
     return " · ".join(values[c.key] for c in fitted.left_out if c.key in values)
