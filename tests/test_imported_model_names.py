@@ -75,3 +75,10 @@ def test_the_model_is_shown_as_its_tool_wrote_it_and_its_id_stays(tmp_path, regi
     assert "qwen3next 80B.A3B Q4_K - Medium" in pdx_here("show", run_id, "--registry", registry_url)
     again = pdx_import(registry_url, post)
     assert again["added"] == [] and run_id in str(again)
+
+
+def test_the_run_page_carries_the_serving_decode_ceiling(registry_url, tmp_path):
+    (run_id,) = pdx_import(registry_url, DATA / "vllm_bench_serve_printed_pr33743_gemma.txt", "--hardware", "H100")["added"]
+    pdx_here("publish", str(tmp_path / "site"), "--registry", registry_url)
+    page = (tmp_path / "site" / "runs" / f"{run_id}.html").read_text()
+    assert "decode ceiling at concurrency 16" in page and "output token throughput" in page

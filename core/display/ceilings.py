@@ -86,21 +86,7 @@ def basis_line(run: dict) -> str:
 
 def serve_lines(run: dict) -> list[str]:
     """A serving test's decode ceiling at its concurrency, and the share of it the output rate reached."""
-    lines = []
-    for test in run.get("tests") or ():
-        record = test.get("ceilings") or {}
-        if test.get("kind") != "serve" or not record:
-            continue
-        if not record.get("ceiling"):
-            lines.append(f"{test['name']}: no decode ceiling ({record.get('missing') or 'figures unknown'})")
-            continue
-        share = record.get("fraction")
-        said = "unknown" if share is None else f"{share:.0%}" + (" (ABOVE it: " + record["warning"] + ")"
-                                                                 if record.get("above_ceiling") else "")
-        lines.append(f"{test['name']}: decode ceiling at concurrency {record['concurrency']}: "
-                     f"{rate(record['ceiling'])} tok/s {_SHORT.get(record.get('bound'), '?')}; output "
-                     f"token throughput {said} of it")
-    return lines
+    return [f"{name}: {text}" for name, text in described.serving(run)]
 
 
 def bound_lines(run: dict) -> list[str]:
