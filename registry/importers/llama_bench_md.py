@@ -52,7 +52,9 @@ _PRETTY = {"cpu": "cpu_info", "gpu": "gpu_info", "backend": "backend", "model": 
            "k type": "type_k", "v type": "type_v", "gpu layers": "ngl", "split mode": "sm", "main gpu": "mg",
            "nkvo": "nkvo", "flashattention": "fa", "flash attention": "fa", "tensor split": "ts", "use mmap": "mmap",
            "embeddings": "embd", "test": "test", "t/s": "t/s", "speedup": "speedup"}
-_PAIRED = re.compile(r"^t/s\s+(?P<build>\S.*)$", re.I)  # "t/s master", "t/s 56ac96f6d"
+# "t/s master", "t/s 56ac96f6d"; newer compare-llama-bench: "master t/s b10643", "PR t/s 2df4b95"
+_PAIRED = re.compile(r"^(?:(?P<side>\S.*?)\s+)?t/s\s+(?P<build>\S.*)$", re.I)
+_BUILD_NUMBER = re.compile(r"^b(\d+)$")
 _HEX = re.compile(r"^[0-9a-f]{6,40}$")
 
 
@@ -118,7 +120,7 @@ def _row(header: list[str], cells: list[str], where: str, source, when: str) -> 
     if len(cells) != len(header):
         raise fail(source, f"{where}: {len(cells)} cells under {len(header)} columns (a damaged table?)")
     values = dict(zip(header, cells))
-    paired = [(c, _PAIRED.match(c)["build"]) for c in header if _PAIRED.match(c)]
+    paired = [(c, " ".join(p for p in _PAIRED.match(c).group("side", "build") if p)) for c in header if _PAIRED.match(c)]
     if not paired:
         return [_one(values, where, source, when)]
     shared = {k: v for k, v in values.items() if not _PAIRED.match(k) and k != "speedup"}
@@ -205,9 +207,11 @@ def parse(text: str, source, when: str) -> list[list[dict]]:
         raise fail(source, _refusal(lines))
     for table in tables:  # compare-llama-bench: each build its own run, its label its commit where it is one
         for row in table:
-            build = row.get("compared_build")
-            if build and _HEX.match(build.lower()):
-                row.setdefault("build_commit", build)
+            for word in (row.get("compared_build") or "").split():
+                if _HEX.match(word.lower()) and not _BUILD_NUMBER.match(word):
+                    row.setdefault("build_commit", word)
+                elif number := _BUILD_NUMBER.match(word):
+                    row.setdefault("build_number", int(number[1]))
     return tables
 
 
