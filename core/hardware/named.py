@@ -45,6 +45,7 @@ class Named:
     unknown: list[str] = field(default_factory=list)
 
 
+_FAMILIES = {"rtx", "gtx", "rx", "arc", "quadro", "mi"}  # a series word before its model number
 _APPLE_BASE = re.compile(r"^M[1-9]$")  # "M5": Apple's base chips are two characters, written in capitals
 
 
@@ -109,6 +110,14 @@ def read(text: str, max_lines: int = 2000) -> Named:
                 if chip is not None:
                     break
             else:
+                family = words[i].lower() in _FAMILIES and i + 1 < len(words) and any(c.isdigit() for c in words[i + 1])
+                several = catalog.candidates(" ".join(words[i:i + 2])) if family else []
+                if len(several) > 1:  # "RTX 6000": several cards, none of them named
+                    name = f"{' '.join(words[i:i + 2])} (one of: {'; '.join(several[:4])})"
+                    if name not in unknown:
+                        unknown.append(name)
+                    i += 2
+                    continue
                 i += 1
                 continue
             after = words[i + n:i + n + 2]
