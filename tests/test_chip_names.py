@@ -6,8 +6,8 @@ in one line, with the candidates."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pdx.errors import PdxError
-from pdx.hardware import catalog, gpu_db, named
+from pdx.contract.errors import PdxError
+from pdx.domain.hardware import catalog, gpu_db, named
 
 
 def _wanted(key: str) -> str:

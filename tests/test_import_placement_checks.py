@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pdx.ceilings import placement
-from pdx.ceilings.roofline import HardwareFigures, ModelFigures
-from pdx.hardware import named
+from pdx.domain.ceilings import placement
+from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures
+from pdx.domain.hardware import named
 
 CARD = HardwareFigures(bandwidth=672e9, flops=200e12, flops_dtype="int8", source="catalog", ref="x", label="12 GB card",
                        memory_bytes=12 * 2**30, method="peak")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import pdx_here, pdx_import, show
-from pdx.ceilings import hub_names
-from pdx.models import words
+from pdx.domain.ceilings import hub_names
+from pdx.domain.models import words
 
 DATA = Path(__file__).parent / "data"
 

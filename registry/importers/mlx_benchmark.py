@@ -19,7 +19,7 @@ from pathlib import Path
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run
 from pdx.registry.importers.common import make_test, number, sample
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 ORIGIN = "mlx_lm.benchmark"
 # "Timing with prompt_tokens=64, generation_tokens=16, batch_size=2." (the first releases: "... =2048 and
