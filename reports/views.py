@@ -166,6 +166,7 @@ def hardware_figures(run: dict) -> list[dict]:
         rows.append({"name": "probed under load", "value": "", "source": caveat})  # every ceiling here likely low
     rows += [{"name": name, "value": "", "source": text} for name, text in described.terms(basis)]
     rows += [{"name": f"no ceiling: {names}", "value": "", "source": why} for names, why in described.uncovered(run)]
+    rows += [{"name": name, "value": "", "source": text} for name, text in described.serving(run)]
     rows += [{"name": name, "value": "", "source": text} for name, text in overhead.lines(run)]
     return [{"unit": None, "url": None} | row | {"url": web_url(row.get("url"))} for row in rows]
 

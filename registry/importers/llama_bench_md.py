@@ -39,12 +39,23 @@ _COUNT = {None: 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 # Column -> llama-bench's JSON field, for columns whose values are settings.
 _FIELDS = {"threads": "n_threads", "ngl": "n_gpu_layers", "n_batch": "n_batch", "n_ubatch": "n_ubatch",
            "type_k": "type_k", "type_v": "type_v", "fa": "flash_attn", "mmap": "use_mmap", "backend": "backends",
-           "sm": "split_mode", "mg": "main_gpu", "embd": "embeddings", "repack": "repack", "dev": "devices"}
+           "sm": "split_mode", "mg": "main_gpu", "embd": "embeddings", "repack": "repack", "dev": "devices",
+           "nkvo": "no_kv_offload", "ts": "tensor_split"}
 _INTEGERS = {"n_threads", "n_gpu_layers", "n_batch", "n_ubatch", "main_gpu"}
-_FLAGS = {"flash_attn", "use_mmap", "embeddings", "repack"}  # 0/1 in most builds, words (on, auto) in some
+_FLAGS = {"flash_attn", "use_mmap", "embeddings", "repack", "no_kv_offload"}  # 0/1 in most builds, words (on, auto) in some
 
 
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")  # a table quoted in a reply ("> | model | ...") is read as the table
+# compare-llama-bench's column names -> llama-bench's (its tables pair two builds: "t/s master", "t/s 56ac96f6d")
+_PRETTY = {"cpu": "cpu_info", "gpu": "gpu_info", "backend": "backend", "model": "model", "model size [gib]": "size_gib",
+           "num. of par.": "params_count", "batch size": "n_batch", "microbatch size": "n_ubatch", "threads": "threads",
+           "k type": "type_k", "v type": "type_v", "gpu layers": "ngl", "split mode": "sm", "main gpu": "mg",
+           "nkvo": "nkvo", "flashattention": "fa", "flash attention": "fa", "tensor split": "ts", "use mmap": "mmap",
+           "embeddings": "embd", "test": "test", "t/s": "t/s", "speedup": "speedup"}
+# "t/s master", "t/s 56ac96f6d"; newer compare-llama-bench: "master t/s b10643", "PR t/s 2df4b95"
+_PAIRED = re.compile(r"^(?:(?P<side>\S.*?)\s+)?t/s\s+(?P<build>\S.*)$", re.I)
+_BUILD_NUMBER = re.compile(r"^b(\d+)$")
+_HEX = re.compile(r"^[0-9a-f]{6,40}$")
 
 
 def _unquoted(line: str) -> str:
@@ -52,9 +63,17 @@ def _unquoted(line: str) -> str:
 
 
 def looks_like(text: str) -> bool:
-    """Whether the text holds a llama-bench table: a header row naming both a test and a t/s column."""
-    return any(_is_header(_cells(line)) for line in map(_unquoted, text.splitlines()[:20000])
-               if line.lstrip().startswith("|"))
+    """Whether the text holds a llama-bench table: a header row naming a model, a test and a t/s column
+    (with or without outer pipes; compare-llama-bench's "t/s <build>" columns too)."""
+    return any(_header(_cells(line)) or _partial(_cells(line))
+               for line in map(_unquoted, text.splitlines()[:20000]) if "|" in line)
+
+
+def _partial(cells: list[str]) -> bool:
+    """A header with a rate column and a test or model column: a llama-bench table that lost a column, read
+    so its refusal can name which."""
+    lower = [c.lower() for c in cells]
+    return any(c == "t/s" or c.startswith("t/s ") for c in lower) and ("test" in lower or "model" in lower)
 
 
 def _cells(line: str) -> list[str]:
@@ -66,8 +85,16 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.split("|")]
 
 
+def _header(cells: list[str]) -> list[str] | None:
+    """The header's column names as llama-bench's (compare-llama-bench's pretty names mapped), or None for a
+    row that is no header: one names a model, a test and a rate ("t/s", or a "t/s <build>" per build)."""
+    names = [c if _PAIRED.match(c) else _PRETTY.get(c.lower(), c) for c in cells]
+    rated = "t/s" in names or any(_PAIRED.match(n) for n in names)
+    return names if "test" in names and "model" in names and rated else None
+
+
 def _is_header(cells: list[str]) -> bool:
-    return "test" in cells and "t/s" in cells and "model" in cells
+    return _header(cells) is not None
 
 
 def _quantity(text: str, pattern: re.Pattern, scale: dict, what: str, where: str, source) -> int:
@@ -88,10 +115,20 @@ def _setting(field: str, value: str, where: str, source):
         raise fail(source, f"{where}: {field} {value!r} is not a whole number") from None
 
 
-def _row(header: list[str], cells: list[str], where: str, source, when: str) -> dict:
+def _row(header: list[str], cells: list[str], where: str, source, when: str) -> list[dict]:
+    """A table row as llama-bench's JSON records: one, or (compare-llama-bench) one per build compared."""
     if len(cells) != len(header):
         raise fail(source, f"{where}: {len(cells)} cells under {len(header)} columns (a damaged table?)")
     values = dict(zip(header, cells))
+    paired = [(c, " ".join(p for p in _PAIRED.match(c).group("side", "build") if p)) for c in header if _PAIRED.match(c)]
+    if not paired:
+        return [_one(values, where, source, when)]
+    shared = {k: v for k, v in values.items() if not _PAIRED.match(k) and k != "speedup"}
+    return [_one(shared | {"t/s": values[column]}, where, source, when) | {"compared_build": build}
+            for column, build in paired]
+
+
+def _one(values: dict, where: str, source, when: str) -> dict:
     test = _TEST.match(values["test"])
     if not test or not (test["pp"] or test["tg"]):
         raise fail(source, f"{where}: test {values['test']!r} is not a llama-bench test (pp512, tg128, "
@@ -109,38 +146,54 @@ def _row(header: list[str], cells: list[str], where: str, source, when: str) -> 
            "avg_ns": (n_prompt + n_gen) / mean * 1e9, "test_time": when}
     if "size" in values:
         row["model_size"] = _quantity(values["size"], _SIZE, _BYTES, "size", where, source)
-    if "params" in values:
-        row["model_n_params"] = _quantity(values["params"], _PARAMS, _COUNT, "params", where, source)
+    if "size_gib" in values:  # compare-llama-bench: "Model size [GiB]", a bare number
+        row["model_size"] = _quantity(f"{values['size_gib']} GiB", _SIZE, _BYTES, "model size", where, source)
+    for column in ("params", "params_count"):
+        if column in values:
+            row["model_n_params"] = _quantity(values[column], _PARAMS, _COUNT, "params", where, source)
+    for column in ("gpu_info", "cpu_info"):
+        if values.get(column):
+            row[column] = values[column]
     for column, value in values.items():
-        if column in ("model", "size", "params", "test", "t/s"):
+        if column in ("model", "size", "size_gib", "params", "params_count", "test", "t/s", "gpu_info", "cpu_info"):
             continue
         field = _FIELDS.get(column, column)
         row[field] = _setting(field, value, where, source)
-    if "n_threads" not in row and "n_gpu_layers" not in row and not {"size", "params", "backend"} <= set(values):
-        raise fail(source, f"{where}: the table has no threads or ngl column, nor size, params and backend: "
-                           "not llama-bench output")
     row.setdefault("n_threads", None)  # a GPU build's table prints ngl in place of threads; a trimmed one neither
     return row
 
 
+def _refusal(lines: list[str]) -> str:
+    """Why a text holds no table pdx reads, in one line: the first table-like header and what it lacks."""
+    for line_no, line in enumerate(lines, 1):
+        cells = [c.lower() for c in _cells(_unquoted(line))] if "|" in line else []
+        if any(c in ("t/s", "test", "model") or c.startswith("t/s ") for c in cells):
+            lacking = [c for c in ("model", "test", "t/s") if not any(x == c or x.startswith(f"{c} ") for x in cells)]
+            return (f"the table at line {line_no} has no {', '.join(repr(c) for c in lacking)} column: a llama-bench "
+                    "table names its model, test and t/s")
+    return "no llama-bench table in it (a markdown table with model, test and t/s columns)"
+
+
 def parse(text: str, source, when: str) -> list[list[dict]]:
-    """The rows of every table in the text, table by table, each row with its table's build."""
+    """The rows of every table in the text, table by table, each row with its table's build. A table's
+    lines may leave out their outer pipes (a rendered table copied by hand)."""
     tables: list[list[dict]] = []
     header, lines = None, text.splitlines()
     for line_no, line in enumerate(lines, 1):
         stripped = _unquoted(line).strip()
-        if header is not None and stripped.startswith("|"):
+        named = _header(_cells(stripped)) if "|" in stripped else None
+        if header is not None and "|" in stripped:
             cells = _cells(stripped)
             if all(_SEPARATOR_CELL.match(c) for c in cells):
                 continue
-            if _is_header(cells):
-                header = cells
+            if named:
+                header = named
                 tables.append([])
                 continue
-            tables[-1].append(_row(header, cells, f"line {line_no}", source, when))
+            tables[-1].extend(_row(header, cells, f"line {line_no}", source, when))
             continue
-        if stripped.startswith("|") and _is_header(_cells(stripped)):
-            header = _cells(stripped)
+        if named:
+            header = named
             tables.append([])
             continue
         header = None
@@ -151,7 +204,14 @@ def parse(text: str, source, when: str) -> list[list[dict]]:
                 row.setdefault("build_number", int(build["number"]))
     tables = [t for t in tables if t]
     if not tables:
-        raise fail(source, "no llama-bench table in it (a markdown table with model, test and t/s columns)")
+        raise fail(source, _refusal(lines))
+    for table in tables:  # compare-llama-bench: each build its own run, its label its commit where it is one
+        for row in table:
+            for word in (row.get("compared_build") or "").split():
+                if _HEX.match(word.lower()) and not _BUILD_NUMBER.match(word):
+                    row.setdefault("build_commit", word)
+                elif number := _BUILD_NUMBER.match(word):
+                    row.setdefault("build_number", int(number[1]))
     return tables
 
 
@@ -160,14 +220,22 @@ def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
     rows = [row for table in parse(text, path, when) for row in table]
     provenance = {"created_at": "the file's modification time (a table has no times)",
                   "figures": "the table's means and standard deviations; no samples"}
+    builds = list(dict.fromkeys(r["compared_build"] for r in rows if r.get("compared_build")))
+    if builds:
+        provenance["compared"] = (f"compare-llama-bench output: builds {' and '.join(builds)} side by side, each a "
+                                  "run; its speed-up column is their ratio")
     return llama_bench.to_runs(_with_named_chip(rows, text, provenance), path, text, "md", hardware, provenance)
 
 
 def _with_named_chip(rows: list[dict], text: str, provenance: dict) -> list[dict]:
     """A table names no device: the one chip the post's words name (narrowed by the backend column) is
     taken for it, as llama-bench's own gpu_info or cpu_info would have named it; several, and none is
-    taken (the ceilings ask for --hardware)."""
-    chips = named.narrowed(named.chips_in(text), ",".join(sorted({str(r.get("backends") or "") for r in rows})))
+    taken (the ceilings ask for --hardware); a name pdx does not know as written ("RTX 4060 Ti SUPER")
+    is kept so the ceiling can say which."""
+    found = named.read(text)
+    chips = named.narrowed(found.chips, ",".join(sorted({str(r.get("backends") or "") for r in rows})))
+    if found.unknown:
+        provenance["chips_unknown"] = found.unknown[:5]
     if not chips:
         return rows
     if len(chips) > 1:

@@ -22,13 +22,28 @@ from pdx.registry.importers.common import make_test, number, sample
 from pdx.domain.workload import TestSpec
 
 ORIGIN = "mlx_lm.benchmark"
-_HEADER = re.compile(r"^Timing with prompt_tokens=(\d+), generation_tokens=(\d+), batch_size=(\d+)\.\s*$")
+# "Timing with prompt_tokens=64, generation_tokens=16, batch_size=2." (the first releases: "... =2048 and
+# generation_tokens=128.", no batch)
+_HEADER = re.compile(r"^Timing with prompt_tokens=(\d+)(?:,| and) generation_tokens=(\d+)(?:, batch_size=(\d+))?\.\s*$")
+_COMMAND = re.compile(r"mlx_lm[._]benchmark\b(?P<args>.*)$", re.M)
+_OPTION = re.compile(r"(?:^|\s)(?P<flag>--model|-m|--prompt-tokens|-p|--generation-tokens|-g|--batch-size|-b)"
+                     r"[ =](?P<value>\S+)")
 _TRIAL = re.compile(r"^Trial (\d+):\s+(.*)$")
 _PAIR = re.compile(r"^(\w+)=([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)$")
 
 
 def looks_like(text: str) -> bool:
-    return "Timing with prompt_tokens=" in text[:20000]
+    head = text[:20000]
+    return "Timing with prompt_tokens=" in head or (bool(_COMMAND.search(head)) and "Averages: prompt_tps=" in head)
+
+
+def _command(text: str) -> dict[str, str]:
+    """What the last ``mlx_lm.benchmark`` command line in the text asks for: --model, -p, -g, -b."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        if command := _COMMAND.search(line):
+            found = {m["flag"].lstrip("-")[0]: m["value"] for m in _OPTION.finditer(command["args"])}
+    return found
 
 
 def _figures(text: str, line_no: int, source) -> dict[str, float]:
@@ -45,6 +60,19 @@ def _figures(text: str, line_no: int, source) -> dict[str, float]:
 
 
 def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
+    """One run per benchmark the text holds: a paste of several command lines, each with its output (a
+    before/after, a batch sweep), gives a run for each."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if _COMMAND.search(line)]
+    if len(starts) < 2:
+        return _read_one(path, text, text, hardware)
+    runs = []
+    for start, end in zip(starts, [*starts[1:], len(lines)]):
+        runs += _read_one(path, "".join(lines[start:end]), text, hardware, f"command {len(runs) + 1} of {len(starts)}")
+    return runs
+
+
+def _read_one(path: Path, text: str, whole: str, hardware: str | None, part: str | None = None) -> list[dict]:
     header, trials, averages = None, [], None
     for line_no, line in enumerate(text.splitlines(), 1):
         if match := _HEADER.match(line):
@@ -55,10 +83,17 @@ def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
             trials.append(_figures(match[2], line_no, path))
         elif line.startswith("Averages:"):
             averages = _figures(line.removeprefix("Averages:"), line_no, path)
+    said = _command(text)
+    if header is None and {"p", "g"} <= set(said) and all(said[k].isdigit() for k in "pgb" if k in said):
+        header = (int(said["p"]), int(said["g"]), int(said.get("b", 1)))  # the command line's own lengths
     if header is None:
-        raise fail(path, "no 'Timing with prompt_tokens=...' line: not mlx_lm.benchmark output")
-    if not trials or averages is None:
-        raise fail(path, "no trials or no closing 'Averages:' line (truncated?)")
+        raise fail(path, "no 'Timing with prompt_tokens=...' line, nor a command line with -p and -g: not "
+                         "mlx_lm.benchmark output")
+    if averages is None:
+        raise fail(path, "no closing 'Averages:' line (truncated?)")
+    header = (header[0], header[1], header[2] or 1)
+    only_averages = not trials
+    trials = trials or [averages]
     n_prompt, n_gen, batch = header
     try:
         spec = TestSpec(n_prompt, n_gen, batch=batch)
@@ -73,6 +108,11 @@ def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
     test = make_test(0, spec, samples, {"averages": averages, "timing": "derived from mlx-lm's own rates"}, when,
                      warmup=1)
     model = described_model("?", "unknown (not named by mlx_lm.benchmark)", "hf")
+    facts = {"created_at": "the file's modification time"}
+    if said.get("m"):  # provenance, not the model: a run's id stays what it was before pdx read the command
+        facts["model_named"] = {"name": said["m"], "read_from": "the mlx_lm.benchmark command line (--model)"}
+    if only_averages:
+        facts["figures"] = "the 'Averages:' line only (the paste kept no trials): one sample of the means"
     return [imported_run(ORIGIN, "mlx", {"name": "MLX"}, model, described_hardware(chip=hardware), [test],
-                         file_facts(path, text, "mlx_lm.benchmark") | {"created_at": "the file's modification time"},
+                         file_facts(path, whole, "mlx_lm.benchmark") | facts | ({"block": part} if part else {}),
                          created_at=when, repetitions=len(trials), warmup=1)]

@@ -38,6 +38,8 @@ _LINE = re.compile(r"^(?P<label>[^:]*):\s*(?:(?P<value>\S+)(?:\s.*)?)?$")
 _METRIC = re.compile(r"^(?:(?P<stat>mean|median)|p(?P<p>\d+(?:\.\d+)?)) (?P<name>.+) \(ms\)$")
 _INT = re.compile(r"^[-+]?\d+$")
 _FLOAT = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$|^[-+]?(?:inf|nan)$", re.IGNORECASE)
+# How many GPUs the model was split over, as the text before a block says it: vLLM's option, or a note ("TP2").
+_TP = re.compile(r"(?:--tensor-parallel-size[ =]|(?<![\w-])-tp[ =]|\b(?:TP|tp)[ =]?)(?P<n>\d{1,2})\b")
 _COMMAND = re.compile(r"(?:^|[\s/$])(?:vllm\s+bench\s+serve|benchmark_serving\.py)(?:\s|$)")
 
 # Label (lower case) -> (vLLM's JSON key, kind): "int" a count printed as one, "whole" a count printed with
@@ -287,6 +289,9 @@ def read(path: Path, text_: str, hardware: str | None = None) -> list[dict]:
             "created_at": "the file's modification time (a printed result has no date)",
             "read_from": where | ({"lengths": f"asked for (random dataset), {where['random_input_len']}"}
                                   if lengths else {"lengths": "the totals' means"})}
+        said = [m for line in lines[:first] for m in _TP.finditer(line)]
+        if said:  # provenance, not the run's settings: a run's id stays what it was before pdx read this
+            provenance["tensor_parallel"] = {"size": int(said[-1]["n"]), "read_from": f"the text: {said[-1][0]!r}"}
         run = run_record(path, document, hardware, provenance, when=when, lengths=lengths)
         if all(run["id"] != r["id"] for r in runs):  # a paste that shows one result twice is one run
             runs.append(run)

@@ -11,7 +11,7 @@ from rich.table import Table
 from pdx.reports import figures
 from pdx.domain import placement
 from pdx.domain.ceilings import described, overhead
-from pdx.reports.display.ceilings import basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings
+from pdx.reports.display.ceilings import basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings, serve_lines
 from pdx.reports.display.serving import print_serving
 from pdx.reports.display.tables import Fitted, fit
 from pdx.reports.display.text import SafeConsole
@@ -90,9 +90,18 @@ def _rates_columns(tests: list[dict], bounds: dict[str, str]) -> list[Column]:
     return columns
 
 
+def _model_cell(model: dict) -> str:
+    """The model as its tool wrote it where it did (llama-bench's "qwen3next 80B.A3B Q4_K - Medium": shape
+    words and quant kept; a display only, so no run's id moves), else its architecture, size and type."""
+    written = (model.get("extra") or {}).get("model_type")
+    if isinstance(written, str) and written.strip():
+        return written.strip()
+    return f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}"
+
+
 def _rates_rows(run: dict, tests: list[dict], columns: list[Column], bounds: dict[str, str]) -> list[list[str]]:
     model = run["model"]
-    label = f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}"
+    label = _model_cell(model)
     rows = []
     for test in tests:
         stats = test.get("stats")
@@ -112,7 +121,7 @@ def _rates_rows(run: dict, tests: list[dict], columns: list[Column], bounds: dic
 def _caption(run: dict, fitted: Fitted) -> str:
     """What the left-out run columns held, the same on every row, said once above the table."""
     model = run["model"]
-    values = {"model": f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}",
+    values = {"model": _model_cell(model),
               "size": human_bytes(model["file_bytes"]), "params": f"{human_count(model['n_params'])} params",
               "backend": placement.backend_label(run), "threads": f"{run['threads'] or '?'} threads"}
     return " · ".join(values[c.key] for c in fitted.left_out if c.key in values)
@@ -150,7 +159,7 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
 
     print_serving(run, console)
     console.print(basis_line(run), highlight=False)
-    for line in bound_lines(run):
+    for line in [*serve_lines(run), *bound_lines(run)]:
         console.print(line, highlight=False, markup=False)
     if (run.get("ceiling_basis") or {}).get("source") != "none":
         for names, why in described.uncovered(run):

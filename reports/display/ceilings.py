@@ -84,6 +84,11 @@ def basis_line(run: dict) -> str:
     return f"{line}; {told}" if told else line
 
 
+def serve_lines(run: dict) -> list[str]:
+    """A serving test's decode ceiling at its concurrency, and the share of it the output rate reached."""
+    return [f"{name}: {text}" for name, text in described.serving(run)]
+
+
 def bound_lines(run: dict) -> list[str]:
     """The third bound, fixed cost per token, under the ceilings' line: where the run's depth sweep gives it."""
     return [f"{name}: {text}" for name, text in overhead.lines(run)]

@@ -1,6 +1,6 @@
-"""How many rows of the real llama-bench tables in tests/data/real get a ceiling: each file imported as a
+"""How many rows of the real tables and results in tests/data/real get a ceiling: each file imported as a
 user would (tests/test_real_tables.py's GIVEN), then per file whether every pp and tg row has one, and the
-reasons the others give.
+reasons the others give (a serving result's row is its decode at its concurrency).
 
     python tests/benchmarks/real_tables.py [--per-file]
 """
@@ -34,7 +34,7 @@ def main() -> None:
             run = json.loads(pdx_here("show", run_id, "--registry", url, "--json"))
             cells = []
             for test in run["tests"]:
-                if test["kind"] not in ("pp", "tg", "pg") or test["status"] != "ok":
+                if test["kind"] not in ("pp", "tg", "pg", "serve") or test["status"] != "ok":
                     continue
                 ceiling = test["ceilings"] or {}
                 if ceiling.get("ceiling"):
@@ -49,6 +49,8 @@ def main() -> None:
             if args.per_file:
                 print(f"{path.name[:44]:44} {run['hardware'].get('catalog') or '-':32} {', '.join(cells)[:120]}")
         whole += every
+        if args.per_file and not done["added"]:
+            print(f"{path.name[:44]:44} (no runs)")
     print(f"{len(TABLES)} files; {whole} with a ceiling on every pp and tg row")
     print(f"{judged + reasoned} rows: {judged} with a ceiling ({above} flagged above it), {reasoned} with a reason")
     for reason, count in reasons.most_common():

@@ -16,7 +16,8 @@ def terms(basis: dict | None) -> list[tuple[str, str]]:
     if basis.get("compute_dtype"):
         used = basis.get("flops_dtype")
         figure = f"the {used} figure" if used else "no FLOP/s figure for it: prefill has no ceiling"
-        out.append(("compute bound", f"{basis['compute_dtype']} work; {figure}"))
+        why = f" ({basis['compute_dtype_note']})" if basis.get("compute_dtype_note") else ""
+        out.append(("compute bound", f"{basis['compute_dtype']} work; {figure}{why}"))
     place = basis.get("placement") or {}
     if place.get("described"):
         out.append(("placement", place["described"]))
@@ -32,6 +33,28 @@ def terms(basis: dict | None) -> list[tuple[str, str]]:
 def line(basis: dict | None) -> str:
     """The same, as one line."""
     return "; ".join(f"{name}: {text}" for name, text in terms(basis))
+
+
+def serving(run: dict) -> list[tuple[str, str]]:
+    """(test, text) for each serving test's decode ceiling at its concurrency and the share of it the output
+    rate reached, or why it has none."""
+    out = []
+    for test in run.get("tests") or ():
+        record = test.get("ceilings") or {}
+        if test.get("kind") != "serve" or not record:
+            continue
+        if not record.get("ceiling"):
+            out.append((test["name"], f"no decode ceiling ({record.get('missing') or 'figures unknown'})"))
+            continue
+        share = record.get("fraction")
+        said = "unknown" if share is None else f"{share:.0%}" + (f" (ABOVE it: {record['warning']})"
+                                                                 if record.get("above_ceiling") else "")
+        bound = {"memory": "mem", "compute": "cmp"}.get(record.get("bound"), "?")
+        rate = record["ceiling"]
+        shown = f"{rate:,.0f}" if rate >= 1000 else f"{rate:.4g}"
+        out.append((test["name"], f"decode ceiling at concurrency {record['concurrency']}: {shown} tok/s {bound}; "
+                                  f"output token throughput {said} of it"))
+    return out
 
 
 def uncovered(run: dict) -> list[tuple[str, str]]:

@@ -25,12 +25,15 @@ dense one. Where the weights live (-ngl, --n-cpu-moe, -ot, several GPUs) is
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pdx.domain import ceilings
 from pdx.domain.ceilings import placement
+from pdx.domain.ceilings.kernels import kernel_dtype
+from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures, phase
 from pdx.domain.hardware import catalog
 from pdx.domain.models import expert_summary
+from pdx.domain.ceilings import hub_names
 from pdx.domain.models import words as words_
 from pdx.domain.stats.derived import derive_stats
 from pdx.base.units import parse_bandwidth, parse_flops
@@ -91,7 +94,7 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
     hardware, bandwidth, flops, host_bandwidth = given.hardware, given.bandwidth, given.flops, given.host_bandwidth
     chip = _chip(record, hardware)
     words = model_words(record["model"])
-    model = described(record["model"], words)
+    model = described(sized_by_name(record["model"], (record.get("provenance") or {}).get("model_named")), words)
     tests = [t | {"ceilings": None} for t in record["tests"]]
     settings = _settings(record)
     if not (model.get("n_params") and model.get("file_bytes")):
@@ -101,35 +104,92 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         basis = _none(f"the model routes to experts ({words.architecture} {words.size}) but its name does not say "
                       "how many parameters a token uses, so any decode ceiling would be wrong; give --model PATH")
     elif chip is None and not (bandwidth or flops):
-        several = (record.get("provenance") or {}).get("chips_named")
+        said = record.get("provenance") or {}
+        several, unknown = said.get("chips_named"), said.get("chips_unknown")
         named = f"the text names several: {', '.join(several)}" if several else \
+            f"the text names {', '.join(repr(u) for u in unknown)}, no chip pdx knows as written" if unknown else \
             f"{record['origin']} named no device pdx knows ({record['hardware'].get('name')})"
         basis = _none(f"chip unknown: {named}; give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
     else:
-        dtype = ceilings.compute_dtype(words.weight_type if words else model.get("dtype", ""))
+        engine = record.get("engine") or {}
+        dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(words.weight_type if words else model.get("dtype", "")),
+                                         chip, (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
-        devices = given.devices or sum(1 for g in record["hardware"].get("gpus") or ()
-                                       if chip and g.get("catalog") == chip.id)
-        figures, several = placement.across_devices(figures, devices, settings.get("split_mode"))
+        tp = placement._int(settings.get("tensor_parallel_size")
+                            or ((record.get("provenance") or {}).get("tensor_parallel") or {}).get("size")) or 0
+        devices = given.devices or tp or sum(1 for g in record["hardware"].get("gpus") or ()
+                                             if chip and g.get("catalog") == chip.id)
+        figures, several = placement.across_devices(figures, devices, "tensor" if tp > 1 else settings.get("split_mode"))
         model_figures = ceilings.model_figures(model, (settings.get("type_k") or "f16", settings.get("type_v") or "f16"))
+        notes = []
+        if _flag(settings.get("no_kv_offload")) and model_figures.kv:
+            model_figures = replace(model_figures, kv=None)
+            notes.append("KV cache in host memory (-nkvo): its reads are not counted at the device (an upper bound)")
         place = placement.from_settings(settings, model.get("n_layers"))
         unified = chip is not None and chip.kind == "soc"
+        rpc = "rpc" in str((engine.get("details") or {}).get("backends") or "").lower()
+        if rpc:  # a build with RPC says so whether or not a remote node took layers
+            notes.append("RPC backend: layers split over networked nodes (how many, the table does not say) run "
+                         "one node after another, so one device's figures bound both phases; network transfers "
+                         "are not counted, nor is a model too big for one node placed in host memory")
+        else:
+            figures, note = placement.spilled(figures, model_figures, place, host_bandwidth, unified)
+            notes += [note] if note else []
         placed, left_out = placement.placed(figures, model_figures, place, host_bandwidth, unified)
         basis = ceilings.basis_of(placed, dtype, chip, model_figures, place, left_out) | {
             "imported": True, "device_from": "--hardware" if hardware else "the imported file",
-            "devices": max(devices, 1), **({"devices_note": several} if several else {})}
+            "devices": max(devices, 1), **({"devices_note": several} if several else {}),
+            **({"compute_dtype_note": dtype_note} if dtype_note else {})}
+        basis["left_out"] = [*(basis.get("left_out") or []), *notes]
         basis |= ceilings.predictions(model_figures, placed)
         for test in tests:
             if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":
                 test["ceilings"] = ceilings.test_ceilings(test, derive_stats(test), model_figures, placed,
                                                           settings.get("n_ubatch"))
+            elif test["kind"] == "serve" and test["status"] == "ok":
+                test["ceilings"] = serve_ceiling(test, model_figures, placed)
     return record | {"model": model, "ceiling_basis": basis, "tests": tests}
+
+
+def concurrency(test: dict) -> int:
+    """The requests a serving test had in flight at most: its cap, else (every request sent at once, no
+    rate) all of them, else one per client."""
+    spec = test.get("spec") or {}
+    cap = spec.get("concurrency") or spec.get("max_concurrency")
+    if cap:
+        return int(cap)
+    if str(spec.get("rate")).lower() in ("none", "inf") and spec.get("n_requests"):
+        return int(spec["n_requests"])
+    return max(1, int(test.get("batch") or 1))
+
+
+def serve_ceiling(test: dict, model: ModelFigures, hw: HardwareFigures) -> dict:
+    """A serving test's decode ceiling: the aggregate output rate of ``concurrency`` sequences decoding at
+    once at their mean context (prompt plus half the output), against which the output throughput is
+    judged (its duration holds prefill too, so the fraction is a lower bound of decode's)."""
+    batch = concurrency(test)
+    decode = phase(model, hw, "decode", max(1, test["n_gen"] or 1), test["n_prompt"] or 0, batch).to_dict()
+    record = {"version": ceilings.CEILINGS_VERSION, "source": hw.source, "ref": hw.ref, "bandwidth": hw.bandwidth,
+              "flops": hw.flops, "flops_dtype": hw.flops_dtype, "phases": {"decode": decode},
+              "ceiling": decode["ceiling"], "bound": decode["bound"], "concurrency": batch,
+              "measured": "output token throughput"}
+    if not record["ceiling"]:
+        record["missing"] = decode.get("missing")
+    measured = (derive_stats(test) or {}).get("output_throughput")
+    ceilings.judge(record, measured, record["ceiling"], record["bound"], hw.caveat)
+    return record
+
+
+def _flag(value) -> bool:
+    """A llama-bench on/off setting (1, "1", True, "on")."""
+    return str(value).strip().lower() in ("1", "true", "on", "yes")
 
 
 def _settings(record: dict) -> dict:
     """The run's engine settings, with what a tool kept per test (llama-bench's n_cpu_moe, -ot) beside them."""
     first = (record["tests"][0].get("engine") or {}) if record["tests"] else {}
-    extra = {k: first[k] for k in ("n_cpu_moe", "tensor_buft_overrides", "split_mode", "ot") if k in first}
+    extra = {k: first[k] for k in ("n_cpu_moe", "tensor_buft_overrides", "split_mode", "ot", "no_kv_offload",
+                                   "tensor_split") if k in first}
     return extra | {k: v for k, v in (record["engine"].get("settings") or {}).items() if v is not None}
 
 
@@ -139,6 +199,44 @@ def model_words(model: dict) -> words_.ModelWords | None:
     if not isinstance(extra.get("model_type"), str):
         return None
     return words_.parse(extra["model_type"], model.get("n_params") or None)
+
+
+def sized_by_name(model: dict, named_elsewhere: dict | None = None) -> dict:
+    """A model a serving tool named by its hub id and nothing else (no size, no parameter count): the
+    catalog shape its name names, at the width its name says (:mod:`pdx.domain.ceilings.hub_names`), said so.
+    ``named_elsewhere``: the name the file gave outside the model (mlx_lm.benchmark's command line)."""
+    if model.get("n_params") or model.get("file_bytes"):
+        return model
+    text = (named_elsewhere or {}).get("name") or " ".join(str(model.get(k) or "") for k in ("path", "name"))
+    named = hub_names.read(text)
+    if named is None:
+        return by_named_size(model, text)
+    extra = model.get("extra") or {}
+    sized = {"shape": named.shape.name, "bits_per_weight": named.bits, "said": named.said,
+             "assumed": "the shape's parameters at that width for every weight (scales and 16-bit embeddings "
+                        "left out: fewer bytes than the file, so the ceiling stays an upper bound)"}
+    dtype = model.get("dtype") if model.get("dtype") not in (None, "", "?") else named.dtype
+    return model | {"n_params": named.shape.n_params, "file_bytes": named.file_bytes, "dtype": dtype,
+                    "extra": extra | {"sized_by_name": sized}}
+
+
+def by_named_size(model: dict, text: str) -> dict:
+    """A hub name of no catalog shape that gives its size ("Qwen3-Next-80B-A3B-Thinking-4bit": 80B total,
+    3B active, 4 bits): its parameters and bytes, and a MoE's active share, without dims (KV not counted)."""
+    # a hub id only ("mlx-community/...-80B-A3B-4bit"): llama.cpp's size labels are rounded classes ("qwen2 1B"
+    # for a 0.5B model), too loose to bound anything
+    sized = hub_names.sized(text) if text.strip() and not any(c.isspace() for c in text.strip()) else None
+    if sized is None:
+        return model
+    total, active, bits, said = sized
+    extra = model.get("extra") or {}
+    out = model | {"n_params": round(total), "file_bytes": round(total * bits / 8),
+                   "extra": extra | {"sized_by_name": {"said": said, "bits_per_weight": bits, "assumed":
+                                     "the name's parameters at its width (no dims: KV reads not counted)"}}}
+    if active:
+        words = words_.ModelWords("?", f"{total / 1e9:g}B.A{active / 1e9:g}B", "", True, active, basis=said)
+        out = with_named_experts(out, words)
+    return out
 
 
 def described(model: dict, words: words_.ModelWords | None) -> dict:
@@ -184,9 +282,17 @@ def with_catalog_shape(model: dict, by_count: bool = False) -> dict:
     words = " ".join(str(v or "") for v in (model.get("name"), model.get("path"), extra.get("model_type")))
     n_params, file_bytes = model.get("n_params") or 0, model.get("file_bytes") or 0
     shape = find_shape(words, n_params or None)
-    if shape is None and n_params and by_count and model.get("architecture"):
+    agrees = shape is not None and n_params and abs(n_params - shape.n_params) <= SHAPE_PARAMS_TOLERANCE * shape.n_params
+    if not agrees and n_params and model.get("architecture") and by_count:
         shape = shape_by_count(model["architecture"], n_params)
-    if shape is None or not n_params or abs(n_params - shape.n_params) > SHAPE_PARAMS_TOLERANCE * shape.n_params:
+        agrees = shape is not None
+    elif not agrees and n_params and model.get("architecture") and shape is not None:
+        # "llama 7B" with 46.7 B parameters is no Llama 7B: llama.cpp labels Mixtral 8x7B by its expert's size,
+        # so a MoE of the architecture whose count is the file's, and several times the name's, is meant
+        counted = shape_by_count(model["architecture"], n_params)
+        if counted is not None and counted.is_moe and counted.n_params > 2 * shape.n_params:
+            shape, agrees = counted, True
+    if not agrees:
         return model
     facts = {"catalog_shape": {
         "name": shape.name, "source": shape.source, "matched": words.strip(),

@@ -166,6 +166,31 @@ def placed(hw: HardwareFigures, model: ModelFigures, place: Placement, host_band
         "is counted (an upper bound); give --host-bandwidth")
 
 
+def spilled(hw: HardwareFigures, model: ModelFigures, place: Placement, host_bandwidth: float | None,
+            unified: bool) -> tuple[HardwareFigures, str | None]:
+    """A model bigger than the device memory it was "fully offloaded" to (a 13.7 GiB model on a 12 GB
+    card: the driver keeps the rest in host memory, as Windows' NVIDIA driver does) is placed: at least
+    the excess is read from host memory each step, so the device share is at most memory / file (the
+    whole of the memory taken for weights, an upper bound). With the host's bandwidth the step time
+    adds both shares; without it only the device's share is counted and the ceiling says so. A MoE
+    does not say which of its weights spill (its unread experts may), so its bound stays the device's."""
+    memory, size = hw.memory_bytes, model.file_bytes
+    if unified or place.partial or not (memory and size and hw.bandwidth) or size <= memory:
+        return hw, None
+    gib = f"the model's {size / 2**30:.1f} GiB exceed the device memory's {memory / 2**30:.1f} GiB"
+    if model.is_moe:
+        return hw, f"{gib}: which weights a MoE keeps in host memory is unknown, so only the device is counted"
+    share = (size - memory) / size
+    if host_bandwidth:
+        effective = 1.0 / ((1 - share) / hw.bandwidth + share / host_bandwidth)
+        return replace(hw, bandwidth=effective, label=f"{hw.label}, at least {share:.0%} of weights in host "
+                                                      f"memory ({host_bandwidth / 1e9:.4g} GB/s)"), \
+            f"{gib}: at least {share:.0%} of the weights are read from host memory"
+    return replace(hw, bandwidth=hw.bandwidth / (1 - share), label=f"{hw.label}, device share only"), (
+        f"{gib}: at least {share:.0%} of the weights are read from host memory, whose bandwidth is unknown: only "
+        "the device's share is counted (an upper bound); give --host-bandwidth")
+
+
 def across_devices(hw: HardwareFigures, count: int, split_mode: str | None) -> tuple[HardwareFigures, str | None]:
     """Figures for ``count`` alike GPUs. Prefill: each device computes its share at once (llama.cpp
     pipelines ubatches across a layer split; a row split divides each product), so FLOP/s add up. Decode:
@@ -176,7 +201,9 @@ def across_devices(hw: HardwareFigures, count: int, split_mode: str | None) -> t
     rows = (split_mode or "layer").lower() in ("row", "tensor")
     scaled = replace(hw, flops=hw.flops * count if hw.flops else None,
                      bandwidth=hw.bandwidth * count if hw.bandwidth and rows else hw.bandwidth,
+                     prefill_bandwidth=hw.bandwidth * count if hw.bandwidth and not rows else None,
                      memory_bytes=hw.memory_bytes * count if hw.memory_bytes else None,
                      label=f"{count} x {hw.label} ({'row' if rows else 'layer'} split)")
     return scaled, (f"{count} devices: FLOP/s x {count}; bandwidth x {count if rows else 1} "
-                    f"({'a row split reads side by side' if rows else 'a layer split reads one device after another'})")
+                    f"({'a row split reads side by side' if rows else 'a layer split reads one device after another'}"
+                    f"{'' if rows else f'; prefill x {count}: its ubatches stream through the devices side by side'})")

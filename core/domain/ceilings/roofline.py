@@ -143,9 +143,15 @@ class HardwareFigures:
     method: str | None = None
     # Why the figures may be low, said wherever a rate reads above them (a probe taken under load).
     caveat: str | None = None
+    # Several devices in a pipelined layer split: prefill's ubatches stream through them side by side, so
+    # their bandwidths add up where decode's single token reads one device after another (None: as decode).
+    prefill_bandwidth: float | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if data["prefill_bandwidth"] is None:
+            del data["prefill_bandwidth"]  # said only where it differs
+        return data
 
 
 @dataclass(frozen=True)
@@ -213,7 +219,8 @@ def phase(model: ModelFigures, hw: HardwareFigures, kind: str, tokens: int, dept
         passes = math.ceil(tokens / min(tokens, step_tokens))  # steps each sequence's cache is read in
         bytes_per_token = (steps * model.weight_bytes(step_tokens) + batch * passes * kv_read) / (tokens * batch)
         flops = model.flops_per_token("prefill", context, tokens)
-    memory = hw.bandwidth / bytes_per_token if hw.bandwidth else None
+    bandwidth = hw.prefill_bandwidth if kind == "prefill" and hw.prefill_bandwidth else hw.bandwidth
+    memory = bandwidth / bytes_per_token if bandwidth else None
     compute = hw.flops / flops if hw.flops and flops else None
     ceiling, bound = _lower(kind, memory, compute)
     unknown = missing_figures(model, hw)

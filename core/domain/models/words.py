@@ -80,6 +80,11 @@ def parse(text: str, n_params: float | None = None) -> ModelWords | None:
     cited = known["active_by_name"].get(f"{arch} {size}".lower())
     if cited and _SIZE.match(size) and n_params and abs(n_params - cited["total"]) <= TOLERANCE * cited["total"]:
         return _replace(parsed, moe=True, active_params=cited["active"], basis=f"{arch} {size}: {cited['source']}")
+    if moe and n_params and not _SIZE.match(size):  # "qwen3next ?B": the architecture's model of this total
+        for name, fact in known["active_by_name"].items():
+            if name.split()[0] == arch and abs(n_params - fact["total"]) <= TOLERANCE * fact["total"]:
+                return _replace(parsed, active_params=fact["active"],
+                                basis=f"{arch} with {n_params / 1e9:.4g}B parameters: {fact['source']}")
     return parsed
 
 
