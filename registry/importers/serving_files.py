@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pdx.contract.errors import PdxError
 from pdx.registry.bundle import fail
-from pdx.contract import build
+from pdx.contract import build, record
 from pdx.registry.importers.common import make_test
 from pdx.domain.serving.metrics import DEFAULT_PERCENTILES
 from pdx.domain.serving.spec import ServeSpec
@@ -50,7 +50,7 @@ def stream_events(first_ns: int, last_ns: int, n_gen: int) -> list[list[int]]:
 
 
 def serve_test(ordinal: int, spec: dict, requests: list[dict], duration_s: float, total_in: int, total_out: int,
-               engine: dict, when: str | None, completed: int | None = None) -> dict:
+               engine: dict, when: str | None, completed: int | None = None) -> record.Test:
     """The serving test of a tool's benchmark: one sample over its duration, its requests, failed when
     none completed (``completed``: the tool's count, where it kept no requests) and carrying the first
     failure otherwise."""
