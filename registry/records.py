@@ -14,9 +14,13 @@ import functools
 import hashlib
 import json
 from datetime import datetime, timezone
+from typing import cast
 
 from sqlalchemy.orm import Session
 
+from pdx.contract import build
+from pdx.contract.model import Model as ModelRecord
+from pdx.contract.model import record_of
 from pdx.contract.record import LEVELS
 from pdx.contract.record import Run as RunRecord
 from pdx.contract.record import Test as TestRecord
@@ -112,55 +116,31 @@ def run_row(record: RunRecord, environment_id: str) -> Run:
     )
 
 
-def model_record(model: Model) -> dict:
-    data = {c.name: getattr(model, c.name) for c in Model.__table__.columns}
-    data["sha256"] = data["id"]
-    return data
+def model_record(model: Model) -> ModelRecord:
+    """A model's row as a record's entry: its table holds the sha256 as its id."""
+    return record_of({c.name: getattr(model, c.name) for c in Model.__table__.columns} | {"sha256": model.id})
 
 
 def run_record(run: Run) -> RunRecord:
     """A stored run as a record: every field, every sample, no derived statistics."""
     tests = [
-        {k: getattr(t, k) for k in _TEST_FIELDS}
-        | {
-            "started_at": iso(t.started_at),
-            "finished_at": iso(t.finished_at),
-            **{k: getattr(t, k) for k in TEST_OBJECTS},
-            "samples": [{k: getattr(s, k) for k in _SAMPLE_FIELDS} for s in t.samples],
-            "requests": [{k: getattr(r, k) for k in _REQUEST_FIELDS} | {"events": [list(e) for e in r.events]}
-                         for r in t.requests],
-        }
+        build.test(
+            cast(build.Shape, t), [build.sample(**{k: getattr(s, k) for k in _SAMPLE_FIELDS}) for s in t.samples],
+            ordinal=t.ordinal, started_at=iso(t.started_at), finished_at=iso(t.finished_at), status=t.status,
+            error=t.error, warmup=t.warmup, **{k: getattr(t, k) for k in TEST_OBJECTS},
+            requests=[{k: getattr(r, k) for k in _REQUEST_FIELDS} | {"events": [list(e) for e in r.events]}
+                      for r in t.requests])
         for t in run.tests
     ]
-    return {
-        "id": run.id,
-        "status": run.status,
-        "created_at": iso(run.created_at),
-        "finished_at": iso(run.finished_at),
-        "backend": run.backend,
-        "engine": {
-            "name": run.engine,
-            "version": run.engine_version,
-            "commit": run.engine_commit,
-            "settings": run.engine_settings,
-            "details": run.engine_details,
-        },
-        "threads": run.threads,
-        "options": run.options,
-        "workload": run.workload,
-        "command": run.command,
-        "error": run.error,
-        "parent_id": run.parent_id,
-        "pdx_version": run.pdx_version,
-        "origin": run.origin,
-        "provenance": run.provenance,
-        "tags": sorted(t.tag for t in run.tags),  # a set (run_tags): each once, in one order whatever was given
-        "model": model_record(run.model),
-        "hardware": run.hardware.details,
-        "environment": run.environment.manifest,
-        "ceiling_basis": run.ceiling_basis,
-        "tests": tests,
-    }
+    return build.run(
+        id=run.id, status=run.status, created_at=iso(run.created_at), finished_at=iso(run.finished_at),
+        backend=run.backend,
+        engine=build.engine(run.engine, run.engine_version, run.engine_commit, run.engine_settings, run.engine_details),
+        threads=run.threads, options=run.options, workload=run.workload, command=run.command, error=run.error,
+        parent_id=run.parent_id, pdx_version=run.pdx_version, origin=run.origin, provenance=run.provenance,
+        tags=sorted(t.tag for t in run.tags),  # a set (run_tags): each once, in one order whatever was given
+        model=model_record(run.model), hardware=run.hardware.details, environment=run.environment.manifest,
+        ceiling_basis=run.ceiling_basis, tests=tests)
 
 
 # -- reading back: what a registry altered by hand can hold --------------------------------------

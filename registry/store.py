@@ -15,12 +15,13 @@ from sqlalchemy import Select, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from pdx.contract import build
 from pdx.contract.backend import EngineInfo
 from pdx.contract.record import RUN_STATUSES
 from pdx.contract.record import Run as RunRecord
 from pdx.contract.record import Test as TestRecord
 from pdx.contract.errors import PdxError, RegistryError
-from pdx.domain.models import ModelInfo
+from pdx.contract.model import ModelInfo
 from pdx.registry import bulk, connection, leases, migrate
 from pdx.registry.records import (add_record, add_shared_rows, damage, environment_id, iso, model_record,
                                   run_record, run_row, test_row)
@@ -61,17 +62,13 @@ class RunStart:
 def start_record(start: RunStart) -> RunRecord:
     """A run as it starts, as a record with no tests yet."""
     engine = start.engine
-    return {
-        "id": start.id, "status": "running", "created_at": iso(start.created_at), "finished_at": None,
-        "backend": start.backend,
-        "engine": {"name": engine.engine, "version": engine.version, "commit": engine.commit,
-                   "settings": dict(engine.settings), "details": dict(engine.details)},
-        "threads": start.threads, "options": dict(start.options), "workload": start.workload,
-        "command": start.command, "error": None, "parent_id": start.parent_id, "pdx_version": start.pdx_version,
-        "origin": "pdx", "provenance": dict(start.provenance), "tags": list(dict.fromkeys(start.tags)),
-        "model": start.model.to_dict() | {"id": start.model.sha256}, "hardware": start.hardware,
-        "environment": start.environment, "ceiling_basis": start.ceiling_basis, "tests": [],
-    }
+    return build.run(
+        id=start.id, created_at=iso(start.created_at), backend=start.backend,
+        engine=build.engine(engine.engine, engine.version, engine.commit, dict(engine.settings), dict(engine.details)),
+        threads=start.threads, options=dict(start.options), workload=start.workload, command=start.command,
+        parent_id=start.parent_id, pdx_version=start.pdx_version, provenance=dict(start.provenance), tags=start.tags,
+        model=start.model.to_record(), hardware=start.hardware, environment=start.environment,
+        ceiling_basis=start.ceiling_basis)
 
 
 class Registry:

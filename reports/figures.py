@@ -27,6 +27,7 @@ from pdx.measure.conditions import MIN_CPU_WINDOW_S
 from pdx.measure.conditions.gpu_figures import FIGURES as GPU_FIGURES
 from pdx.measure.conditions.gpu_figures import REASON
 from pdx.measure.conditions import notes as _condition_notes
+from pdx.contract.backend import FIGURES as SAMPLE_FIGURES
 from pdx.domain.headline import NOISY_CV  # a rate whose coefficient of variation is above this is noisy
 from pdx.domain.serving.analysis import cache_summary, sweep_summary
 
@@ -377,8 +378,23 @@ ENERGY = Figure("energy.j_per_token", "J/token", None, ".3g", keep=3, better="lo
                 about="joules per token of the test's phase, all meters together (net of idle: its note)")
 
 
+def _figure_notes(test: dict) -> list[Note]:
+    """The figures a sample's record declares beyond its time and counts, each with its description
+    there (:data:`pdx.contract.backend.FIGURES`): mean ± stddev over the samples, and their range."""
+    found = (test.get("stats") or {}).get("figures") or {}
+    notes = []
+    for figure in SAMPLE_FIGURES:
+        summary = found.get(figure.name)
+        if summary:
+            about = f" ({figure.doc})" if figure.doc else ""
+            notes.append(Note("figures", test["name"], f"{figure.name}{about}: {number(summary['mean'], '.4g')} ± "
+                              f"{number(summary['stddev'], '.2g')} over {summary['n']} samples "
+                              f"({number(summary['min'], '.4g')} to {number(summary['max'], '.4g')})"))
+    return notes
+
+
 def _rate_notes(test: dict) -> list[Note]:
-    return _http_notes(test) + _speculation_notes(test) + _energy_notes(test)
+    return _http_notes(test) + _speculation_notes(test) + _energy_notes(test) + _figure_notes(test)
 
 
 RATE_COLUMNS = (
@@ -390,9 +406,10 @@ RATE_COLUMNS = (
 )
 # Statistics of a pp/tg test and where they show: rate (n, mean, ± stddev and 95% CI, median, min, max)
 # and per-sequence rate in the table; cv, outliers and "reported" in its notes; tokens and ns with the
-# raw samples; serving: the latency distributions of the requests over HTTP; speculation: a note.
+# raw samples; serving: the latency distributions of the requests over HTTP; speculation: a note;
+# figures (a sample's own, declared in its record beyond its time and counts): a note each.
 RATE_STATS = frozenset({"tokens", "rate", "ns", "per_sequence_rate", "cv", "outliers", "reported", "serving",
-                        "speculation", "energy"})
+                        "speculation", "energy", "figures"})
 
 PREFILL = Kind("pp", "prefill", (*RATE_COLUMNS[:2], ENERGY), RATE_STATS, _rate_notes,
                "prompt tokens/s (pp) against the compute bound, at depth and in batches")
@@ -689,7 +706,8 @@ SERVING_STATS = frozenset({
     "reasoning",  # its note (a reasoning model's phases; TTFAT is a distribution)
     "server_series",  # its note, and the run page's chart under the timeline
 })
-SERVING = Kind("serve", "serving", (*SERVING_COLUMNS, ENERGY), SERVING_STATS, serving_notes,
+SERVING = Kind("serve", "serving", (*SERVING_COLUMNS, ENERGY), SERVING_STATS | {"figures"},
+               lambda test: serving_notes(test) + _figure_notes(test),
                "client-side latencies, throughput and goodput of a serving scenario")
 
 KINDS: dict[str, Kind] = {kind.kind: kind for kind in (PREFILL, DECODE, BLENDED, SERVING)}

@@ -365,6 +365,104 @@ def test_a_test_field_is_one_line_in_its_record_and_its_migration(tmp_path):
     assert "`probe_note` (what the probe saw)" in (tmp_path / "site" / "DATA.md").read_text()
 
 
+FIGURE_BACKEND = """
+import time
+
+from pdx.contract.backend import Availability, Backend, EngineInfo, Sample
+
+
+class FigureBackend(Backend):
+    name = "figure"
+    engine = "time.sleep"
+    model_formats = ("gguf",)
+
+    @classmethod
+    def availability(cls, options=None):
+        return Availability(True, version="1")
+
+    def load(self, model):
+        return EngineInfo(engine=self.engine, version="1")
+
+    def run(self, test, repetitions, warmup):
+        for i in range(warmup + repetitions):
+            t0 = time.perf_counter_ns()
+            time.sleep(0.001)
+            if i >= warmup:
+                yield Sample(ns=time.perf_counter_ns() - t0, n_prompt=test.n_prompt * test.batch,
+                             n_gen=test.n_gen * test.batch, figures={"queue_ns": 1000 * (i - warmup + 1)})
+
+
+def pdx_register_backends(register):
+    register(FigureBackend)
+"""
+
+
+def test_a_sample_figure_is_one_line_in_its_record_and_its_migration(tmp_path, tiny_gguf):
+    """Issue 41's acceptance: a copy of pdx gains a per-sample figure by one line in its record type and a
+    migration, nothing else, and a backend (a plugin, through its entry point) that fills it by name in
+    Sample.figures: it is stored in its column, summarised in the test's statistics, exported in a
+    bundle, shown by `pdx show` with its description, and written to the site's JSON and DATA.md."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pdx
+    from pdx.registry.migrate import head_revision
+
+    copy = tmp_path / "pkg" / "pdx"
+    shutil.copytree(Path(pdx.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    declared = copy / "contract" / "record.py"
+    anchor = "    gen_ns: Optional[Int64]\n"
+    text = declared.read_text()
+    assert text.count(anchor) == 1
+    declared.write_text(text.replace(anchor, anchor + "    queue_ns: NotRequired[Optional[Annotated[Int64, "
+                                     "Doc('how long the repetition waited for the engine')]]]\n"))
+    (copy / "registry" / "migrations" / "versions" / "0099_queue_ns.py").write_text(
+        "from alembic import op\nimport sqlalchemy as sa\n\nrevision = '0099'\n"
+        f"down_revision = {head_revision()!r}\n"
+        "branch_labels = None\ndepends_on = None\n\n\ndef upgrade():\n"
+        "    op.add_column('samples', sa.Column('queue_ns', sa.BigInteger(), nullable=True))\n\n\n"
+        "def downgrade():\n    op.drop_column('samples', 'queue_ns')\n")
+    # The backend: a plugin as any is installed, its module and its distribution's entry point.
+    (tmp_path / "pkg" / "figure_backend.py").write_text(FIGURE_BACKEND)
+    dist = tmp_path / "pkg" / "pdx_figure-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pdx-figure\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[pdx]\nfigure = figure_backend\n")
+    env = dict(os.environ, PYTHONPATH=str(copy.parent))
+
+    def pdx_copy(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "pdx", *args], capture_output=True, text=True, env=env,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    registry = f"sqlite:///{tmp_path / 'a.sqlite'}"
+    pdx_copy("bench", "--backend", "figure", "-m", str(tiny_gguf), "-p", "8", "-n", "0", "-r", "3",
+             "--hardware", "M1 Max", "--no-energy", "--registry", registry, "--json")
+    (run_id,) = [run["id"] for run in json.loads(pdx_copy("runs", "--json", "--registry", registry))]
+    shown = json.loads(pdx_copy("show", run_id, "--registry", registry, "--json"))
+    (test,) = shown["tests"]
+    assert [s["queue_ns"] for s in test["samples"]] == [1000, 2000, 3000]
+    assert test["stats"]["figures"]["queue_ns"]["mean"] == 2000
+    assert "queue_ns" not in pdx.registry.fields.SAMPLE_FIELDS  # this interpreter's pdx is the unchanged one
+    rows = sqlite3.connect(tmp_path / "a.sqlite").execute("select queue_ns from samples order by idx").fetchall()
+    assert rows == [(1000,), (2000,), (3000,)]
+    assert "queue_ns (how long the repetition waited for the engine): 2000 ± 1e+03 over 3 samples" in \
+        pdx_copy("show", run_id, "--registry", registry)
+    bundle = tmp_path / "run.pdx.json"
+    pdx_copy("export", "-o", str(bundle), "--registry", registry)
+    exported = json.loads(bundle.read_text())["runs"][0]["record"]["tests"][0]["samples"]
+    assert [s["queue_ns"] for s in exported] == [1000, 2000, 3000]
+    pdx_copy("import", str(bundle), "--registry", f"sqlite:///{tmp_path / 'b.sqlite'}")  # the schema takes it
+    pdx_copy("publish", str(tmp_path / "site"), "--registry", registry)
+    site = json.loads((tmp_path / "site" / "runs" / f"{run_id}.json").read_text())["run"]
+    assert site["tests"][0]["stats"]["figures"]["queue_ns"]["mean"] == 2000
+    assert "`queue_ns` (how long the repetition waited for the engine)" in (tmp_path / "site" / "DATA.md").read_text()
+
+
 def test_the_runner_s_types_carry_every_stored_sample_and_request_column():
     """Samples and requests cross from the runner into the registry by their column names: each column
     is a field (or property) of pdx.contract.backend.Sample and pdx.domain.serving.records.RequestRecord, and a test

@@ -266,7 +266,7 @@ def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: list[Hardwa
 
     def judge(outcome: TestOutcome) -> TestOutcome:
         if figures:
-            test = outcome.test.to_dict() | {"samples": [s.to_dict() for s in outcome.samples]}
+            test = outcome.to_record()
             outcome.ceilings = ceilings.judged(test, derive_stats(test), model, figures, ubatch, draft_bytes)
         return outcome
 

@@ -25,15 +25,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator, Mapping
 
+from pdx.contract import build, record
 from pdx.contract.errors import PdxError
 from pdx.contract.numbers import parse_int, quoted
 
+from pdx.contract.model import ModelInfo
+from pdx.contract.test_spec import TestSpec
+
 if TYPE_CHECKING:
     from pdx.contract.request import RequestRecord
-    from pdx.domain.models import ModelInfo
-    from pdx.domain.workload import TestSpec
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,9 @@ class Sample:
     # Serving: when its (first) load run's clock started, on time.perf_counter_ns()'s clock, so what
     # was read beside the requests (the server's series) is put on their clock. Not stored.
     origin_ns: int | None = field(default=None, compare=False)
+    # Figures the record declares for a sample beyond these (a field of pdx.contract.record.Sample added
+    # with its migration), by name: stored in their columns, summarised and shown from the declaration.
+    figures: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def timed(cls, test: "TestSpec", t0: int, t1: int, t2: int, engine: dict | None = None) -> "Sample":
@@ -81,8 +86,21 @@ class Sample:
             "prompt_ns": self.prompt_ns,
             "gen_ns": self.gen_ns,
             "engine": dict(self.engine),
+            **self.figures,
             "requests": [r.to_dict() for r in self.requests],
         }
+
+    def to_record(self) -> record.Sample:
+        """This repetition as stored (its requests are stored beside it, with the test)."""
+        return build.sample(self.ns, self.n_prompt, self.n_gen, self.prompt_ns, self.gen_ns, self.engine,
+                            **self.figures)
+
+
+# The fields a stored sample has beyond Sample's own: figures a backend gives by name (Sample.figures), each
+# summarised over a test's samples (pdx.domain.stats.derived) and shown with its description, all from its
+# declaration in pdx.contract.record.Sample: a new one is that line and its migration.
+FIGURES: tuple[record.Field, ...] = tuple(f for f in record.fields(record.Sample)
+                                          if f.name not in Sample.__dataclass_fields__)
 
 
 @dataclass

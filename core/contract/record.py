@@ -6,9 +6,10 @@ level has and what they hold. A measurement level (:class:`Test`, :class:`Sample
 is declared here once: its table in :mod:`pdx.registry.schema` is generated from it, its field
 lists (:mod:`pdx.registry.fields`) are read from it, and the bundle schema derives a rule for a
 field it does not spell out. Adding a field to one of them is one line here and its migration;
-``NotRequired`` marks a field that records made before it existed lack. A run's and a model's
-fields are declared here too and checked against their tables and the bundle schema by tests
-(their tables are laid out for storage: a run's engine is five columns, its model a foreign key).
+``NotRequired`` marks a field that records made before it existed lack. A run's fields are
+declared here too and checked against its table and the bundle schema by tests (its table is laid
+out for storage: its engine is five columns, its model a foreign key); a model's are its dataclass's
+(:mod:`pdx.contract.model`), held to its table by a test.
 
 How a field is stored, where its Python type does not say it: :data:`Int64` (nanoseconds, byte
 counts), :func:`chars` (text of a bounded length; plain ``str`` is unbounded), :data:`Time` (ISO
@@ -26,6 +27,9 @@ from typing import Annotated, Any, Optional, Union, get_args, get_origin
 # typing_extensions' TypedDict and NotRequired: Python 3.10's typing has no NotRequired; readers of these
 # types use typing_extensions' get_type_hints and is_typeddict with them.
 from typing_extensions import NotRequired, TypedDict, get_type_hints, is_typeddict
+
+# A model's record entry is declared with its dataclass (pdx.contract.model).
+from pdx.contract.model import Model as Model
 
 
 @dataclass(frozen=True)
@@ -188,28 +192,6 @@ class Engine(TypedDict):
     commit: Optional[str]
     settings: dict[str, Any]
     details: dict[str, Any]
-
-
-class Model(TypedDict):
-    id: str
-    sha256: str  # of the file's content: the model's identity
-    name: str
-    path: str  # where it was last seen
-    format: str
-    architecture: str
-    n_params: int
-    dtype: str
-    n_layers: int
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-    n_embd: int
-    n_ff: int
-    n_vocab: int
-    n_ctx_train: int
-    file_bytes: int
-    synthetic: Optional[str]
-    extra: dict[str, Any]
 
 
 RUN_STATUSES = ("running", "complete", "partial", "interrupted", "failed")  # a run's status, as stored

@@ -17,10 +17,11 @@ from typing import Callable
 from pdx.contract.errors import PdxError, WorkloadError
 from pdx.contract.numbers import MAX_BATCH, MAX_TOKENS, parse_float
 from pdx.domain.prompt_stream import VERSION as PROMPT_STREAM_VERSION
+# A test's spec is the backend interface's (pdx.contract.test_spec); importable here as before (and at
+# pdx.workload, pdx 0.1's path for it).
+from pdx.contract.test_spec import TestSpec as TestSpec
+from pdx.contract.test_spec import repetition_tokens as repetition_tokens
 
-_NAME = re.compile(
-    r"^(?:pp(?P<pp>\d+))?(?:\+)?(?:tg(?P<tg>\d+))?(?:@d(?P<depth>\d+))?(?:/b(?P<batch>\d+))?$", re.ASCII
-)
 _RANGE = re.compile(r"^(?P<first>\d+)-(?P<last>\d+)(?:(?P<op>[+*])(?P<step>\d+))?$", re.ASCII)
 
 # A guard against typos such as -p 1-1000000+1 that would expand to a million tests.
@@ -31,96 +32,6 @@ MAX_LIST_VALUE = MAX_TOKENS
 DEFAULT_MAX_REPETITIONS = 30
 AUTO_FIRST_BATCH = 3
 DEFAULT_TARGET_CI = 0.02
-
-
-def repetition_tokens(test) -> int:
-    """Tokens one repetition of a pp/tg test processes, all sequences of its batch together: of a
-    stored test (a dict) or a :class:`~pdx.domain.workload.TestSpec`."""
-    get = test.get if isinstance(test, dict) else lambda key, default=None: getattr(test, key, default)
-    return (get("n_prompt") + get("n_gen")) * (get("batch", 1) or 1)
-
-
-@dataclass(frozen=True, order=True)
-class TestSpec:
-    """One timed test: prefill ``n_prompt`` and/or decode ``n_gen`` tokens."""
-
-    __test__ = False  # not a pytest test class, despite the name
-
-    n_prompt: int
-    n_gen: int
-    depth: int = 0
-    batch: int = 1
-
-    def __post_init__(self) -> None:
-        if self.n_prompt < 0 or self.n_gen < 0 or self.depth < 0:
-            raise WorkloadError(f"test {self.name}: token counts cannot be negative")
-        if self.n_prompt == 0 and self.n_gen == 0:
-            raise WorkloadError("a test needs prompt or generated tokens (both were 0)")
-        if self.batch < 1:
-            raise WorkloadError(f"batch must be at least 1, not {self.batch}")
-
-    @property
-    def kind(self) -> str:
-        if self.n_gen == 0:
-            return "pp"
-        if self.n_prompt == 0:
-            return "tg"
-        return "pg"
-
-    @property
-    def base_name(self) -> str:
-        if self.kind == "pp":
-            return f"pp{self.n_prompt}"
-        if self.kind == "tg":
-            return f"tg{self.n_gen}"
-        return f"pp{self.n_prompt}+tg{self.n_gen}"
-
-    @property
-    def name(self) -> str:
-        name = self.base_name
-        if self.depth:
-            name += f"@d{self.depth}"
-        if self.batch > 1:
-            name += f"/b{self.batch}"
-        return name
-
-    @property
-    def tokens(self) -> int:
-        """Tokens processed by one repetition, over all sequences of the batch."""
-        return repetition_tokens(self)
-
-    def expected_tokens(self) -> tuple[int, int]:
-        """(prompt, generated) tokens every sample must report, all sequences together."""
-        return self.n_prompt * self.batch, self.n_gen * self.batch
-
-    @property
-    def context(self) -> int:
-        """KV-cache cells one sequence needs."""
-        return self.depth + self.n_prompt + self.n_gen
-
-    @classmethod
-    def parse(cls, name: str) -> "TestSpec":
-        match = _NAME.match(name.strip())
-        if not match or not (match["pp"] or match["tg"]):
-            raise WorkloadError(
-                f"cannot read test name {name!r}; expected e.g. pp512, tg128, pp512+tg128@d4096/b8"
-            )
-        return cls(
-            n_prompt=int(match["pp"] or 0),
-            n_gen=int(match["tg"] or 0),
-            depth=int(match["depth"] or 0),
-            batch=int(match["batch"] or 1),
-        )
-
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "n_prompt": self.n_prompt,
-            "n_gen": self.n_gen,
-            "depth": self.depth,
-            "batch": self.batch,
-        }
 
 
 def parse_int_list(text: str | int, flag: str, minimum: int = 0, maximum: int | None = None) -> list[int]:

@@ -17,14 +17,14 @@ too short for its meters gets more repetitions first."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
 from pdx.measure import conditions
 from pdx.domain.adaptive import StopRule
 from pdx.contract.backend import Backend, Sample
-from pdx.contract import record
+from pdx.contract import build, record
 from pdx.measure.energy.session import MAX_LENGTHEN, Metering
 from pdx.contract.errors import PdxError, interruption
 from pdx.registry.fields import REQUEST_COLUMNS, SAMPLE_FIELDS, TEST_OBJECTS
@@ -65,21 +65,17 @@ class TestOutcome:
         test = self.test
         owned = [(i, r) for i, s in enumerate(self.samples) for r in s.requests]
         owned += [(None, r) for r in self.requests]
-        return {
-            "ordinal": self.ordinal, "name": test.name, "kind": test.kind, "n_prompt": test.n_prompt,
-            "n_gen": test.n_gen, "depth": test.depth, "batch": test.batch, "status": self.status,
-            "error": self.error, "warmup": self.warmup, "started_at": iso(self.started_at),
-            "finished_at": iso(self.finished_at or now()),
-            # What the runner measured of each test object; a column only importers fill (this class
-            # has no such field) is None.
-            **{k: getattr(self, k, None) for k in TEST_OBJECTS},
-            "spec": test.to_dict() if test.kind == "serve" else {},
-            # Every stored sample and request field is the runner's (pdx.contract.backend.Sample,
-            # pdx.contract.request.RequestRecord): a column either lacks fails here, not as a silent None.
-            "samples": [{k: getattr(s, k) for k in SAMPLE_FIELDS} for s in self.samples],
-            "requests": [{"sample_idx": i} | {k: getattr(r, k) for k in REQUEST_COLUMNS if k != "sample_idx"}
-                         | {"events": [list(e) for e in r.events]} for i, r in owned],
-        }
+        # What the runner measured of each test object; a column only importers fill (this class has no
+        # such field) is None.
+        objects = {k: getattr(self, k, None) for k in TEST_OBJECTS if k != "engine"}
+        return build.test(
+            test, [s.to_record() for s in self.samples], ordinal=self.ordinal, started_at=iso(self.started_at),
+            finished_at=iso(self.finished_at or now()), status=self.status, error=self.error, warmup=self.warmup,
+            engine=self.engine, **objects | {"spec": test.to_dict() if test.kind == "serve" else {}},
+            # Every stored request field is the runner's (pdx.contract.request.RequestRecord): a column it
+            # lacks fails here, not as a silent None.
+            requests=[{"sample_idx": i} | {k: getattr(r, k) for k in REQUEST_COLUMNS if k != "sample_idx"}
+                      | {"events": [list(e) for e in r.events]} for i, r in owned])
 
 
 @dataclass
@@ -92,6 +88,10 @@ class Progress:
     warning: Callable[[str], None] = lambda text: None  # said before the tests start (e.g. a model too big)
 
 
+# The sample fields a backend gives by name in Sample.figures: those the record declares beyond Sample's own.
+FIGURES = set(SAMPLE_FIELDS) - {f.name for f in fields(Sample)}
+
+
 def check_sample(test: TestSpec, sample: Sample, since_ns: int | None = None) -> None:
     """Enforce the contract: positive times, exactly the tokens the test names, and an end (where the
     backend gives one) within the call that measured it (``since_ns`` until now)."""
@@ -102,6 +102,10 @@ def check_sample(test: TestSpec, sample: Sample, since_ns: int | None = None) ->
             type(ended) is not int or not since_ns <= ended <= time.monotonic_ns()):
         raise PdxError(f"{test.name}: backend said a repetition ended at {ended!r}, outside the run() call that "
                        "measured it; set Sample.ended_ns from time.monotonic_ns(), or leave it None")
+    unknown = sorted(set(sample.figures) - FIGURES)
+    if unknown:
+        raise PdxError(f"{test.name}: backend gave a sample figure {unknown[0]!r} that no stored sample has; "
+                       f"declare it in pdx.contract.record.Sample (with its migration), or keep it in Sample.engine")
     want = test.expected_tokens()
     if want is not None and (sample.n_prompt, sample.n_gen) != want:
         raise PdxError(

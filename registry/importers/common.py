@@ -16,8 +16,10 @@ import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, cast
 
 import pdx
+from pdx.contract import build, record
 from pdx.domain.hardware import catalog
 from pdx.contract.errors import ImportFileError
 from pdx.registry.bundle import content_id, fail
@@ -167,24 +169,23 @@ def described_environment(origin: str, **facts) -> dict:
             "variables": {}, "imported_from": origin, **facts}
 
 
-def make_test(ordinal: int, spec, samples: list[dict], engine: dict, when: str | None,
-                warmup: int = 0, status: str = "ok", error: str | None = None) -> dict:
-    return {
-        "ordinal": ordinal, "name": spec.name, "kind": spec.kind, "n_prompt": spec.n_prompt, "n_gen": spec.n_gen,
-        "depth": spec.depth, "batch": spec.batch, "status": status, "error": error, "warmup": warmup,
-        "started_at": when, "finished_at": when, "engine": engine, "ceilings": None, "adaptive": None,
-        "samples": samples,
-    }
+def make_test(ordinal: int, spec: build.Shape, /, samples: list[record.Sample], engine: dict[str, Any],
+              when: str | None, warmup: int = 0, status: str = "ok", error: str | None = None,
+              **more: Any) -> record.Test:
+    """A test as the file gave it (``more``: its other objects, a serving test's spec and requests: the
+    shape it ran, ``spec``, is given by place); what the file did not say is :func:`pdx.contract.build.test`'s
+    default."""
+    return build.test(spec, samples, ordinal=ordinal, started_at=when, status=status, error=error, warmup=warmup,
+                      engine=engine, **more)
 
 
 def sample(ns: float, n_prompt: int, n_gen: int, prompt_ns: float | None = None, gen_ns: float | None = None,
-           engine: dict | None = None) -> dict:
+           engine: dict[str, Any] | None = None) -> record.Sample:
     for value in (ns, prompt_ns, gen_ns):
         if value is not None and not 0 <= value <= BIG_MAX:  # nan fails both comparisons
             raise ImportFileError(f"cannot import: a time of {value:g} ns is out of range (a damaged figure?)")
-    return {"ns": max(1, round(ns)), "n_prompt": n_prompt, "n_gen": n_gen,
-            "prompt_ns": None if prompt_ns is None else round(prompt_ns),
-            "gen_ns": None if gen_ns is None else round(gen_ns), "engine": engine or {}}
+    return build.sample(max(1, round(ns)), n_prompt, n_gen, None if prompt_ns is None else round(prompt_ns),
+                        None if gen_ns is None else round(gen_ns), engine or {})
 
 
 def file_facts(path: Path, text: str, fmt: str) -> dict:
@@ -193,21 +194,19 @@ def file_facts(path: Path, text: str, fmt: str) -> dict:
             "imported_at": datetime.now(timezone.utc).isoformat()}
 
 
-def imported_run(origin: str, backend: str, engine: dict, model: dict, hardware: dict, tests: list[dict],
-                 provenance: dict, threads: int | None = None, created_at: str | None = None,
-                 finished_at: str | None = None, repetitions: int = 0, warmup: int = 0,
-                 environment: dict | None = None, status: str = "complete", error: str | None = None) -> dict:
-    """A complete run record for something another tool measured; its id is its content's hash."""
-    record = {
-        "id": "", "status": status, "created_at": created_at, "finished_at": finished_at or created_at,
-        "backend": backend, "engine": {"version": None, "commit": None, "settings": {}, "details": {}} | engine,
-        "threads": threads, "options": {},
-        "workload": {"tests": [t["name"] for t in tests], "repetitions": repetitions, "warmup": warmup, "seed": 0},
-        "command": "", "error": error, "parent_id": None, "pdx_version": pdx.__version__, "origin": origin,
-        "provenance": provenance, "tags": [], "model": model, "hardware": hardware,
-        "environment": described_environment(origin, **(environment or {})),
-        "ceiling_basis": None,
-        "tests": tests,
-    }
-    record["id"] = content_id(record)
-    return record
+def imported_run(origin: str, backend: str, engine: dict[str, Any], model: dict[str, Any], hardware: dict[str, Any],
+                 tests: list[record.Test], provenance: dict[str, Any], *, created_at: str | None = None,
+                 repetitions: int = 0, warmup: int = 0, environment: dict[str, Any] | None = None,
+                 **known: Any) -> record.Run:
+    """A complete run record for something another tool measured; its id is its content's hash.
+    ``engine``: :func:`pdx.contract.build.engine`'s fields the file gave; ``known``: what else it said
+    of the run (threads, finished_at, status, error...); the rest is :func:`pdx.contract.build.run`'s
+    default."""
+    run = build.run(
+        backend=backend, engine=build.engine(**engine), model=model, hardware=hardware, tests=tests,
+        environment=described_environment(origin, **(environment or {})), pdx_version=pdx.__version__,
+        origin=origin, provenance=provenance, created_at=created_at,
+        workload={"tests": [t["name"] for t in tests], "repetitions": repetitions, "warmup": warmup, "seed": 0},
+        **{"status": "complete"} | known | {"finished_at": known.get("finished_at") or created_at})
+    run["id"] = content_id(cast(dict[str, Any], run))
+    return run

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pdx.contract.errors import PdxError
 from pdx.registry.bundle import fail
+from pdx.contract import build, record
 from pdx.registry.importers.common import make_test
 from pdx.domain.serving.metrics import DEFAULT_PERCENTILES
 from pdx.domain.serving.spec import ServeSpec
@@ -49,17 +50,15 @@ def stream_events(first_ns: int, last_ns: int, n_gen: int) -> list[list[int]]:
 
 
 def serve_test(ordinal: int, spec: dict, requests: list[dict], duration_s: float, total_in: int, total_out: int,
-               engine: dict, when: str | None, completed: int | None = None) -> dict:
+               engine: dict, when: str | None, completed: int | None = None) -> record.Test:
     """The serving test of a tool's benchmark: one sample over its duration, its requests, failed when
     none completed (``completed``: the tool's count, where it kept no requests) and carrying the first
     failure otherwise."""
     failures = [r["error"] for r in requests if r["status"] != "ok"]
     completed = len(requests) - len(failures) if completed is None else completed
     error = f"{len(failures)} of {len(requests)} requests failed: {failures[0][:200]}" if failures else None
-    test = make_test(ordinal, Shape(spec), [{"ns": max(1, round(duration_s * 1e9)), "n_prompt": total_in,
-                                             "n_gen": total_out, "prompt_ns": None, "gen_ns": None, "engine": {}}],
-                     engine, when, status="ok" if completed else "failed", error=error)
-    return test | {"spec": spec, "requests": requests}
+    return make_test(ordinal, Shape(spec), [build.sample(max(1, round(duration_s * 1e9)), total_in, total_out)],
+                     engine, when, status="ok" if completed else "failed", error=error, spec=spec, requests=requests)
 
 
 class Shape:

@@ -18,48 +18,17 @@ import hashlib
 import json
 import os
 import struct
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import get_origin
 
+from pdx.contract import record
 from pdx.contract.errors import ModelError
+# Declared in the contract (a backend loads one); kept importable here, where pdx 0.1 had it.
+from pdx.contract.model import ModelInfo as ModelInfo
 from pdx.domain.models import cache
 from pdx.domain.models.cache import content_hash
 
 GGUF_MAGIC = b"GGUF"
-
-
-@dataclass
-class ModelInfo:
-    path: str
-    name: str
-    format: str  # "gguf" or "hf"
-    architecture: str
-    n_params: int
-    dtype: str  # F16, Q4_0, float32...
-    n_layers: int
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-    n_embd: int
-    n_ff: int
-    n_vocab: int
-    n_ctx_train: int
-    file_bytes: int
-    sha256: str
-    synthetic: str | None = None  # the pdx shape it was made from, if any
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def id(self) -> str:
-        return self.sha256
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "ModelInfo":
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**known)
 
 
 def identify(path: str | os.PathLike) -> ModelInfo:
@@ -84,17 +53,17 @@ def identify(path: str | os.PathLike) -> ModelInfo:
     return info
 
 
-# How each field of a ModelInfo is checked when read back from the cache.
-_FIELD_TYPES = {"str": (str,), "int": (int,), "dict": (dict,), "str | None": (str, type(None))}
+# What a field of a ModelInfo may hold when read back from the cache, by its declared kind.
+_FIELD_TYPES: dict[object, tuple[type, ...]] = {str: (str,), int: (int,), dict: (dict,)}
 
 
 def _checked(data: dict | None) -> ModelInfo | None:
     """A cached identity as a ModelInfo, or None where any field is missing or of the wrong type."""
     if data is None:
         return None
-    for name, spec in ModelInfo.__dataclass_fields__.items():
-        kinds = _FIELD_TYPES[str(spec.type)]
-        if name not in data or not isinstance(data[name], kinds) or isinstance(data[name], bool):
+    for spec in record.fields(record.Model)[1:]:  # its fields but the id the record adds
+        kinds = _FIELD_TYPES[get_origin(spec.kind) or spec.kind] + ((type(None),) if spec.nullable else ())
+        if spec.name not in data or not isinstance(data[spec.name], kinds) or isinstance(data[spec.name], bool):
             return None
     if len(data["sha256"]) != 64:
         return None

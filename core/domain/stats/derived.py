@@ -15,6 +15,7 @@ own ``reported`` figures, flagged as such.
 
 from __future__ import annotations
 
+from pdx.contract.backend import FIGURES as SAMPLE_FIGURES
 from pdx.domain.energy.figures import energy_stats
 from pdx.domain.serving.analysis import cache_claim, client_stats, stall_stats, turn_stats
 from pdx.domain.serving.metrics import serving_stats
@@ -78,7 +79,22 @@ def derive_stats(test: dict) -> dict | None:
     energy = energy_stats(test)
     if energy and stats is not None:
         stats["energy"] = energy
+    figures = figure_stats(test)
+    if figures and stats is not None:
+        stats["figures"] = figures
     return stats
+
+
+def figure_stats(test: dict) -> dict | None:
+    """Each number a sample's record declares beyond its time and counts (:data:`pdx.contract.backend.FIGURES`),
+    summarised over the samples that have it; None where no sample has any."""
+    found = {}
+    for figure in SAMPLE_FIGURES:
+        values = [s.get(figure.name) for s in test.get("samples") or []]
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if numbers and figure.kind in (int, float):
+            found[figure.name] = summarize(numbers).to_dict()
+    return found or None
 
 
 def _derive(test: dict) -> dict | None:
