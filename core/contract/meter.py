@@ -37,7 +37,7 @@ class Meter:
     read: Callable[[], float]  # joules since the meter's origin, never decreasing
     source: str = ""  # how pdx reads it: "zeus 0.16.0 over NVML"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, str]:
         return {"name": self.name, "covers": self.covers, "device": self.device, "source": self.source}
 
 

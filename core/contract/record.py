@@ -267,19 +267,27 @@ class Field:
         return get_origin(self.kind) is list and is_typeddict(get_args(self.kind)[0])
 
 
+def _origin(hint: object) -> object:
+    # object: typeshed's get_origin types the origins of special forms (NotRequired, Union, Annotated) as
+    # a few classes, so comparing one with them reads as comparing unrelated types
+    return get_origin(hint)
+
+
 def fields(level: type) -> list[Field]:
     """The fields of a record type, in their order."""
     found = []
+    # A TypedDict class's (the type system names no type for "any TypedDict class").
+    required: frozenset[str] = getattr(level, "__required_keys__")
     for name, hint in get_type_hints(level, include_extras=True).items():
-        if get_origin(hint) is NotRequired:
+        if _origin(hint) is NotRequired:
             (hint,) = get_args(hint)
-        nullable = get_origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint)
+        nullable = _origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint)
         if nullable:
             (hint,) = [a for a in get_args(hint) if a is not type(None)]
         storage = doc = None
-        if get_origin(hint) is Annotated:
+        if _origin(hint) is Annotated:
             hint, *marks = get_args(hint)
             storage = next((m for m in marks if isinstance(m, Storage)), None)
             doc = next((m.text for m in marks if isinstance(m, Doc)), None)
-        found.append(Field(name, hint, nullable, name in level.__required_keys__, storage, doc))
+        found.append(Field(name, hint, nullable, name in required, storage, doc))
     return found
