@@ -6,15 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable
 
 from pdx.contract.errors import PdxError
 
-if TYPE_CHECKING:
-    from pdx.contract.record import Run
-
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{0,31}$")
-Reader = Callable[[Path, str, object, "str | None"], "list[Run]"]
+Reader = Callable[[Path, str, object, "str | None"], "list[dict[str, Any]]"]  # run records, as JSON
 Detector = Callable[[str, object], bool]
 
 

@@ -16,6 +16,7 @@ import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Protocol
 
 import pdx
 from pdx.domain.hardware import catalog
@@ -38,7 +39,7 @@ def _hash(data: object) -> str:
 # -- converters: every number, text and time read from a file goes through one of these ------------------------
 
 
-def number(value: object, what: str, source, minimum: float = 0.0, positive: bool = False) -> float:
+def number(value: object, what: str, source: str | Path, minimum: float = 0.0, positive: bool = False) -> float:
     """A finite number at least ``minimum`` (above 0 if ``positive``); else a one-line ImportFileError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise fail(source, f"{what} is {_show(value)}, not a number")
@@ -51,7 +52,7 @@ def number(value: object, what: str, source, minimum: float = 0.0, positive: boo
     return float(value)
 
 
-def integer(value: object, what: str, source, minimum: int = 0, maximum: int = COUNT_MAX) -> int:
+def integer(value: object, what: str, source: str | Path, minimum: int = 0, maximum: int = COUNT_MAX) -> int:
     """A whole number from ``minimum`` to ``maximum`` (an integral float such as 8.0 counts); else a one-line
     error."""
     figure = number(value, what, source, minimum)
@@ -62,11 +63,12 @@ def integer(value: object, what: str, source, minimum: int = 0, maximum: int = C
     return int(value) if isinstance(value, int) else int(figure)
 
 
-def optional_integer(value: object, what: str, source, minimum: int = 0, maximum: int = COUNT_MAX) -> int | None:
+def optional_integer(value: object, what: str, source: str | Path, minimum: int = 0,
+                     maximum: int = COUNT_MAX) -> int | None:
     return None if value is None else integer(value, what, source, minimum, maximum)
 
 
-def seconds(value: object, what: str, source, positive: bool = False) -> float:
+def seconds(value: object, what: str, source: str | Path, positive: bool = False) -> float:
     """A duration in seconds whose nanoseconds the registry can hold."""
     figure = number(value, what, source, positive=positive)
     if figure * 1e9 > BIG_MAX:
@@ -74,7 +76,7 @@ def seconds(value: object, what: str, source, positive: bool = False) -> float:
     return figure
 
 
-def text(value: object, what: str, source, limit: int = 1024, default: str | None = None) -> str | None:
+def text(value: object, what: str, source: str | Path, limit: int = 1024, default: str | None = None) -> str | None:
     """A string of at most ``limit`` characters (None, or ``default``, when absent)."""
     if value is None:
         return default
@@ -85,13 +87,13 @@ def text(value: object, what: str, source, limit: int = 1024, default: str | Non
     return value
 
 
-def numbers(value: object, what: str, source, minimum: float = 0.0, positive: bool = False) -> list[float]:
+def numbers(value: object, what: str, source: str | Path, minimum: float = 0.0, positive: bool = False) -> list[float]:
     if not isinstance(value, list):
         raise fail(source, f"{what} is {_show(value)}, not a list of numbers")
     return [number(v, f"{what}[{i}]", source, minimum, positive) for i, v in enumerate(value)]
 
 
-def timestamp(value: object, what: str, source) -> str:
+def timestamp(value: object, what: str, source: str | Path) -> str:
     """An ISO 8601 time (a trailing Z or no zone read as UTC) as pdx stores times."""
     raw = text(value, what, source, 64)
     try:
@@ -112,7 +114,7 @@ def _show(value: object) -> str:
 
 
 def described_model(path: str, name: str, fmt: str, architecture: str = "?", dtype: str = "?",
-                    n_params: int = 0, file_bytes: int = 0, **facts) -> dict:
+                    n_params: int = 0, file_bytes: int = 0, **facts: Any) -> dict[str, Any]:
     """A model known only by the tool's description: its id hashes that description."""
     description = {"path": path, "architecture": architecture, "dtype": dtype, "n_params": n_params,
                    "file_bytes": file_bytes, **facts}
@@ -125,13 +127,13 @@ def described_model(path: str, name: str, fmt: str, architecture: str = "?", dty
     }
 
 
-def _cpu_block(name: str | None) -> dict:
+def _cpu_block(name: str | None) -> dict[str, Any]:
     """:func:`pdx.domain.hardware.cpu.detect_cpu`'s keys, with what the tool did not say as None."""
     return {"name": name or None, "arch": None, "logical_cores": None, "usable_cpus": None, "physical_cores": None,
             "sockets": None, "flags": [], "memory_bytes": None}
 
 
-def _gpu_block(name: str) -> dict:
+def _gpu_block(name: str) -> dict[str, Any]:
     """:func:`pdx.domain.hardware.nvidia.parse_csv`'s keys for one GPU known only by name."""
     chip = catalog.match_nvidia(name) or catalog.find(name)
     return {"index": None, "name": name, "memory_mib": None, "memory_bytes": None, "driver": None,
@@ -139,7 +141,7 @@ def _gpu_block(name: str) -> dict:
             "catalog": chip.id if chip else None}
 
 
-def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str | None = None) -> dict:
+def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str | None = None) -> dict[str, Any]:
     """The machine as a tool named it (``cpu``; ``gpu``: comma-separated names), in detect()'s shape.
 
     ``chip``, a catalog name the user gave (``pdx import --hardware``), says which
@@ -153,22 +155,46 @@ def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str
         gpus = [_gpu_block(named.name)]
     matched = (named.id if named else None) or next((g["catalog"] for g in gpus if g["catalog"]), None) or \
         (apple.id if apple else None) or getattr(catalog.match_cpu(cpu or ""), "id", None)
-    kind = "gpu" if gpus else catalog.get(matched).kind if matched else "cpu" if cpu else "unknown"
+    matched_chip = catalog.get(matched) if matched else None
+    kind = "gpu" if gpus else matched_chip.kind if matched_chip else "cpu" if cpu else "unknown"
     name = (gpus[0]["name"] if gpus else None) or cpu or (named.name if named else None)
     return {"id": _hash({"cpu": cpu or "", "gpu": gpu or "", "chip": named.id if named else None})[:16]
             if name else UNRECORDED_HARDWARE, "kind": kind, "name": (name or "not recorded by the tool")[:256],
             "cpu": _cpu_block(cpu), "gpus": gpus, "catalog": matched}
 
 
-def described_environment(origin: str, **facts) -> dict:
+def described_environment(origin: str, **facts: Any) -> dict[str, Any]:
     """:func:`pdx.measure.environment.collect`'s keys for a run pdx did not see: None where unknown."""
     return {"pdx_version": None, "python": None, "python_implementation": None, "os": None, "os_release": None,
             "platform": None, "hostname": None, "threads": None, "seed": None, "command": None, "packages": {},
             "variables": {}, "imported_from": origin, **facts}
 
 
-def make_test(ordinal: int, spec, samples: list[dict], engine: dict, when: str | None,
-                warmup: int = 0, status: str = "ok", error: str | None = None) -> dict:
+class TestShape(Protocol):
+    """What :func:`make_test` reads of a test's spec (a :class:`pdx.domain.workload.TestSpec`, a serving
+    spec's :class:`pdx.registry.importers.serving_files.Shape`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def n_prompt(self) -> int: ...
+
+    @property
+    def n_gen(self) -> int: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def batch(self) -> int: ...
+
+
+def make_test(ordinal: int, spec: TestShape, samples: list[dict[str, Any]], engine: dict[str, Any], when: str | None,
+                warmup: int = 0, status: str = "ok", error: str | None = None) -> dict[str, Any]:
     return {
         "ordinal": ordinal, "name": spec.name, "kind": spec.kind, "n_prompt": spec.n_prompt, "n_gen": spec.n_gen,
         "depth": spec.depth, "batch": spec.batch, "status": status, "error": error, "warmup": warmup,
@@ -178,7 +204,7 @@ def make_test(ordinal: int, spec, samples: list[dict], engine: dict, when: str |
 
 
 def sample(ns: float, n_prompt: int, n_gen: int, prompt_ns: float | None = None, gen_ns: float | None = None,
-           engine: dict | None = None) -> dict:
+           engine: dict[str, Any] | None = None) -> dict[str, Any]:
     for value in (ns, prompt_ns, gen_ns):
         if value is not None and not 0 <= value <= BIG_MAX:  # nan fails both comparisons
             raise ImportFileError(f"cannot import: a time of {value:g} ns is out of range (a damaged figure?)")
@@ -187,16 +213,18 @@ def sample(ns: float, n_prompt: int, n_gen: int, prompt_ns: float | None = None,
             "gen_ns": None if gen_ns is None else round(gen_ns), "engine": engine or {}}
 
 
-def file_facts(path: Path, text: str, fmt: str) -> dict:
+def file_facts(path: Path, text: str, fmt: str) -> dict[str, Any]:
     # A name the OS could not decode as UTF-8 (its bytes kept as lone surrogates) is shown, not refused.
     return {"file": os.fsencode(path).decode("utf-8", "replace"), "format": fmt, "file_sha256": hashlib.sha256(text.encode()).hexdigest(),
             "imported_at": datetime.now(timezone.utc).isoformat()}
 
 
-def imported_run(origin: str, backend: str, engine: dict, model: dict, hardware: dict, tests: list[dict],
-                 provenance: dict, threads: int | None = None, created_at: str | None = None,
+def imported_run(origin: str, backend: str, engine: dict[str, Any], model: dict[str, Any], hardware: dict[str, Any],
+                 tests: list[dict[str, Any]], provenance: dict[str, Any], threads: int | None = None,
+                 created_at: str | None = None,
                  finished_at: str | None = None, repetitions: int = 0, warmup: int = 0,
-                 environment: dict | None = None, status: str = "complete", error: str | None = None) -> dict:
+                 environment: dict[str, Any] | None = None, status: str = "complete",
+                 error: str | None = None) -> dict[str, Any]:
     """A complete run record for something another tool measured; its id is its content's hash."""
     record = {
         "id": "", "status": status, "created_at": created_at, "finished_at": finished_at or created_at,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run
@@ -31,7 +32,7 @@ def looks_like(text: str) -> bool:
     return "Timing with prompt_tokens=" in text[:20000]
 
 
-def _figures(text: str, line_no: int, source) -> dict[str, float]:
+def _figures(text: str, line_no: int, source: str | Path) -> dict[str, float]:
     figures = {}
     for part in text.split(","):
         match = _PAIR.match(part.strip())
@@ -44,8 +45,10 @@ def _figures(text: str, line_no: int, source) -> dict[str, float]:
     return figures
 
 
-def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
-    header, trials, averages = None, [], None
+def read(path: Path, text: str, hardware: str | None = None) -> list[dict[str, Any]]:
+    header: tuple[int, ...] | None = None
+    trials: list[dict[str, float]] = []
+    averages: dict[str, float] | None = None
     for line_no, line in enumerate(text.splitlines(), 1):
         if match := _HEADER.match(line):
             header = tuple(int(v) for v in match.groups())
