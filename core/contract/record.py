@@ -114,12 +114,21 @@ class Conditions(TypedDict, total=False):
     cooldown_s: float
 
 
+class EnergyMeter(TypedDict):
+    """A meter an energy record read (:meth:`pdx.contract.meter.Meter.describe`)."""
+
+    name: str
+    covers: str  # one of pdx.contract.meter.COVERS
+    device: NotRequired[str]
+    source: NotRequired[str]
+
+
 class Energy(TypedDict):
     """Joules over a test's timed windows (:mod:`pdx.measure.energy.session`); what they mean per token is
     :mod:`pdx.domain.energy.figures`'."""
 
     version: int
-    meters: list[str]
+    meters: list[EnergyMeter]
     joules: dict[str, float]  # each meter's, over the windows read
     timed_s: float  # the windows' total length
     idle_watts: NotRequired[Optional[dict[str, float]]]  # each meter's, model loaded, nothing running
