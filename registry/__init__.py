@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 __all__ = ["Registry", "RunStart"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[Registry] | type[RunStart]:
     if name in __all__:
         from pdx.registry import store
 
-        return getattr(store, name)
+        return {"Registry": store.Registry, "RunStart": store.RunStart}[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

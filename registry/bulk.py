@@ -16,37 +16,40 @@ import json
 from itertools import groupby
 from operator import attrgetter
 from types import SimpleNamespace
-from typing import Iterable, Sequence
+from typing import Any, Iterator, Sequence, TypeVar
 
-from sqlalchemy import Select, inspect, select
+from sqlalchemy import FromClause, Select, SQLColumnExpression, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from pdx.registry.schema import Environment, Hardware, Model, Run, RunTag, TestResult
+from pdx.registry.schema import Base, Environment, Hardware, Model, Run, RunTag, TestResult
 
 CHUNK = 500  # ids per IN clause: under every database's parameter limit
 
+T = TypeVar("T")
 
-def chunks(ids: Sequence) -> Iterable[Sequence]:
+
+def chunks(ids: Sequence[T]) -> Iterator[Sequence[T]]:
     for first in range(0, len(ids), CHUNK):
         yield ids[first:first + CHUNK]
 
 
-def _rows(session: Session, table, key, ids: Sequence, order=()) -> list[SimpleNamespace]:
+def _rows(session: Session, table: FromClause, key: SQLColumnExpression[Any], ids: Sequence[object],
+          order: Sequence[SQLColumnExpression[Any]] = ()) -> list[SimpleNamespace]:
     connection = session.connection()  # plain Core rows: no ORM bookkeeping per row
-    out = []
+    out: list[SimpleNamespace] = []
     for chunk in chunks(ids):
         query = select(table).where(key.in_(chunk)).order_by(*order)
         out.extend(SimpleNamespace(**row._mapping) for row in connection.execute(query))
     return out
 
 
-def _by(rows: list[SimpleNamespace], field: str) -> dict:
+def _by(rows: list[SimpleNamespace], field: str) -> dict[Any, list[SimpleNamespace]]:  # by a column's value
     rows = sorted(rows, key=attrgetter(field))  # stable: each group keeps the query's order
     return {key: list(group) for key, group in groupby(rows, key=attrgetter(field))}
 
 
-def _attach_children(session: Session, model, parents: list[SimpleNamespace]) -> None:
+def _attach_children(session: Session, model: type[Base], parents: list[SimpleNamespace]) -> None:
     """Every one-to-many relationship of ``model`` (a test's samples, and any child table
     added later), read in bulk and set on each parent in the relationship's order."""
     ids = [p.id for p in parents]
@@ -77,7 +80,7 @@ def read_error(exc: BaseException) -> str:
     return (reason[0] if reason else type(exc).__name__)[:200]
 
 
-def load_runs(session: Session, query: Select, unreadable: dict | None = None) -> list[SimpleNamespace]:
+def load_runs(session: Session, query: Select[Run], unreadable: dict[str, str] | None = None) -> list[SimpleNamespace]:
     """The runs ``query`` (a ``select(Run)`` with filters and order) selects, in its order. With
     ``unreadable`` (a dict), a run whose rows do not read (a registry altered by hand) is left out and
     put there (id: why), the others read one by one; without it, the error is raised."""
@@ -88,7 +91,7 @@ def load_runs(session: Session, query: Select, unreadable: dict | None = None) -
             raise
     session.rollback()  # PostgreSQL takes no further statement in a failed transaction
     ids = list(dict.fromkeys(session.scalars(query.with_only_columns(Run.id))))
-    out = []
+    out: list[SimpleNamespace] = []
     for run_id in ids:
         try:
             out.extend(_load_runs(session, select(Run).where(Run.id == run_id)))
@@ -98,7 +101,7 @@ def load_runs(session: Session, query: Select, unreadable: dict | None = None) -
     return out
 
 
-def _load_runs(session: Session, query: Select) -> list[SimpleNamespace]:
+def _load_runs(session: Session, query: Select[Run]) -> list[SimpleNamespace]:
     runs = [SimpleNamespace(**row._mapping)
             for row in session.execute(query.with_only_columns(*Run.__table__.columns))]
     if not runs:
@@ -113,7 +116,8 @@ def _load_runs(session: Session, query: Select) -> list[SimpleNamespace]:
                                                list({r.environment_id for r in runs}))},
     }
     tags = _by(_rows(session, RunTag.__table__, RunTag.run_id, ids), "run_id")
-    tests = _rows(session, TestResult.__table__, TestResult.run_id, ids, (TestResult.run_id, TestResult.ordinal))
+    columns = TestResult.__table__.c  # generated from the record type: no attributes mypy sees on the class
+    tests = _rows(session, TestResult.__table__, columns.run_id, ids, (columns.run_id, columns.ordinal))
     _attach_children(session, TestResult, tests)
     tests_by_run = _by(tests, "run_id")
     for run in runs:

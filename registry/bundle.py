@@ -21,7 +21,7 @@ import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeGuard, overload
 
 import pdx
 from pdx.contract.errors import ImportFileError, PdxError
@@ -39,18 +39,26 @@ FORMAT = "pdx-bundle"
 # (which knows only that version) and the registry see it. Empty while every bundle ever written is
 # version 1: each field added since is optional (NotRequired in pdx.contract.record). The change
 # that bumps SCHEMA_VERSION adds its step here; tests/test_older_bundles.py shows the chain at work.
-UPDATES: dict[int, Callable[[dict], dict]] = {}
+UPDATES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 # Files larger than this are refused before being read (PDX_IMPORT_MAX_BYTES overrides).
 MAX_BYTES = 512 * 2**20
 
 
-def _pick(block: dict, names: tuple[str, ...]) -> dict:
+@overload
+def _pick(block: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]: ...
+
+
+@overload
+def _pick(block: object, names: tuple[str, ...]) -> object: ...
+
+
+def _pick(block: object, names: tuple[str, ...]) -> object:
     if not isinstance(block, dict):
         return block  # not a record's part: the record check refuses it; its hash need not be stable
     return {k: block[k] for k in names if k in block}
 
 
-def content_id(record: dict, version: int | None = None) -> str:
+def content_id(record: Mapping[str, Any], version: int | None = None) -> str:
     """An id for a run that has none: a hash of what it holds (not of its labels, nor of which
     file or pdx version brought it in). Only the fields of its content-id version count
     (:data:`pdx.registry.fields.CONTENT_ID_FIELDS`), so a field added later never changes an id."""
@@ -75,7 +83,7 @@ def fail(source: str | Path, reason: str, hint: str | None = None) -> ImportFile
     return ImportFileError(f"cannot import {source}: {reason}", hint)
 
 
-def validate_records(records: Sequence[dict], source: str) -> None:
+def validate_records(records: Sequence[Mapping[str, Any]], source: str) -> None:
     """Check records made by an importer with the registry's one record check."""
     try:
         check_records(records, "record")
@@ -83,7 +91,7 @@ def validate_records(records: Sequence[dict], source: str) -> None:
         raise fail(source, f"it yields an invalid run ({exc.message.removeprefix('record: ')})") from None
 
 
-def make_bundle_document(entries: list[dict], redacted: bool) -> dict:
+def make_bundle_document(entries: list[dict[str, Any]], redacted: bool) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
@@ -94,9 +102,9 @@ def make_bundle_document(entries: list[dict], redacted: bool) -> dict:
     }
 
 
-def make_bundle(records: Sequence[dict], redact: bool = False) -> dict:
-    records = [redact_record(r) for r in records] if redact else list(records)
-    return make_bundle_document([{"sha256": digest(r), "record": r} for r in records], redact)
+def make_bundle(records: Sequence[Mapping[str, Any]], redact: bool = False) -> dict[str, Any]:
+    kept: Sequence[Mapping[str, Any]] = [redact_record(r) for r in records] if redact else records
+    return make_bundle_document([{"sha256": digest(r), "record": r} for r in kept], redact)
 
 
 def max_bytes() -> int:
@@ -117,7 +125,8 @@ def read_text(path: str | Path) -> str:
                            "set PDX_IMPORT_MAX_BYTES to allow more")
             return fh.read(max_bytes() + 1).decode("utf-8-sig")
     except NotRegularFile as exc:
-        raise fail(path, exc.strerror, "pdx reads regular files only: save it to a file and give that") from None
+        raise fail(path, str(exc.strerror or exc),
+                   "pdx reads regular files only: save it to a file and give that") from None
     except OSError as exc:
         raise fail(path, str(exc.strerror or exc)) from None
     except UnicodeDecodeError as exc:
@@ -132,22 +141,25 @@ class DuplicateKey(ValueError):
         self.key = key
 
 
-def _object(pairs: list) -> dict:
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     found = dict(pairs)
     if len(found) != len(pairs):
-        seen: set = set()
-        raise DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
     return found
 
 
-def loads(text: str):
+def loads(text: str) -> Any:  # JSON
     """JSON as every reader of files parses it: an object naming a key twice is refused
     (:class:`DuplicateKey`), since a digest covers one reading of it and another parser may keep
     the other value."""
     return json.loads(text, object_pairs_hook=_object)
 
 
-def parse_json(text: str, source: str):
+def parse_json(text: str, source: str) -> Any:  # JSON
     try:
         return loads(text)
     except DuplicateKey as exc:
@@ -161,7 +173,7 @@ def parse_json(text: str, source: str):
         raise fail(source, "its JSON is nested too deep to be a pdx record or any tool's output") from None
 
 
-def is_bundle(document: object) -> bool:
+def is_bundle(document: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(document, dict) and document.get("format") == FORMAT
 
 
@@ -177,7 +189,7 @@ def _newer(version: object) -> bool:
     return version.__class__ is float and math.isfinite(version) and version > SCHEMA_VERSION
 
 
-def updated(document: dict, source: str) -> dict:
+def updated(document: dict[str, Any], source: str) -> dict[str, Any]:
     """``document`` as a bundle of this pdx's version: each older one checked against its own digests
     (an update changes the records they hash), taken through :data:`UPDATES` step by step, and its
     digests made anew. A current bundle, or one whose version the schema refuses, as it is."""
@@ -200,7 +212,7 @@ def updated(document: dict, source: str) -> dict:
     return document | {"runs": [entry | {"sha256": digest(entry["record"])} for entry in document["runs"]]}
 
 
-def read_bundle(document: dict, source: str) -> list[dict]:
+def read_bundle(document: dict[str, Any], source: str) -> list[dict[str, Any]]:
     """The records of a parsed bundle, after checking its version, schema and digests; the registry
     checks each record (:mod:`pdx.registry.validate`) as it stores them."""
     if not is_bundle(document):

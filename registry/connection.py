@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from pdx.contract.errors import RegistryError
@@ -33,7 +35,7 @@ def display_url(url: str) -> str:
         return url
 
 
-def _sqlite_engine(url, create: bool) -> Engine:
+def _sqlite_engine(url: URL, create: bool) -> Engine:
     if url.database and url.database != ":memory:":
         path = Path(url.database)
         if not path.parent.is_dir():
@@ -50,7 +52,7 @@ def _sqlite_engine(url, create: bool) -> Engine:
     engine = create_engine(url, connect_args={"timeout": 60})
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record) -> None:
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:  # a SQLite engine's
         # pysqlite's own transaction handling defers BEGIN; take it over so
         # writers queue on BEGIN IMMEDIATE instead of failing mid-transaction.
         dbapi_conn.isolation_level = None
@@ -62,7 +64,7 @@ def _sqlite_engine(url, create: bool) -> Engine:
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn) -> None:
+    def _on_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
 from pdx.contract.errors import PdxError
 from pdx.registry import bundle
@@ -30,7 +30,7 @@ def default_workers(n_files: int) -> int:
     return 1 if n_files < WORKERS_FROM else (os.cpu_count() or 1)
 
 
-def file_name(record: dict, version: int = FILE_NAME_VERSION) -> str:
+def file_name(record: Mapping[str, Any], version: int = FILE_NAME_VERSION) -> str:
     """The name a run's bundle file has in a results folder: its content id of ``version``, which covers
     every stored measurement (energy and conditions too), so a file edited after it was named shows."""
     return f"{bundle.content_id(record, version)}{SUFFIX}"
@@ -46,7 +46,7 @@ def bundle_files(folder: str | Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
-def read_file(path: Path, name: str, redact: bool = True) -> tuple[str, list[dict]]:
+def read_file(path: Path, name: str, redact: bool = True) -> tuple[str, list[dict[str, Any]]]:
     """The SHA-256 of one bundle file's text and its runs (``name`` is how errors call it), with no
     secret in them unless ``redact`` is false; ImportFileError if it is not a good bundle."""
     text = bundle.read_text(path)
@@ -57,13 +57,13 @@ def read_file(path: Path, name: str, redact: bool = True) -> tuple[str, list[dic
     return hashlib.sha256(text.encode()).hexdigest(), [redact_secrets(r) for r in records] if redact else records
 
 
-def read_records(path: Path, name: str) -> list[dict]:
+def read_records(path: Path, name: str) -> list[dict[str, Any]]:
     """The runs of one bundle file as it holds them (secrets too: verify names them); ImportFileError
     if it is not a good bundle."""
     return read_file(path, name, redact=False)[1]
 
 
-def read_again(path: Path, sha256: str, name: str) -> list[dict]:
+def read_again(path: Path, sha256: str, name: str) -> list[dict[str, Any]]:
     """The runs of a file read (and checked) before in this build, as :func:`read_file` gave them (an older
     bundle updated): refused if its text has changed since."""
     text = bundle.read_text(path)
@@ -73,7 +73,7 @@ def read_again(path: Path, sha256: str, name: str) -> list[dict]:
     return [redact_secrets(entry["record"]) for entry in document["runs"]]
 
 
-def iter_bundles(folder: str | Path) -> Iterator[tuple[str, list[dict]]]:
+def iter_bundles(folder: str | Path) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """(relative name, records) per file; the first bad file raises, naming itself."""
     root = Path(folder)
     for path in bundle_files(root):

@@ -15,7 +15,7 @@ import os
 import socket
 from datetime import datetime, timezone
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import CursorResult, delete, select, update
 from sqlalchemy.orm import Session
 
 from pdx.registry.schema import Run, RunLease
@@ -102,6 +102,7 @@ def reap(session: Session, now: datetime | None = None) -> list[str]:
     for lease in leases:
         done = session.execute(update(Run).where(Run.id == lease.run_id, Run.status == "running").values(
             status="interrupted", error=ENDED.format(pid=lease.pid, host=lease.host), finished_at=now))
+        assert isinstance(done, CursorResult)  # an UPDATE's result: rows counted, none returned
         if done.rowcount:
             ended.append(lease.run_id)
         session.execute(delete(RunLease).where(RunLease.run_id == lease.run_id, RunLease.pid == lease.pid))

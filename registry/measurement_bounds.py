@@ -15,6 +15,7 @@ counting and physics, run by the one record check (:mod:`pdx.registry.validate`)
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping, TypeGuard
 
 from pdx.domain.energy.figures import ENERGY_VERSION
 
@@ -37,7 +38,7 @@ MAX_WATTS: dict[str, float] = {
 MIN_JOULES = 1e-6
 
 
-def _whole(value: object) -> bool:
+def _whole(value: object) -> TypeGuard[int]:
     return value.__class__ is int and value >= 0
 
 
@@ -52,7 +53,7 @@ def _counts_problem(drafted: object, accepted: object, tokens: object, names: tu
     return None
 
 
-def speculation_problem(test: dict) -> tuple[str, str] | None:
+def speculation_problem(test: Mapping[str, Any]) -> tuple[str, str] | None:
     """(where in the test, why) for the first impossible speculation count; None when all are possible."""
     for i, sample in enumerate(test.get("samples") or ()):
         counts = (sample.get("engine") or {}).get("speculation") if isinstance(sample, dict) else None
@@ -74,11 +75,11 @@ def speculation_problem(test: dict) -> tuple[str, str] | None:
     return None
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def energy_problem(test: dict) -> tuple[str, str] | None:
+def energy_problem(test: Mapping[str, Any]) -> tuple[str, str] | None:
     """(where in the test, why) for the first impossible figure of a test's energy; None when it could be."""
     energy = test.get("energy")
     if not isinstance(energy, dict):
@@ -98,7 +99,8 @@ def energy_problem(test: dict) -> tuple[str, str] | None:
                 return where, f"names meter {name!r}, which the meters list does not ({', '.join(map(repr, covers)) or 'none'})"
             if not _number(value) or not math.isfinite(value) or value < 0:
                 return where, f"{value!r} is not a finite figure at least 0"
-            limit = MAX_WATTS.get(covers[name])
+            meter = covers[name]
+            limit = MAX_WATTS.get(meter) if isinstance(meter, str) else None  # a list there: no TypeError
             if key == "joules":
                 if 0 < value < MIN_JOULES:
                     return where, f"{value!r} J is below any meter's step ({MIN_JOULES:g} J)"
@@ -110,6 +112,6 @@ def energy_problem(test: dict) -> tuple[str, str] | None:
     return None
 
 
-def measurement_problem(test: dict) -> tuple[str, str] | None:
+def measurement_problem(test: Mapping[str, Any]) -> tuple[str, str] | None:
     """The first impossible speculation count or energy figure of a test, or None."""
     return speculation_problem(test) or energy_problem(test)

@@ -44,7 +44,10 @@ def _config() -> Config:
 def head_revision() -> str:
     from alembic.script import ScriptDirectory
 
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    if head is None:  # None: no migration at all, which an installed pdx always has
+        raise RuntimeError(f"no migrations in {MIGRATIONS}: the installed pdx is incomplete")
+    return head
 
 
 def current_revision(engine: Engine) -> str | None:

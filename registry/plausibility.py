@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+from typing import Any, Mapping, TypeGuard
 
 from pdx.domain.hardware.catalog import CATALOG_PATH
 from pdx.domain.models import words as words_
@@ -82,13 +83,15 @@ class Bounds:
     why_decode: str = ""
 
 
-def _positive(value: object) -> bool:
+def _positive(value: object) -> TypeGuard[float]:
     return value.__class__ in (int, float) and math.isfinite(value) and value > 0
 
 
-def _share(model: dict, n_params: float) -> float:
+def _share(model: Mapping[str, Any], n_params: float) -> float:
     """The least share of the model's parameters (and bytes) one token uses: 1 for a dense model."""
-    extra = model.get("extra") if isinstance(model.get("extra"), dict) else {}
+    extra = model.get("extra")
+    if not isinstance(extra, dict):
+        extra = {}
     experts = extra.get("experts")
     if isinstance(experts, dict):
         active, total = experts.get("active_params"), experts.get("total_params")
@@ -121,8 +124,8 @@ def bounds(model: object, hardware: object) -> Bounds:
         return Bounds()
     gpus = hardware.get("gpus") if isinstance(hardware, dict) else None
     devices = max(len(gpus) if isinstance(gpus, list) else 0, 1)
-    n_params = model.get("n_params") if _positive(model.get("n_params")) else 0
-    file_bytes = model.get("file_bytes") if _positive(model.get("file_bytes")) else 0
+    n_params = given if _positive(given := model.get("n_params")) else 0
+    file_bytes = given if _positive(given := model.get("file_bytes")) else 0
     share = _share(model, n_params)
     bandwidth, flops = fastest()
     scale = HEADROOM * devices
@@ -139,7 +142,7 @@ def bounds(model: object, hardware: object) -> Bounds:
     return Bounds(compute, decode, why_compute or "", why_decode or "")
 
 
-def _observation(kind: str, batch: int, prompt: int, generated: int, ns: float, gen_ns: float | None,
+def _observation(kind: str | None, batch: int, prompt: int, generated: int, ns: float, gen_ns: float | None,
                  limits: Bounds) -> str | None:
     """Why tokens in a time cannot be: ``prompt`` and ``generated`` tokens (all sequences) in ``ns``,
     the generated ones in ``gen_ns`` where timed apart."""
@@ -164,7 +167,7 @@ def _count(value: object) -> int:
     return value if value.__class__ is int and value > 0 else 0
 
 
-def rate_problem_of_test(test: dict, limits: Bounds = Bounds()) -> tuple[str, str] | None:
+def rate_problem_of_test(test: Mapping[str, Any], limits: Bounds = Bounds()) -> tuple[str, str] | None:
     """(where in the test, why) for the first rate of a test (a record's ``tests`` entry, schema-checked)
     that no hardware pdx knows could reach; None when every one could."""
     kind = test.get("kind")
@@ -189,7 +192,7 @@ def rate_problem_of_test(test: dict, limits: Bounds = Bounds()) -> tuple[str, st
     return None
 
 
-def rate_problem(record: dict) -> tuple[str, str] | None:
+def rate_problem(record: Mapping[str, Any]) -> tuple[str, str] | None:
     """(where in the record, why) for the first rate of a run (schema-checked) that no hardware pdx
     knows could reach with its model; None when every one could."""
     limits = bounds(record.get("model"), record.get("hardware"))

@@ -14,7 +14,8 @@ import functools
 import hashlib
 import json
 from datetime import datetime, timezone
-from typing import cast
+from types import SimpleNamespace
+from typing import Any, Mapping, cast, overload
 
 from sqlalchemy.orm import Session
 
@@ -23,13 +24,20 @@ from pdx.contract.model import Model as ModelRecord
 from pdx.contract.model import record_of
 from pdx.contract.record import LEVELS
 from pdx.contract.record import Run as RunRecord
-from pdx.contract.record import Test as TestRecord
 from pdx.registry.fields import REQUEST_COLUMNS as _REQUEST_FIELDS
 from pdx.registry.fields import SAMPLE_FIELDS as _SAMPLE_FIELDS
 from pdx.registry.fields import TEST_COLUMNS as _TEST_FIELDS
 from pdx.registry.bundle_schema import load_schema
 from pdx.registry.fields import TEST_OBJECTS, typed_fields
-from pdx.registry.schema import Environment, Hardware, Model, RequestRow, Run, RunTag, SampleRow, TestResult
+from pdx.registry.schema import Base, Environment, Hardware, Model, RequestRow, Run, RunTag, SampleRow, TestResult
+
+
+@overload
+def iso(value: datetime) -> str: ...
+
+
+@overload
+def iso(value: None) -> None: ...
 
 
 def iso(value: datetime | None) -> str | None:
@@ -44,27 +52,31 @@ def parse_time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-def insert_missing(session: Session, table: type, values: dict) -> None:
+def insert_missing(session: Session, table: type[Base], values: dict[str, Any]) -> None:
     """Insert a row unless one with its primary key exists, race-free on SQLite and PostgreSQL."""
     dialect = session.get_bind().dialect.name
     if dialect in ("sqlite", "postgresql"):
         if dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            session.execute(sqlite_insert(table).values(**values).on_conflict_do_nothing())
         else:
-            from sqlalchemy.dialects.postgresql import insert
-        session.execute(insert(table).values(**values).on_conflict_do_nothing())
+            from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+            session.execute(postgresql_insert(table).values(**values).on_conflict_do_nothing())
     elif session.get(table, values["id"]) is None:
         session.add(table(**values))
         session.flush()
 
 
-def environment_id(manifest: dict) -> str:
+def environment_id(manifest: Mapping[str, Any]) -> str:
     """The id of an environment row: manifests that differ only in the command line, seed and threads share one."""
     stable = {k: v for k, v in manifest.items() if k not in ("command", "seed", "threads")}
     return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def add_shared_rows(session: Session, model: dict, hardware: dict, environment: dict, environment_id: str) -> None:
+def add_shared_rows(session: Session, model: Mapping[str, Any], hardware: Mapping[str, Any],
+                    environment: Mapping[str, Any], environment_id: str) -> None:
     insert_missing(session, Model, {k: v for k, v in model.items() if k != "sha256"} | {"id": model["sha256"]})
     insert_missing(session, Hardware, {"id": hardware["id"], "kind": hardware["kind"], "name": hardware["name"],
                                        "details": hardware})
@@ -78,7 +90,7 @@ def add_shared_rows(session: Session, model: dict, hardware: dict, environment: 
     })
 
 
-def test_row(test: TestRecord) -> TestResult:
+def test_row(test: Mapping[str, Any]) -> TestResult:  # a TestRecord, or a checked test as JSON
     """The rows of one test record (an entry of a record's ``tests``), samples and requests included."""
     return TestResult(
         **{k: test[k] for k in _TEST_FIELDS}, started_at=parse_time(test["started_at"]),
@@ -92,13 +104,13 @@ def test_row(test: TestRecord) -> TestResult:
     )
 
 
-def add_record(session: Session, record: RunRecord, environment_id: str) -> None:
+def add_record(session: Session, record: Mapping[str, Any], environment_id: str) -> None:  # a Run, or checked JSON
     """Write one run record (as :func:`run_record` makes them) with its tests and samples."""
     add_shared_rows(session, record["model"], record["hardware"], record["environment"], environment_id)
     session.add(run_row(record, environment_id))
 
 
-def run_row(record: RunRecord, environment_id: str) -> Run:
+def run_row(record: Mapping[str, Any], environment_id: str) -> Run:
     """The rows of one run record; its shared rows (model, hardware, environment) are :func:`add_shared_rows`'."""
     engine = record["engine"]
     return Run(
@@ -121,7 +133,7 @@ def model_record(model: Model) -> ModelRecord:
     return record_of({c.name: getattr(model, c.name) for c in Model.__table__.columns} | {"sha256": model.id})
 
 
-def run_record(run: Run) -> RunRecord:
+def run_record(run: Run | SimpleNamespace) -> RunRecord:  # a namespace: pdx.registry.bulk's rows
     """A stored run as a record: every field, every sample, no derived statistics."""
     tests = [
         build.test(
@@ -145,11 +157,12 @@ def run_record(run: Run) -> RunRecord:
 
 # -- reading back: what a registry altered by hand can hold --------------------------------------
 
+_Bounded = tuple[tuple[str, "int | None"], ...]  # fields, each with the least it may be (None: any)
 _LEVELS = {name: level for name, level in LEVELS.items() if name in ("run", "test", "sample", "request")}
 
 
 @functools.cache
-def _rules(level: str) -> tuple:
+def _rules(level: str) -> tuple[_Bounded, _Bounded, tuple[str, ...], tuple[str, ...]]:
     """A level's whole numbers and optional ones, each with the least it may be (as the bundle schema
     bounds it: what every write was checked against; None: any), and its objects and optional ones."""
     properties = load_schema()["$defs"][level]["properties"]
@@ -166,11 +179,11 @@ class _Damaged(Exception):
     pass
 
 
-def _count(value, least: int | None) -> bool:
+def _count(value: object, least: int | None) -> bool:
     return type(value) is int and (least is None or value >= least)
 
 
-def _reads(block: dict, level: str) -> bool:
+def _reads(block: Mapping[str, Any], level: str) -> bool:
     """Whether a level's block holds what readers compute with; a loop, not a walk: a run holds thousands
     of samples and requests."""
     whole, optional, objects, optional_objects = _rules(level)
@@ -191,7 +204,7 @@ def _reads(block: dict, level: str) -> bool:
     return True
 
 
-def _level(block: dict, level: str, where: str) -> None:
+def _level(block: Mapping[str, Any], level: str, where: str) -> None:
     """:func:`_reads`, raising what is wrong."""
     whole, optional, objects, optional_objects = _rules(level)
     for name in objects:
@@ -207,7 +220,7 @@ def _level(block: dict, level: str, where: str) -> None:
             raise _Damaged(f"{where}.{name}: {repr(value)[:40]} is not a whole number{bound}")
 
 
-def damage(record: dict) -> str | None:
+def damage(record: Mapping[str, Any]) -> str | None:
     """What in a stored run no reader can compute with, as "where: what" (a registry altered by hand: a
     negative sample, a count that is text, a JSON field of the wrong kind); None for a run that reads.
     Only what statistics, tables and pages read, as the bundle schema states it: the full validation

@@ -23,6 +23,7 @@ import functools
 import ipaddress
 import re
 from pathlib import Path
+from typing import Any, Iterator, Mapping
 
 import pdx
 from pdx.base.secrets import MARK, redact_secrets, scrub_text
@@ -60,16 +61,19 @@ def _is_public(host: str) -> bool:
     return host.lower() in public_hosts()
 
 
-def _url(match: re.Match) -> str:
-    scheme, host, rest = match["scheme"], match["host"], match["rest"]
+def _url(match: re.Match[str]) -> str:
+    whole: str = match[0]  # every group takes part in a match: each is a str
+    scheme: str = match["scheme"]
+    host: str = match["host"]
+    rest: str = match["rest"]
     if scheme.lower() == "file://":
         return scheme + _PATH.sub(_path, rest if rest.startswith("/") else "/" + rest)
     if not host or _is_public(host):
-        return match[0]
+        return whole
     return scheme + HOST_MARK + rest
 
 
-def _path(match: re.Match) -> str:
+def _path(match: re.Match[str]) -> str:
     text = match.group(0).rstrip("/\\")
     name = re.split(r"[/\\]", text)[-1]
     if name.startswith("~") or (len(name) == 2 and name[1] == ":"):
@@ -85,11 +89,12 @@ def _is_address(text: str) -> bool:
     return True
 
 
-def _address(match: re.Match) -> str:
-    return HOST_MARK if _is_address(match[0]) else match[0]
+def _address(match: re.Match[str]) -> str:
+    found: str = match[0]
+    return HOST_MARK if _is_address(found) else found
 
 
-def _plain(text: str, hosts: re.Pattern | None) -> str:
+def _plain(text: str, hosts: re.Pattern[str] | None) -> str:
     """Text outside URLs: host names, addresses, then paths."""
     text = _USER_AT_HOST.sub(f"{PATH_MARK}@", text)
     if hosts is not None:
@@ -98,16 +103,17 @@ def _plain(text: str, hosts: re.Pattern | None) -> str:
     return _PATH.sub(_path, text)
 
 
-def redact_text(text: str, hosts: re.Pattern | None = None) -> str:
+def redact_text(text: str, hosts: re.Pattern[str] | None = None) -> str:
     text = scrub_text(text)
-    out, last = [], 0
+    out: list[str] = []
+    last = 0
     for match in _URL.finditer(text):
         out += [_plain(text[last:match.start()], hosts), _url(match)]
         last = match.end()
     return "".join(out) + _plain(text[last:], hosts)
 
 
-def _walk(value, hosts: re.Pattern | None):
+def _walk(value: Any, hosts: re.Pattern[str] | None) -> Any:  # JSON in, the same shape out
     if isinstance(value, str):
         return redact_text(value, hosts)
     if isinstance(value, list):
@@ -117,7 +123,7 @@ def _walk(value, hosts: re.Pattern | None):
     return value
 
 
-def _strings(value):
+def _strings(value: object) -> Iterator[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
@@ -128,10 +134,10 @@ def _strings(value):
             yield from _strings(v)
 
 
-def host_names(record: dict) -> set[str]:
+def host_names(record: Mapping[str, Any]) -> set[str]:
     """The names to remove wherever they appear: the machine's own (and its first label), and
     every host a URL in the record names that is not a public source."""
-    names = set()
+    names: set[str] = set()
     hosts = [(record.get("environment") or {}).get("hostname")]
     hosts += [client.get("host") for client in _clients(record)]  # serve-bench --clients: where each ran
     for host in hosts:
@@ -148,13 +154,13 @@ def host_names(record: dict) -> set[str]:
     return {n for n in names if len(n) >= 3}
 
 
-def _clients(record: dict) -> list[dict]:
+def _clients(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The client shards of a record's serving samples (``engine.clients``), each naming its host."""
     return [client for test in record.get("tests") or [] for sample in test.get("samples") or []
             for client in ((sample.get("engine") or {}).get("clients") or []) if isinstance(client, dict)]
 
 
-def _host_pattern(names: set[str]) -> re.Pattern | None:
+def _host_pattern(names: set[str]) -> re.Pattern[str] | None:
     if not names:
         return None
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
@@ -162,7 +168,7 @@ def _host_pattern(names: set[str]) -> re.Pattern | None:
     return re.compile(rf"(?i)(?<![\w-])(?:{alternatives})(?:\.[a-z0-9-]+)*(?![\w-])")
 
 
-def redact_record(record: dict) -> dict:
+def redact_record(record: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a run record without secrets, host names, addresses or file paths (ids and hashes are kept).
     Redacting it again changes nothing (what one pass uncovers, as a user@ a URL hid, the next removes), so
     what `pdx submit` writes `pdx hub verify` finds nothing private in."""
@@ -175,9 +181,9 @@ def redact_record(record: dict) -> dict:
     return redacted
 
 
-def _redact_once(record: dict) -> dict:
+def _redact_once(record: Mapping[str, Any]) -> dict[str, Any]:
     record = redact_secrets(record)  # before the host names are read: "user:pw@host" names no host "user"
-    redacted = _walk(record, _host_pattern(host_names(record)))
+    redacted: dict[str, Any] = _walk(record, _host_pattern(host_names(record)))
     if (record.get("environment") or {}).get("hostname"):
         redacted["environment"]["hostname"] = HOST_MARK
     for client in _clients(redacted):  # a short name ("vm") is left by the pattern: the field itself goes
@@ -207,7 +213,7 @@ def _kind(was: str, now: str) -> str:
     return "path"
 
 
-def private_fields(record: dict) -> list[tuple[str, str]]:
+def private_fields(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Where ``record`` holds private text redaction would remove: (field path, kind of
     :data:`PRIVATE_KINDS`), in record order; empty for a redacted record (redacting is idempotent)."""
     found: list[tuple[str, str]] = []
@@ -215,7 +221,7 @@ def private_fields(record: dict) -> list[tuple[str, str]]:
     return found
 
 
-def _differences(was, now, path: str, found: list[tuple[str, str]]) -> None:
+def _differences(was: object, now: object, path: str, found: list[tuple[str, str]]) -> None:
     if isinstance(was, dict) and isinstance(now, dict) and len(was) == len(now):
         for (key, a), (new_key, b) in zip(was.items(), now.items()):
             name = str(new_key) if str(new_key).isprintable() else ascii(new_key)  # a path is printed

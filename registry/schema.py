@@ -10,11 +10,12 @@ here. A change to either needs an Alembic migration in ``migrations/versions``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Optional, get_origin
+from typing import TYPE_CHECKING, Any, Optional, get_origin
 
 from sqlalchemy import (JSON, BigInteger, Boolean, Column, DateTime, Float, ForeignKey, Integer, String, Table, Text,
                         UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeEngine
 
 from pdx.contract import record
 
@@ -127,7 +128,7 @@ class RunTag(Base):
     tag: Mapped[str] = mapped_column(String(128), primary_key=True, index=True)
 
 
-def record_columns(level: type) -> list[Column]:
+def record_columns(level: type) -> list[Column[Any]]:
     """The columns of a measurement level's table, one per field of its record type
     (:mod:`pdx.contract.record`), in its order; a list of records below it is a table of its own."""
     return [_column(level, field) for field in record.fields(level) if not field.is_level]
@@ -136,14 +137,15 @@ def record_columns(level: type) -> list[Column]:
 _PLAIN = {int: Integer, float: Float, bool: Boolean, str: Text}
 
 
-def _stored(storage: record.Storage):
+def _stored(storage: record.Storage) -> BigInteger | DateTime | String:
     if storage.kind == "int64":
         return BigInteger()
     return DateTime(timezone=True) if storage.kind == "time" else String(storage.length)
 
 
-def _column(level: type, field: record.Field) -> Column:
+def _column(level: type, field: record.Field) -> Column[Any]:
     default = None
+    kind: TypeEngine[Any]
     if field.storage is not None:
         kind = _stored(field.storage)
     elif field.kind in _PLAIN:
@@ -161,6 +163,9 @@ def _column(level: type, field: record.Field) -> Column:
 
 class TestResult(Base):
     __test__ = False  # not a pytest class
+    if TYPE_CHECKING:  # the table's own columns (the record's are generated: read them from __table__.c)
+        id: Mapped[int]
+        run_id: Mapped[str]
     __table__ = Table(
         "tests", Base.metadata,
         Column("id", Integer, primary_key=True, autoincrement=True),

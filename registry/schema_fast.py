@@ -14,9 +14,13 @@ Only the keywords the bundle schema uses are compiled; a schema using any other 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Any, Callable
 
 Check = Callable[[object], bool]
+JSON = Any  # a schema's part: JSON, any of its kinds
+# A keyword's compiler: (compiler, the keyword's value, the schema holding it) -> its check, None: none needed
+Keyword = Callable[["_Compiler", JSON, dict[str, JSON]], "Check | None"]
+Compare = Callable[[Any, Any], bool]  # a number (or a length) against the keyword's limit
 
 # Annotations: they assert nothing (format included: jsonschema asserts it only with a format checker).
 ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples", "default", "format",
@@ -48,16 +52,15 @@ def _same(a: object, b: object) -> bool:
     return a.__class__ is b.__class__ and a == b
 
 
-def _type_check(names) -> Check:
-    names = [names] if isinstance(names, str) else list(names)
-    checks = [_TYPES[n] for n in names]
+def _type_check(names: str | list[str]) -> Check:
+    checks = [_TYPES[n] for n in ([names] if isinstance(names, str) else names)]
     if len(checks) == 1:
         return checks[0]
     return lambda v: any(c(v) for c in checks)
 
 
 class _Compiler:
-    def __init__(self, root: dict) -> None:
+    def __init__(self, root: dict[str, JSON]) -> None:
         self.root = root
         self.refs: dict[str, Check] = {}
 
@@ -70,7 +73,7 @@ class _Compiler:
             holder.append(self.schema(self.root["$defs"][pointer.rsplit("/", 1)[1]]))
         return self.refs[pointer]
 
-    def schema(self, schema) -> Check:
+    def schema(self, schema: JSON) -> Check:
         if schema is True:
             return lambda v: True
         if schema is False:
@@ -80,8 +83,8 @@ class _Compiler:
         unknown = set(schema) - ANNOTATIONS - set(_KEYWORDS)
         if unknown:
             raise Unsupported(", ".join(sorted(unknown)))
-        checks = [_KEYWORDS[k](self, schema[k], schema) for k in schema if k in _KEYWORDS]
-        checks = [c for c in checks if c is not None]
+        found = [_KEYWORDS[k](self, schema[k], schema) for k in schema if k in _KEYWORDS]
+        checks = [c for c in found if c is not None]
         if not checks:
             return lambda v: True
         if len(checks) == 1:
@@ -90,7 +93,7 @@ class _Compiler:
             first, second = checks
             return lambda v: first(v) and second(v)
 
-        def every(v) -> bool:
+        def every(v: object) -> bool:
             for check in checks:
                 if not check(v):
                     return False
@@ -98,50 +101,50 @@ class _Compiler:
         return every
 
 
-def _type(c, names, schema) -> Check:
+def _type(c: _Compiler, names: str | list[str], schema: dict[str, JSON]) -> Check:
     return _type_check(names)
 
 
-def _bound(compare) -> Callable:
-    def keyword(c, limit, schema) -> Check:
+def _bound(compare: Compare) -> Keyword:
+    def keyword(c: _Compiler, limit: float, schema: dict[str, JSON]) -> Check:
         return lambda v: not _is_number(v) or compare(v, limit)
     return keyword
 
 
-def _length(compare) -> Callable:
-    def keyword(c, limit, schema) -> Check:
+def _length(compare: Compare) -> Keyword:
+    def keyword(c: _Compiler, limit: int, schema: dict[str, JSON]) -> Check:
         return lambda v: v.__class__ is not str or compare(len(v), limit)
     return keyword
 
 
-def _count(compare) -> Callable:
-    def keyword(c, limit, schema) -> Check:
+def _count(compare: Compare) -> Keyword:
+    def keyword(c: _Compiler, limit: int, schema: dict[str, JSON]) -> Check:
         return lambda v: v.__class__ is not list or compare(len(v), limit)
     return keyword
 
 
-def _pattern(c, pattern, schema) -> Check:
+def _pattern(c: _Compiler, pattern: str, schema: dict[str, JSON]) -> Check:
     search = re.compile(pattern).search
     return lambda v: v.__class__ is not str or search(v) is not None
 
 
-def _enum(c, options, schema) -> Check:
+def _enum(c: _Compiler, options: list[JSON], schema: dict[str, JSON]) -> Check:
     return lambda v: any(_same(v, o) for o in options)
 
 
-def _const(c, value, schema) -> Check:
+def _const(c: _Compiler, value: JSON, schema: dict[str, JSON]) -> Check:
     return lambda v: _same(v, value)
 
 
-def _required(c, names, schema) -> Check:
+def _required(c: _Compiler, names: list[str], schema: dict[str, JSON]) -> Check:
     return lambda v: v.__class__ is not dict or all(n in v for n in names)
 
 
-def _properties(c, properties, schema) -> Check:
+def _properties(c: _Compiler, properties: dict[str, JSON], schema: dict[str, JSON]) -> Check:
     compiled = {name: c.schema(sub) for name, sub in properties.items()}
 
-    def check(v) -> bool:
-        if v.__class__ is not dict:
+    def check(v: object) -> bool:
+        if type(v) is not dict:  # type(), not isinstance: a subclass passes, as with __class__ elsewhere
             return True
         for name, value in v.items():
             rule = compiled.get(name)
@@ -151,7 +154,7 @@ def _properties(c, properties, schema) -> Check:
     return check
 
 
-def _additional(c, rule, schema) -> Check | None:
+def _additional(c: _Compiler, rule: JSON, schema: dict[str, JSON]) -> Check | None:
     known = frozenset(schema.get("properties") or ())
     if rule is True:
         return None
@@ -161,13 +164,13 @@ def _additional(c, rule, schema) -> Check | None:
     return lambda v: v.__class__ is not dict or all(compiled(x) for k, x in v.items() if k not in known)
 
 
-def _items(c, rule, schema) -> Check:
+def _items(c: _Compiler, rule: JSON, schema: dict[str, JSON]) -> Check:
     if isinstance(rule, list):
         raise Unsupported("items as a list (draft 2019 and before)")
     compiled = c.schema(rule)
 
-    def check(v) -> bool:
-        if v.__class__ is list:
+    def check(v: object) -> bool:
+        if type(v) is list:
             for item in v:
                 if not compiled(item):
                     return False
@@ -175,16 +178,16 @@ def _items(c, rule, schema) -> Check:
     return check
 
 
-def _any_of(c, rules, schema) -> Check:
+def _any_of(c: _Compiler, rules: list[JSON], schema: dict[str, JSON]) -> Check:
     compiled = [c.schema(r) for r in rules]
     return lambda v: any(r(v) for r in compiled)
 
 
-def _reference(c, pointer, schema) -> Check:
+def _reference(c: _Compiler, pointer: str, schema: dict[str, JSON]) -> Check:
     return c.ref(pointer)
 
 
-_KEYWORDS: dict[str, Callable] = {
+_KEYWORDS: dict[str, Keyword] = {
     "type": _type,
     "minimum": _bound(lambda v, m: v >= m),
     "maximum": _bound(lambda v, m: v <= m),
@@ -206,7 +209,7 @@ _KEYWORDS: dict[str, Callable] = {
 }
 
 
-def compile_schema(schema: dict, definition: str | None = None) -> Check:
+def compile_schema(schema: dict[str, JSON], definition: str | None = None) -> Check:
     """A predicate that is true only for documents ``schema`` accepts (or, with ``definition``, that
     its ``$defs`` entry of that name accepts); :class:`Unsupported` if the schema is beyond it."""
     compiler = _Compiler(schema)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
+
+from typing_extensions import TypedDict, Unpack
 
 from sqlalchemy import Select, select
 from sqlalchemy.exc import SQLAlchemyError
@@ -44,18 +46,18 @@ class RunStart:
     backend: str
     engine: EngineInfo
     model: ModelInfo
-    hardware: dict
-    environment: dict
+    hardware: dict[str, Any]
+    environment: dict[str, Any]
     environment_id: str
-    workload: dict
+    workload: dict[str, Any]
     threads: int | None
-    options: dict
+    options: dict[str, Any]
     command: str
     pdx_version: str
     tags: Sequence[str] = ()
     parent_id: str | None = None
-    ceiling_basis: dict | None = None
-    provenance: dict = field(default_factory=dict)
+    ceiling_basis: dict[str, Any] | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
     created_at: datetime = field(default_factory=now)
 
 
@@ -69,6 +71,18 @@ def start_record(start: RunStart) -> RunRecord:
         parent_id=start.parent_id, pdx_version=start.pdx_version, provenance=dict(start.provenance), tags=start.tags,
         model=start.model.to_record(), hardware=start.hardware, environment=start.environment,
         ceiling_basis=start.ceiling_basis)
+
+
+class RunFilters(TypedDict, total=False):
+    """What :meth:`Registry.runs` and :meth:`Registry.run_ids` select by (each left out: any)."""
+
+    backend: str | None
+    model: str | None  # a name's part, a sha256's prefix or a synthetic model's name
+    tag: str | None
+    status: str | None
+    limit: int | None
+    origin: str | None
+    hardware: str | None  # a name's part or an id's prefix
 
 
 class Registry:
@@ -116,7 +130,9 @@ class Registry:
         check_record(record, "cannot start run", hint="a backend or pdx made a value the registry refuses: report it")
         with self._session() as session, session.begin():
             add_shared_rows(session, record["model"], start.hardware, start.environment, start.environment_id)
-            session.get(Model, record["model"]["sha256"]).path = record["model"]["path"]  # where it was last seen
+            model = session.get(Model, record["model"]["sha256"])
+            assert model is not None  # add_shared_rows has just added it, or found it there
+            model.path = record["model"]["path"]  # where it was last seen
             session.add(run_row(record, start.environment_id))
             session.flush()  # the run's row before its lease's (no relationship orders the two)
             leases.take(session, start.id)  # given back by finish_run; a killed run's is found by reap
@@ -136,6 +152,9 @@ class Registry:
             raise ValueError(f"unknown run status {status!r}")
         with self._session() as session, session.begin():
             run = session.get(Run, run_id)
+            if run is None:
+                raise RegistryError(f"cannot finish run {run_id}: it is not in {self.display_url}",
+                                    "it was removed while it ran, or the registry was replaced")
             run.status = status
             run.error = error
             run.finished_at = now()
@@ -156,11 +175,11 @@ class Registry:
             raise PdxError(f"run id {ref!r} is ambiguous", "give more characters of the id")
         return ids[0]
 
-    def runs(self, **filters: str | int | None) -> list[dict]:
+    def runs(self, **filters: Unpack[RunFilters]) -> list[RunRecord]:
         """Stored runs as records, newest first; ``filters``: those of :meth:`run_ids`. Statistics are
         derived by the readers (:func:`pdx.reports.results.read_runs`), not here. A run that does not read
         (a registry altered by hand) is left out and named in :attr:`unreadable`, with why."""
-        out = []
+        out: list[RunRecord] = []
         with self._session() as session:
             for run in bulk.load_runs(session, self._query(**filters), self.unreadable):
                 try:
@@ -175,11 +194,16 @@ class Registry:
                     out.append(record)
         return out
 
-    def _read(self, session: Session, run_id: str, hint: str = UNREADABLE_HINT) -> dict:
+    def _read(self, session: Session, run_id: str, hint: str = UNREADABLE_HINT) -> RunRecord:
         """One run as a record; a run that does not read is a one-line error naming why."""
+        problem: str | None
         try:
-            record = run_record(session.get(Run, run_id))
-            problem = damage(record)
+            run = session.get(Run, run_id)
+            if run is None:
+                problem = "it is no longer there (removed since it was named)"
+            else:
+                record = run_record(run)
+                problem = damage(record)
         except bulk.READ_ERRORS as exc:
             session.rollback()
             problem = bulk.read_error(exc)
@@ -187,7 +211,7 @@ class Registry:
             raise RegistryError(f"cannot read run {run_id} from {self.display_url}: {problem}", hint)
         return record
 
-    def run_ids(self, **filters: str | int | None) -> list[str]:
+    def run_ids(self, **filters: Unpack[RunFilters]) -> list[str]:
         """The ids of :meth:`runs`, newest first, without loading the runs."""
         with self._session() as session:
             return list(session.scalars(self._query(**filters).with_only_columns(Run.id)))
@@ -201,7 +225,7 @@ class Registry:
         limit: int | None = None,
         origin: str | None = None,
         hardware: str | None = None,
-    ) -> Select:
+    ) -> Select[Run]:
         query = select(Run).order_by(Run.created_at.desc())
         if backend:
             query = query.where(Run.backend == backend)
@@ -219,32 +243,32 @@ class Registry:
             query = query.where(Run.origin == origin)
         return query.limit(limit) if limit else query
 
-    def get_run(self, ref: str) -> dict:
+    def get_run(self, ref: str) -> RunRecord:
         run_id = self.resolve(ref)
         with self._session() as session:
             return self._read(session, run_id)
 
     # -- whole records: bundles, imports, push/pull ------------------------
 
-    def records(self, ids: Iterable[str]) -> list[dict]:
+    def records(self, ids: Iterable[str]) -> list[RunRecord]:
         """Stored runs as records (no derived statistics), in the order given; a run that cannot be
         read as a record (a registry altered by hand) is a one-line error."""
-        ids = [self.resolve(ref) for ref in ids]  # before the session: SQLite allows one at a time
+        resolved = [self.resolve(ref) for ref in ids]  # before the session: SQLite allows one at a time
         out = []
         with self._session() as session:
-            for run_id in ids:
+            for run_id in resolved:
                 out.append(self._read(session, run_id, f"{UNREADABLE_HINT}; nothing was copied"))
         return out
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
-        ids = list(ids)
+        listed = list(ids)
         found: set[str] = set()
         with self._session() as session:
-            for chunk in bulk.chunks(ids):
+            for chunk in bulk.chunks(listed):
                 found |= set(session.scalars(select(Run.id).where(Run.id.in_(chunk))))
         return found
 
-    def add_records(self, records: Sequence[dict], source: str = "record") -> tuple[list[str], list[str]]:
+    def add_records(self, records: Sequence[Mapping[str, Any]], source: str = "record") -> tuple[list[str], list[str]]:
         """Store whole runs in one transaction: all of them or, on any error, none.
 
         Every record first passes :func:`pdx.registry.validate.check_records`, and
@@ -257,7 +281,8 @@ class Registry:
         unique = check_records(records, source)
         present = self.existing_ids(r["id"] for r in unique)
         kept = {id(r) for r in unique}
-        added, skipped = [], [r["id"] for r in records if id(r) not in kept]  # identical copies
+        added: list[str] = []
+        skipped: list[str] = [r["id"] for r in records if id(r) not in kept]  # identical copies
         try:
             with self._session() as session, session.begin():
                 self._check_models(session, [r for r in unique if r["id"] not in present], source)
@@ -274,7 +299,7 @@ class Registry:
         return added, skipped
 
     @staticmethod
-    def _check_models(session: Session, records: Sequence[dict], source: str) -> None:
+    def _check_models(session: Session, records: Sequence[Mapping[str, Any]], source: str) -> None:
         wanted = {r["model"]["sha256"]: (i, r) for i, r in enumerate(records)}
         for chunk in bulk.chunks(list(wanted)):
             for stored in session.scalars(select(Model).where(Model.id.in_(chunk))):

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from pdx.domain.ceilings.imported import Given, judge
 from pdx.contract.errors import PdxError
 from pdx.base.files import write_atomically, write_stdout
 from pdx.domain.models import identify
 from pdx.registry import Registry
+from pdx.registry.store import RunFilters
 from pdx.registry.bundle import content_id, make_bundle
 from pdx.registry.importers import read_file
 
@@ -28,24 +30,25 @@ class Transfer:
     skipped: list[str] = field(default_factory=list)
     format: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"format": self.format, "added": self.added, "skipped": self.skipped}
 
 
-def select(registry: Registry, refs: list[str] | tuple[str, ...] = (), where: dict | None = None) -> list[str]:
+def select(registry: Registry, refs: list[str] | tuple[str, ...] = (),
+           where: RunFilters | None = None) -> list[str]:
     """Run ids named (by id or prefix) or matching every ``where`` filter, oldest first; all runs if neither."""
     if refs:
         return [registry.resolve(ref) for ref in refs]
     return list(reversed(registry.run_ids(**(where or {}))))
 
 
-def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> dict:
+def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> dict[str, Any]:
     if not ids:
         raise PdxError("no runs to export", "check the run ids or --where filters (see `pdx runs`)")
     return make_bundle(registry.records(ids), redact)
 
 
-def write_json(document: dict | list, output: str) -> None:
+def write_json(document: dict[str, Any] | list[Any], output: str) -> None:
     """Write to a file atomically (a reader never sees half of it), or to stdout for "-"; a path that
     is there and is no regular file (a device, a named pipe) is refused (:mod:`pdx.base.files`)."""
     write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", output)
@@ -59,10 +62,10 @@ def write_text(text: str, output: str) -> None:
     write_atomically(output, text.encode("utf-8", errors="replace"))
 
 
-def _with_model(record: dict, model_path: str) -> dict:
+def _with_model(record: Mapping[str, Any], model_path: str) -> dict[str, Any]:
     info = identify(model_path).to_dict()
-    record = record | {"model": info | {"id": info["sha256"]}}
-    return record | {"id": content_id(record)}
+    with_model = dict(record) | {"model": info | {"id": info["sha256"]}}
+    return with_model | {"id": content_id(with_model)}
 
 
 def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,

@@ -25,7 +25,7 @@ import math
 import re
 from datetime import datetime
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from pdx.contract.errors import PdxError
 from pdx.registry.bundle_schema import digest, field_step, schema_errors
@@ -66,10 +66,11 @@ def finite_number(value: object, field: str, minimum: float = 0.0, above: bool =
     if isinstance(value, bool):
         raise RecordError(f"{field}: {value!r} is not a number")
     if isinstance(value, str):
+        text = value
         try:
-            value = float(value.strip())
+            value = float(text.strip())
         except ValueError:
-            raise RecordError(f"{field}: {value[:40]!r} is not a number") from None
+            raise RecordError(f"{field}: {text[:40]!r} is not a number") from None
     if not isinstance(value, (int, float)):
         raise RecordError(f"{field}: {type(value).__name__} {str(value)[:40]!r} is not a number")
     try:
@@ -139,6 +140,7 @@ def _fine(value: object) -> bool:
     nodes = 0
     while stack:
         item, depth = stack.pop()
+        children: Collection[Any]  # JSON values
         if isinstance(item, dict):
             children = item.values()
             if not all(k.__class__ is str and _text_fine(k) for k in item):
@@ -194,8 +196,8 @@ def _walk(value: object, where: str) -> None:
                     stack.append((child, f"{path}{field_step(key)}", depth + 1))
             else:
                 stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
-        elif _bad_leaf(item):
-            raise _Invalid(path, _bad_leaf(item))
+        elif problem := _bad_leaf(item):
+            raise _Invalid(path, problem)
 
 
 def check_shape(value: object, where: str) -> None:
@@ -219,7 +221,7 @@ def _column_limits() -> dict[str, dict[str, int]]:
     return limits
 
 
-def _TABLES() -> dict:
+def _TABLES() -> dict[str, type[Model | TestResult | SampleRow | RequestRow]]:
     return {"model": Model, "test": TestResult, "sample": SampleRow, "request": RequestRow}
 
 
@@ -230,7 +232,7 @@ def _not_null() -> dict[str, tuple[str, ...]]:
             for key, table in _TABLES().items()}
 
 
-def _fits(block: dict, kind: str, where: str) -> None:
+def _fits(block: Mapping[str, Any], kind: str, where: str) -> None:
     for name, limit in _column_limits()[kind].items():
         value = block.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
@@ -240,7 +242,7 @@ def _fits(block: dict, kind: str, where: str) -> None:
             raise _Invalid(f"{where}.{name}", "is null, and the registry stores a value there")
 
 
-def _times(block: dict, names: Sequence[str], where: str) -> None:
+def _times(block: Mapping[str, Any], names: Sequence[str], where: str) -> None:
     for name in names:
         value = block.get(name)
         if value is not None:
@@ -261,7 +263,7 @@ _BULK = {"samples": "sample", "requests": "request"}
 
 def _schema_problem(document: object, definition: str, where: str = "record") -> tuple[str, str] | None:
     """The schema's verdict on a run or test, its bulk levels item by item."""
-    bulk: list[tuple[str, str, list]] = []
+    bulk: list[tuple[str, str, list[object]]] = []
     if definition == "run" and isinstance(document, dict) and isinstance(document.get("tests"), list):
         tests = []
         for i, test in enumerate(document["tests"]):
@@ -282,7 +284,7 @@ def _schema_problem(document: object, definition: str, where: str = "record") ->
     return None
 
 
-def _without_bulk(test: object, where: str, bulk: list) -> object:
+def _without_bulk(test: object, where: str, bulk: list[tuple[str, str, list[object]]]) -> object:
     if not isinstance(test, dict):
         return test
     out = dict(test)
@@ -293,7 +295,7 @@ def _without_bulk(test: object, where: str, bulk: list) -> object:
     return out
 
 
-def _check_test(test: dict, where: str) -> None:
+def _check_test(test: Mapping[str, Any], where: str) -> None:
     _times(test, TEST_TIME_FIELDS, where)
     _fits(test, "test", where)
     for i, sample in enumerate(test.get("samples") or ()):
@@ -303,7 +305,7 @@ def _check_test(test: dict, where: str) -> None:
         _phases(request, f"{where}.requests[{i}]")
 
 
-def _phases(request: dict, where: str) -> None:
+def _phases(request: Mapping[str, Any], where: str) -> None:
     """A reasoning stream's phases agree with its stream: thinking is part of the tokens, and neither
     phase began before the first token."""
     thinking, tokens, first = request.get("n_reasoning"), request.get("n_gen"), request.get("first_ns")
@@ -315,7 +317,7 @@ def _phases(request: dict, where: str) -> None:
             raise _Invalid(f"{where}.{name}", f"{value} is before the first token ({first} ns from send)")
 
 
-def _check_record(record: dict) -> None:
+def _check_record(record: Mapping[str, Any]) -> None:
     _walk(record, "record")  # before the schema: its validator recurses
     problem = _schema_problem(record, "run")
     if problem:
@@ -331,7 +333,7 @@ def _check_record(record: dict) -> None:
     _plausible(record)
 
 
-def _plausible(record: dict) -> None:
+def _plausible(record: Mapping[str, Any]) -> None:
     """No rate faster than the fastest hardware pdx knows could run the record's model
     (:mod:`pdx.registry.plausibility`)."""
     problem = rate_problem(record)
@@ -340,7 +342,7 @@ def _plausible(record: dict) -> None:
     _measurements(record.get("tests") or (), "record.tests")
 
 
-def _measurements(tests, where: str) -> None:
+def _measurements(tests: Iterable[object], where: str) -> None:
     """No impossible speculation count or energy figure (:mod:`pdx.registry.measurement_bounds`)."""
     for i, test in enumerate(tests):
         problem = measurement_problem(test) if isinstance(test, dict) else None
@@ -365,11 +367,11 @@ def check_record(record: object, source: str = "record", index: int = 0,
                           hint) from None
 
 
-def identity(model: dict) -> dict:
+def identity(model: Mapping[str, Any]) -> dict[str, Any]:
     return {k: model.get(k) for k in IDENTITY_FIELDS}
 
 
-def same_model(stored: dict, given: dict, where: str) -> None:
+def same_model(stored: Mapping[str, Any], given: Mapping[str, Any], where: str) -> None:
     """Refuse a model that claims the sha256 of a different model."""
     was, now = identity(stored), identity(given)
     if was != now:
@@ -379,14 +381,15 @@ def same_model(stored: dict, given: dict, where: str) -> None:
                           "a sha256 names one model: check the record's model (or the --model given)")
 
 
-def check_records(records: Iterable[object], source: str) -> list[dict]:
+def check_records(records: Iterable[object], source: str) -> list[dict[str, Any]]:
     """Check every record of one write, and that they agree: one record per run id (identical
     copies count once) and one model per sha256. Returns the records without the repeats."""
     seen: dict[str, tuple[int, str]] = {}
-    models: dict[str, dict] = {}
+    models: dict[str, dict[str, Any]] = {}
     unique = []
     for index, record in enumerate(records):
         check_record(record, source, index)
+        assert isinstance(record, dict)  # check_record refused anything else
         content = digest(record)
         first = seen.get(record["id"])
         if first is not None:
@@ -403,7 +406,7 @@ def check_records(records: Iterable[object], source: str) -> list[dict]:
     return unique
 
 
-def check_test(test: dict, where: str = "test") -> None:
+def check_test(test: Mapping[str, Any], where: str = "test") -> None:
     """Refuse one test of a running benchmark (a record's ``tests`` entry) before it is saved."""
     try:
         _walk(test, where)

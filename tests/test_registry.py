@@ -117,6 +117,14 @@ def test_round_trip_keeps_every_sample(registry_url, tiny_gguf):
     assert [r["id"] for r in read_runs(registry, model="tiny")] == [run_id]
 
 
+def test_finishing_a_run_the_registry_lacks_names_it(registry_url):
+    """A run removed while it ran (or a registry replaced under it) is a one-line error naming the run,
+    not an AttributeError on None (the type checker found finish_run read a row that may be missing)."""
+    registry = Registry(registry_url)
+    with pytest.raises(RegistryError, match="cannot finish run 0123abcd: it is not in"):
+        registry.finish_run("0123abcd", "complete")
+
+
 def test_runs_filter_by_hardware_and_can_carry_samples(registry_url, tiny_gguf):
     registry = Registry(registry_url)
     start = make_start(identify(tiny_gguf))

@@ -562,3 +562,19 @@ def test_a_test_name_is_as_long_as_the_record_allows_in_the_bundle_schema_too():
     from pdx.registry.bundle_schema import load_schema
 
     assert load_schema()["$defs"]["test"]["properties"]["name"]["maxLength"] == TEST_NAME_MAX
+
+
+def test_an_energy_record_s_meters_are_the_objects_the_bundle_schema_and_meters_describe():
+    """The record type said an energy record's meters were text; they are each meter's description
+    (the type checker found it): its record type, the bundle schema and Meter.describe agree."""
+    from pdx.contract.meter import Meter
+    from pdx.contract.record import Energy, EnergyMeter
+    from pdx.registry.bundle_schema import load_schema
+    from typing_extensions import get_type_hints
+
+    items = load_schema()["$defs"]["energy"]["properties"]["meters"]["items"]
+    assert get_type_hints(Energy)["meters"] == list[EnergyMeter]
+    assert set(items["properties"]) == set(EnergyMeter.__annotations__)
+    assert set(items["required"]) == EnergyMeter.__required_keys__
+    described = Meter("gpu0", "gpu board", "NVIDIA H200", lambda: 0.0, "nvml").describe()
+    assert set(described) == set(EnergyMeter.__annotations__)

@@ -19,7 +19,7 @@ import warnings
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pluggy
 
@@ -323,7 +323,7 @@ PAGES = ExtensionKind("pdx_register_pages", check_page, "page")
 def extensions(kind: ExtensionKind) -> tuple[tuple[PluginRecord, Any], ...]:
     """(plugin, thing) of every ``kind`` plugins register, pdx's own first, clashes left out; a thing
     with a ``plugin`` field names the plugin that registered it."""
-    pairs = registered(kind.hook, kind.check)
+    pairs: Sequence[tuple[PluginRecord, Any]] = registered(kind.hook, kind.check)
     if kind.name_of is not None:
         pairs = first_of_each_name(pairs, kind.noun, kind.name_of)
     return tuple((record, _stamped(thing, record.name)) for record, thing in pairs)

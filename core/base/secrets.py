@@ -180,7 +180,7 @@ def _hidden(value: Any, whole: bool) -> Any:
 def _same_or(value: Any, new: list | dict) -> Any:
     """``value`` itself where nothing in it changed (a big record is not copied for nothing), else ``new``
     (a tuple stays a tuple)."""
-    if isinstance(value, dict):
+    if isinstance(value, dict) and isinstance(new, dict):  # new is a dict where value is
         if len(new) == len(value) and all(k in value and value[k] is v for k, v in new.items()):
             return value
         return new

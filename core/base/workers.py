@@ -20,7 +20,7 @@ import struct
 import subprocess
 import sys
 import threading
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 _HEADER = struct.Struct("<Q")
 _STOP = None
@@ -91,6 +91,9 @@ class Worker:
     def __init__(self, setup: str | None = None, setup_args: tuple = ()) -> None:
         self.process = subprocess.Popen([sys.executable, "-m", "pdx.base.workers"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE)
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None  # both piped, above
+        self.stdin, self.stdout = stdin, stdout
         self.tasks: queue.Queue = queue.Queue()
         self.sender = threading.Thread(target=self._send, daemon=True)
         self.tasks.put((setup, setup_args))
@@ -105,20 +108,20 @@ class Worker:
         try:
             while True:
                 message = self.tasks.get()
-                _write(self.process.stdin, message)
+                _write(self.stdin, message)
                 if message is _STOP:
                     break
         except (BrokenPipeError, OSError):
             pass  # the worker died: reading its result says so
         finally:
             try:
-                self.process.stdin.close()
+                self.stdin.close()
             except OSError:
                 pass
 
     def result(self):
         try:
-            status, value = _read(self.process.stdout)
+            status, value = _read(self.stdout)
         except (EOFError, pickle.UnpicklingError) as exc:
             code = self.process.wait()
             raise WorkerFailed(f"a pdx worker process ended (exit {code})") from exc
@@ -130,7 +133,7 @@ class Worker:
         self.tasks.put(_STOP)
         self.sender.join(timeout=5)
         try:
-            self.process.stdout.close()
+            self.stdout.close()
         finally:
             if self.process.poll() is None:
                 self.process.kill()
@@ -175,7 +178,7 @@ def chunked(function: str, items: list, workers: int, size: int, setup: str | No
     if workers <= 1:
         if setup:
             _function(setup)(*setup_args)
-        results = map(_function(function), chunks)
+        results: Iterator[Any] = map(_function(function), chunks)
     else:
         results = ordered_map(function, chunks, workers, setup, setup_args)
     for result in results:

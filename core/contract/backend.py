@@ -57,7 +57,7 @@ class Sample:
     n_gen: int = 0  # tokens generated, all sequences together
     prompt_ns: int | None = None  # the prefill part of a pp+tg test
     gen_ns: int | None = None  # the decode part of a pp+tg test
-    engine: dict[str, float] = field(default_factory=dict)  # the engine's own figures
+    engine: dict[str, Any] = field(default_factory=dict)  # the engine's own figures (JSON: mlx nests speculation's)
     requests: list["RequestRecord"] = field(default_factory=list)  # serving backends: every request sent
     # When the timed part ended, on time.monotonic_ns()'s clock: energy meters read the window
     # [ended_ns - ns, ended_ns]. A backend that yields a sample as soon as it is timed leaves it None
@@ -71,14 +71,14 @@ class Sample:
     figures: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def timed(cls, test: "TestSpec", t0: int, t1: int, t2: int, engine: dict | None = None) -> "Sample":
+    def timed(cls, test: "TestSpec", t0: int, t1: int, t2: int, engine: dict[str, Any] | None = None) -> "Sample":
         """A repetition of ``test`` that started at ``t0``, ended prefill at ``t1`` and decode at
         ``t2`` (ns); the phase split is kept for pp+tg tests, the only ones with two phases."""
         both = test.kind == "pg"
         return cls(ns=t2 - t0, n_prompt=test.n_prompt * test.batch, n_gen=test.n_gen * test.batch,
                    prompt_ns=t1 - t0 if both else None, gen_ns=t2 - t1 if both else None, engine=engine or {})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "ns": self.ns,
             "n_prompt": self.n_prompt,
@@ -110,10 +110,10 @@ class EngineInfo:
     engine: str
     version: str | None = None
     commit: str | None = None
-    settings: dict = field(default_factory=dict)  # resolved: threads, batch sizes, flash attention...
-    details: dict = field(default_factory=dict)  # anything else worth keeping (system info...)
+    settings: dict[str, Any] = field(default_factory=dict)  # resolved: threads, batch sizes, flash attention...
+    details: dict[str, Any] = field(default_factory=dict)  # anything else worth keeping (system info...)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "engine": self.engine,
             "version": self.version,
@@ -201,8 +201,8 @@ def option_pairs(items: Iterable[str]) -> dict[str, str]:
 def int_option(options: Mapping[str, str], key: str, default: int, minimum: int, maximum: int = 2**31 - 1) -> int:
     """An engine option that is a whole number (``-o KEY=N``, ASCII digits, an engine's 32-bit int at
     most unless ``maximum`` says otherwise), or one-line error: an undeclared :class:`Option`'s read."""
-    option = Option(help=key, default=default, kind="int", minimum=minimum, maximum=maximum)
-    return read_options({key: option}, options)[key]
+    text = options.get(key)
+    return default if text is None or text == "" else parse_int(text, f"-o {key}", minimum, maximum)
 
 
 class Backend(ABC):
@@ -247,7 +247,7 @@ class Backend(ABC):
     def run(self, test: "TestSpec", repetitions: int, warmup: int) -> Iterator[Sample]:
         """Run ``warmup`` uncounted and then ``repetitions`` counted repetitions."""
 
-    def test_info(self) -> dict:
+    def test_info(self) -> dict[str, Any]:
         """Engine facts about the test just run (e.g. llama-bench's own record), stored with it."""
         return {}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from pdx.contract.errors import PdxError
 
@@ -21,7 +21,7 @@ class ChartSpec:
     name: str
     title: str
     note: str
-    vega_lite: dict
+    vega_lite: dict[str, Any]
 
 
 # Given a pdx.reports.charts.chartset.ChartView (the page's runs, namer, headline tests).

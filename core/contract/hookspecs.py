@@ -122,6 +122,7 @@ def pdx_bench_options() -> list["click.Option"]:
 
     .. versionadded:: 0.1
     """
+    raise NotImplementedError  # a specification: pluggy calls plugins' implementations, never this
 
 
 @hookspec
@@ -144,6 +145,7 @@ def pdx_report_templates() -> list[str]:
 
     .. versionadded:: 0.1
     """
+    raise NotImplementedError  # a specification: pluggy calls plugins' implementations, never this
 
 
 @hookspec

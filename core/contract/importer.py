@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from pdx.contract.errors import PdxError
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{0,31}$")
-Reader = Callable[[Path, str, object, "str | None"], list]
+Reader = Callable[[Path, str, object, "str | None"], "list[dict[str, Any]]"]  # run records, as JSON
 Detector = Callable[[str, object], bool]
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from pdx.contract.errors import PdxError
+from pdx.contract.record import EnergyMeter
 
 # What a meter may cover; a page names each, and the sum of a machine's meters is only
 # meaningful when they do not overlap.
@@ -37,7 +38,7 @@ class Meter:
     read: Callable[[], float]  # joules since the meter's origin, never decreasing
     source: str = ""  # how pdx reads it: "zeus 0.16.0 over NVML"
 
-    def describe(self) -> dict:
+    def describe(self) -> EnergyMeter:
         return {"name": self.name, "covers": self.covers, "device": self.device, "source": self.source}
 
 

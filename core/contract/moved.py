@@ -53,6 +53,7 @@ class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         # The import system stamped the old path's spec on the module: give it back its own.
+        assert module.__spec__ is not None  # the import system gave it the old path's
         module.__spec__ = self.own_specs.pop(module.__spec__.name)
 
 

@@ -45,7 +45,8 @@ def _number(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
-def _bounds(value, text: str, flag: str, minimum, maximum, min_open: bool = False) -> None:
+def _bounds(value: float, text: str, flag: str, minimum: float | None, maximum: float | None,
+            min_open: bool = False) -> None:
     if minimum is not None and (value < minimum or (min_open and value == minimum)):
         edge = "above" if min_open else "at least"
         raise PdxError(f"{flag}: {quoted(text)} is too small; it must be {edge} {_number(minimum)}")

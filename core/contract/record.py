@@ -118,12 +118,21 @@ class Conditions(TypedDict, total=False):
     cooldown_s: float
 
 
+class EnergyMeter(TypedDict):
+    """A meter an energy record read (:meth:`pdx.contract.meter.Meter.describe`)."""
+
+    name: str
+    covers: str  # one of pdx.contract.meter.COVERS
+    device: NotRequired[str]
+    source: NotRequired[str]
+
+
 class Energy(TypedDict):
     """Joules over a test's timed windows (:mod:`pdx.measure.energy.session`); what they mean per token is
     :mod:`pdx.domain.energy.figures`'."""
 
     version: int
-    meters: list[str]
+    meters: list[EnergyMeter]
     joules: dict[str, float]  # each meter's, over the windows read
     timed_s: float  # the windows' total length
     idle_watts: NotRequired[Optional[dict[str, float]]]  # each meter's, model loaded, nothing running
@@ -249,19 +258,27 @@ class Field:
         return get_origin(self.kind) is list and is_typeddict(get_args(self.kind)[0])
 
 
+def _origin(hint: object) -> object:
+    # object: typeshed's get_origin types the origins of special forms (NotRequired, Union, Annotated) as
+    # a few classes, so comparing one with them reads as comparing unrelated types
+    return get_origin(hint)
+
+
 def fields(level: type) -> list[Field]:
     """The fields of a record type, in their order."""
     found = []
+    # A TypedDict class's (the type system names no type for "any TypedDict class").
+    required: frozenset[str] = getattr(level, "__required_keys__")
     for name, hint in get_type_hints(level, include_extras=True).items():
-        if get_origin(hint) is NotRequired:
+        if _origin(hint) is NotRequired:
             (hint,) = get_args(hint)
-        nullable = get_origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint)
+        nullable = _origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint)
         if nullable:
             (hint,) = [a for a in get_args(hint) if a is not type(None)]
         storage = doc = None
-        if get_origin(hint) is Annotated:
+        if _origin(hint) is Annotated:
             hint, *marks = get_args(hint)
             storage = next((m for m in marks if isinstance(m, Storage)), None)
             doc = next((m.text for m in marks if isinstance(m, Doc)), None)
-        found.append(Field(name, hint, nullable, name in level.__required_keys__, storage, doc))
+        found.append(Field(name, hint, nullable, name in required, storage, doc))
     return found

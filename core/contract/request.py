@@ -21,6 +21,7 @@ TTFAT (:attr:`RequestRecord.ttfat_ns`) is the first answer token's.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Sequence
 
 
 @dataclass
@@ -38,8 +39,8 @@ class RequestRecord:
     error: str | None = None
     http_status: int | None = None
     finish_reason: str | None = None
-    usage: dict = field(default_factory=dict)  # the server's own counts (prompt, completion, cached tokens)
-    engine: dict = field(default_factory=dict)  # the server's own figures for this request (timings...)
+    usage: dict[str, Any] = field(default_factory=dict)  # the server's own counts (prompt, completion, cached tokens)
+    engine: dict[str, Any] = field(default_factory=dict)  # the server's own figures for this request (timings...)
     shard: int | None = None  # which of several client processes sent it (serve-bench --clients N); None: one
     reasoning_ns: int | None = None  # first thinking token, from send; None: no thinking
     answer_ns: int | None = None  # first answer token, from send, of a stream that thought
@@ -160,20 +161,20 @@ class RequestRecord:
         if self.status == "ok":
             self.status, self.error = "error", error
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["events"] = [list(e) for e in self.events]
         data["n_gen"] = self.n_gen
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "RequestRecord":
+    def from_dict(cls, data: Mapping[str, Any]) -> "RequestRecord":
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         known["events"] = [tuple(e) for e in known.get("events") or []]
         return cls(**known)
 
 
-def per_token_gaps(events) -> list[float]:
+def per_token_gaps(events: Sequence[Sequence[int]]) -> list[float]:
     """The per-token gaps of a stream's ``(arrival, tokens)`` events (see ``RequestRecord.itl_ns``)."""
     gaps: list[float] = []
     for (a, _), (b, n) in zip(events, events[1:]):

@@ -12,14 +12,16 @@ formats are importers registered through the ``pdx_register_importers`` hook
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pdx.base import plugin_manager
 from pdx.contract.errors import PdxError
+from pdx.contract.importer import Importer
 from pdx.registry.importers import builtin
 from pdx.base.secrets import redact_secrets
 
 
-def importers() -> dict:
+def importers() -> dict[str, Any]:
     return plugin_manager.importers()
 
 
@@ -28,7 +30,7 @@ def formats() -> tuple[str, ...]:
     return ("auto", "bundle", *importers())
 
 
-def _json_or_none(text: str):
+def _json_or_none(text: str) -> Any:  # JSON, or None
     # The bundle module brings SQLAlchemy's schema: imported when a file is read, not by every start of
     # pdx (which loads this package for its built-in importers' hook).
     from pdx.registry import bundle
@@ -39,7 +41,7 @@ def _json_or_none(text: str):
         return None  # JSON Lines, or a damaged file (a key named twice too): the readers say which
 
 
-def detect(text: str, source) -> tuple[str, object]:
+def detect(text: str, source: str | Path) -> tuple[str, object]:
     """The file's format, and its parsed JSON when it is one JSON document."""
     from pdx.registry import bundle  # see _json_or_none
 
@@ -55,9 +57,11 @@ def detect(text: str, source) -> tuple[str, object]:
     raise bundle.fail(source, f"not a format pdx imports (a pdx bundle, or: {', '.join(importers())})")
 
 
-def _detects(importer, text: str, document: object, source) -> bool:
+def _detects(importer: Importer, text: str, document: object, source: str | Path) -> bool:
     from pdx.registry import bundle  # see _json_or_none
 
+    if importer.detect is None:  # named only (the caller asks only those with one)
+        return False
     try:
         return bool(importer.detect(text, document))
     except Exception as exc:  # a plugin's detector is not allowed to break pdx import
@@ -67,7 +71,7 @@ def _detects(importer, text: str, document: object, source) -> bool:
                                   f"{type(exc).__name__}: {exc}") from None
 
 
-def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) -> tuple[str, list[dict]]:
+def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) -> tuple[str, list[dict[str, Any]]]:
     """(format, records) of a file; raises ImportFileError with one line on any problem.
 
     ``hardware`` names the catalog chip the tool ran on where its output does not say.
@@ -97,18 +101,18 @@ def read_file(path: str | Path, fmt: str = "auto", hardware: str | None = None) 
     return fmt, [_without_secrets(r) for r in records]
 
 
-def _without_secrets(record: dict) -> dict:
+def _without_secrets(record: dict[str, Any]) -> dict[str, Any]:
     """A tool's run with no secret in it; one named by its content's hash is named by what is left, so a
     run without secrets keeps its id, and one with them gets the id of the run as stored."""
     from pdx.registry import bundle  # see _json_or_none
 
-    clean = redact_secrets(record)
+    clean: dict[str, Any] = redact_secrets(record)  # the same shape, secrets hidden
     if clean is not record and record.get("id") == bundle.content_id(record):  # the same object: nothing hidden
         clean["id"] = bundle.content_id(clean)
     return clean
 
 
-def _read(importer, path: Path, text: str, document: object, hardware: str | None) -> list[dict]:
+def _read(importer: Importer, path: Path, text: str, document: object, hardware: str | None) -> list[dict[str, Any]]:
     from pdx.registry import bundle  # see _json_or_none
 
     try:

@@ -25,6 +25,7 @@ import json
 import statistics
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
@@ -47,7 +48,7 @@ _KEPT = ("time_to_first_token", "time_to_second_token", "inter_token_latency", "
          "output_sequence_length", "usage_prompt_tokens", "usage_completion_tokens", "effective_concurrency")
 
 
-def looks_like(document: object) -> bool:
+def looks_like(document: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(document, dict) and "aiperf_version" in document and "input_config" in document
 
 
@@ -62,7 +63,7 @@ def looks_like_records(text_: str) -> bool:
         "request_start_ns" in line["metadata"] and isinstance(line.get("metrics"), dict)
 
 
-def read_records(path: Path, hardware: str | None = None) -> list[dict]:
+def read_records(path: Path, hardware: str | None = None) -> list[dict[str, Any]]:
     """The per-request JSONL named: the run of the export beside it (the same import as of the export)."""
     path = Path(path)
     for candidate in (path.with_suffix(".json"), path.parent / JSON_NAME):
@@ -75,14 +76,14 @@ def read_records(path: Path, hardware: str | None = None) -> list[dict]:
                      "(the test's load and duration are there), with this file beside it")
 
 
-def _get(document: object, *keys):
+def _get(document: object, *keys: str | int) -> Any:  # a JSON value, None where a key is missing
     for key in keys:
         document = document.get(key) if isinstance(document, dict) else \
             document[key] if isinstance(document, list) and isinstance(key, int) and len(document) > key else None
     return document
 
 
-def _summary(metric: object, what: str, source) -> dict:
+def _summary(metric: object, what: str, source: str | Path) -> dict[str, Any]:
     """One metric's statistics under pdx's names (times in ms)."""
     if not isinstance(metric, dict):
         return {}
@@ -98,7 +99,7 @@ def _summary(metric: object, what: str, source) -> dict:
     return out | ({"unit": "ms" if unit in _TO_NS else unit} if unit else {})
 
 
-def _ns(metrics: dict, key: str, where: str, source) -> int | None:
+def _ns(metrics: dict[str, Any], key: str, where: str, source: str | Path) -> int | None:
     entry = metrics.get(key)
     if entry is None:
         return None
@@ -111,21 +112,22 @@ def _ns(metrics: dict, key: str, where: str, source) -> int | None:
     return round(value)
 
 
-def _tokens(metrics: dict, keys: tuple[str, ...], where: str, source) -> int | None:
+def _tokens(metrics: dict[str, Any], keys: tuple[str, ...], where: str, source: str | Path) -> int | None:
     for key in keys:
         if isinstance(metrics.get(key), dict) and metrics[key].get("value") is not None:
             return integer(metrics[key]["value"], f"{where} {key}", source)
     return None
 
 
-def _epoch_ns(value: object, what: str, source) -> int:
+def _epoch_ns(value: object, what: str, source: str | Path) -> int:
     """An epoch time in integer nanoseconds (beyond the float range the other converters check)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
         raise fail(source, f"{what} is {value!r:.40}, not a time in nanoseconds since 1970")
     return value
 
 
-def _request(idx: int, line: object, t0: int, open_loop: bool, n_out_planned: int, source) -> dict:
+def _request(idx: int, line: object, t0: int, open_loop: bool, n_out_planned: int,
+             source: str | Path) -> dict[str, Any]:
     where = f"record {idx}"
     metadata, metrics = _get(line, "metadata") or {}, _get(line, "metrics") or {}
     if not isinstance(metadata, dict) or not isinstance(metrics, dict):
@@ -165,7 +167,7 @@ def _request(idx: int, line: object, t0: int, open_loop: bool, n_out_planned: in
                           events=events, usage=usage, scheduled_ns=scheduled_ns)
 
 
-def _jsonl(path: Path) -> tuple[Path, list] | None:
+def _jsonl(path: Path) -> tuple[Path, list[Any]] | None:
     for candidate in (path.with_suffix(".jsonl"), path.parent / JSONL_NAME):
         if candidate.is_file():
             if candidate.stat().st_size > JSONL_LIMIT:
@@ -186,7 +188,7 @@ def _jsonl(path: Path) -> tuple[Path, list] | None:
     return None
 
 
-def _known_schema(version: object, source) -> None:
+def _known_schema(version: object, source: str | Path) -> None:
     """Refuse an export of a schema pdx does not know: a later major version may mean its fields otherwise."""
     if version is None:
         return  # AIPerf before it wrote one
@@ -203,7 +205,7 @@ def _shown(value: object) -> str:
     return repr(value) if len(repr(value)) <= 24 else repr(value)[:21] + "..."
 
 
-def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict]:
+def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict[str, Any]]:
     path = Path(path)
     if not looks_like(document):
         raise fail(path, "not an AIPerf profile export (a JSON object with aiperf_version and input_config)")
@@ -219,12 +221,13 @@ def read(path: Path, document: object, text_: str, hardware: str | None = None) 
     n_in_planned = round(number(_get(prompts, "isl", "mean") or 1, "isl.mean", path))
     n_out_planned = round(number(_get(prompts, "osl", "mean") or 1, "osl.mean", path))
     records = _jsonl(path)
-    lines = [line for line in (records[1] if records else [])
+    jsonl, rows = records if records else (path, [])
+    lines = [line for line in rows
              if (_get(line, "metadata", "benchmark_phase") or "profiling") == "profiling"]
     # Times from the earliest send or credit: an open loop's first credit can come before its first send.
     starts = [_get(line, "metadata", key) for line in lines for key in ("request_start_ns", "credit_issued_ns")]
     t0 = min((s for s in starts if isinstance(s, int) and not isinstance(s, bool) and s > 0), default=0)
-    requests = [_request(i, line, t0, rate is not None, n_out_planned, records[0]) for i, line in enumerate(lines)]
+    requests = [_request(i, line, t0, rate is not None, n_out_planned, jsonl) for i, line in enumerate(lines)]
     ok = [r for r in requests if r["status"] == "ok"]
     n_in = statistics.mode(r["n_prompt"] for r in ok) if ok else n_in_planned
     n_out = statistics.mode(r["n_gen"] for r in ok) if ok else n_out_planned

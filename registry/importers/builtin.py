@@ -3,18 +3,20 @@ like any plugin's (entry point ``importers`` in pdx's pyproject.toml)."""
 
 from __future__ import annotations
 
-from pdx.contract.importer import Importer
+from typing import Callable
+
+from pdx.contract.importer import Importer, Reader
 from pdx.contract.hookspecs import hookimpl
 
 PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep their tracebacks
 
 
 @hookimpl
-def pdx_register_importers(register) -> None:
+def pdx_register_importers(register: Callable[[Importer], None]) -> None:
     from pdx.registry.importers import (aiperf, guidellm, llama_bench, llama_bench_md, llama_server_log,
                                        mlx_benchmark, vllm_bench, vllm_bench_text)
 
-    def llama_bench_reader(fmt: str):
+    def llama_bench_reader(fmt: str) -> Reader:
         return lambda path, text, document, hardware: llama_bench.read(path, text, fmt, document, hardware)
 
     register(Importer("llama-bench-sql", "llama-bench -o sql (means and standard deviations only)",

@@ -40,7 +40,7 @@ def _hash(data: object) -> str:
 # -- converters: every number, text and time read from a file goes through one of these ------------------------
 
 
-def number(value: object, what: str, source, minimum: float = 0.0, positive: bool = False) -> float:
+def number(value: object, what: str, source: str | Path, minimum: float = 0.0, positive: bool = False) -> float:
     """A finite number at least ``minimum`` (above 0 if ``positive``); else a one-line ImportFileError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise fail(source, f"{what} is {_show(value)}, not a number")
@@ -53,7 +53,7 @@ def number(value: object, what: str, source, minimum: float = 0.0, positive: boo
     return float(value)
 
 
-def integer(value: object, what: str, source, minimum: int = 0, maximum: int = COUNT_MAX) -> int:
+def integer(value: object, what: str, source: str | Path, minimum: int = 0, maximum: int = COUNT_MAX) -> int:
     """A whole number from ``minimum`` to ``maximum`` (an integral float such as 8.0 counts); else a one-line
     error."""
     figure = number(value, what, source, minimum)
@@ -64,11 +64,12 @@ def integer(value: object, what: str, source, minimum: int = 0, maximum: int = C
     return int(value) if isinstance(value, int) else int(figure)
 
 
-def optional_integer(value: object, what: str, source, minimum: int = 0, maximum: int = COUNT_MAX) -> int | None:
+def optional_integer(value: object, what: str, source: str | Path, minimum: int = 0,
+                     maximum: int = COUNT_MAX) -> int | None:
     return None if value is None else integer(value, what, source, minimum, maximum)
 
 
-def seconds(value: object, what: str, source, positive: bool = False) -> float:
+def seconds(value: object, what: str, source: str | Path, positive: bool = False) -> float:
     """A duration in seconds whose nanoseconds the registry can hold."""
     figure = number(value, what, source, positive=positive)
     if figure * 1e9 > BIG_MAX:
@@ -76,7 +77,7 @@ def seconds(value: object, what: str, source, positive: bool = False) -> float:
     return figure
 
 
-def text(value: object, what: str, source, limit: int = 1024, default: str | None = None) -> str | None:
+def text(value: object, what: str, source: str | Path, limit: int = 1024, default: str | None = None) -> str | None:
     """A string of at most ``limit`` characters (None, or ``default``, when absent)."""
     if value is None:
         return default
@@ -87,13 +88,13 @@ def text(value: object, what: str, source, limit: int = 1024, default: str | Non
     return value
 
 
-def numbers(value: object, what: str, source, minimum: float = 0.0, positive: bool = False) -> list[float]:
+def numbers(value: object, what: str, source: str | Path, minimum: float = 0.0, positive: bool = False) -> list[float]:
     if not isinstance(value, list):
         raise fail(source, f"{what} is {_show(value)}, not a list of numbers")
     return [number(v, f"{what}[{i}]", source, minimum, positive) for i, v in enumerate(value)]
 
 
-def timestamp(value: object, what: str, source) -> str:
+def timestamp(value: object, what: str, source: str | Path) -> str:
     """An ISO 8601 time (a trailing Z or no zone read as UTC) as pdx stores times."""
     raw = text(value, what, source, 64)
     try:
@@ -114,7 +115,7 @@ def _show(value: object) -> str:
 
 
 def described_model(path: str, name: str, fmt: str, architecture: str = "?", dtype: str = "?",
-                    n_params: int = 0, file_bytes: int = 0, **facts) -> dict:
+                    n_params: int = 0, file_bytes: int = 0, **facts: Any) -> dict[str, Any]:
     """A model known only by the tool's description: its id hashes that description."""
     description = {"path": path, "architecture": architecture, "dtype": dtype, "n_params": n_params,
                    "file_bytes": file_bytes, **facts}
@@ -127,13 +128,13 @@ def described_model(path: str, name: str, fmt: str, architecture: str = "?", dty
     }
 
 
-def _cpu_block(name: str | None) -> dict:
+def _cpu_block(name: str | None) -> dict[str, Any]:
     """:func:`pdx.domain.hardware.cpu.detect_cpu`'s keys, with what the tool did not say as None."""
     return {"name": name or None, "arch": None, "logical_cores": None, "usable_cpus": None, "physical_cores": None,
             "sockets": None, "flags": [], "memory_bytes": None}
 
 
-def _gpu_block(name: str) -> dict:
+def _gpu_block(name: str) -> dict[str, Any]:
     """:func:`pdx.domain.hardware.nvidia.parse_csv`'s keys for one GPU known only by name."""
     chip = catalog.match_nvidia(name) or catalog.find(name)
     return {"index": None, "name": name, "memory_mib": None, "memory_bytes": None, "driver": None,
@@ -141,7 +142,7 @@ def _gpu_block(name: str) -> dict:
             "catalog": chip.id if chip else None}
 
 
-def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str | None = None) -> dict:
+def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str | None = None) -> dict[str, Any]:
     """The machine as a tool named it (``cpu``; ``gpu``: comma-separated names), in detect()'s shape.
 
     ``chip``, a catalog name the user gave (``pdx import --hardware``), says which
@@ -155,14 +156,15 @@ def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str
         gpus = [_gpu_block(named.name)]
     matched = (named.id if named else None) or next((g["catalog"] for g in gpus if g["catalog"]), None) or \
         (apple.id if apple else None) or getattr(catalog.match_cpu(cpu or ""), "id", None)
-    kind = "gpu" if gpus else catalog.get(matched).kind if matched else "cpu" if cpu else "unknown"
+    matched_chip = catalog.get(matched) if matched else None
+    kind = "gpu" if gpus else matched_chip.kind if matched_chip else "cpu" if cpu else "unknown"
     name = (gpus[0]["name"] if gpus else None) or cpu or (named.name if named else None)
     return {"id": _hash({"cpu": cpu or "", "gpu": gpu or "", "chip": named.id if named else None})[:16]
             if name else UNRECORDED_HARDWARE, "kind": kind, "name": (name or "not recorded by the tool")[:256],
             "cpu": _cpu_block(cpu), "gpus": gpus, "catalog": matched}
 
 
-def described_environment(origin: str, **facts) -> dict:
+def described_environment(origin: str, **facts: Any) -> dict[str, Any]:
     """:func:`pdx.measure.environment.collect`'s keys for a run pdx did not see: None where unknown."""
     return {"pdx_version": None, "python": None, "python_implementation": None, "os": None, "os_release": None,
             "platform": None, "hostname": None, "threads": None, "seed": None, "command": None, "packages": {},
@@ -188,7 +190,7 @@ def sample(ns: float, n_prompt: int, n_gen: int, prompt_ns: float | None = None,
                         None if gen_ns is None else round(gen_ns), engine or {})
 
 
-def file_facts(path: Path, text: str, fmt: str) -> dict:
+def file_facts(path: Path, text: str, fmt: str) -> dict[str, Any]:
     # A name the OS could not decode as UTF-8 (its bytes kept as lone surrogates) is shown, not refused.
     return {"file": os.fsencode(path).decode("utf-8", "replace"), "format": fmt, "file_sha256": hashlib.sha256(text.encode()).hexdigest(),
             "imported_at": datetime.now(timezone.utc).isoformat()}

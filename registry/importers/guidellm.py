@@ -26,6 +26,7 @@ from __future__ import annotations
 import statistics
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
@@ -44,13 +45,13 @@ _KEPT = ("time_to_first_token_ms", "inter_token_latency_ms", "time_per_output_to
          "requests_per_second", "output_tokens_per_second", "request_concurrency")
 
 
-def looks_like(document: object) -> bool:
+def looks_like(document: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(document, dict) and isinstance(document.get("benchmarks"), list) and (
         "guidellm_version" in (document.get("metadata") or {}) or
         any(isinstance(b, dict) and b.get("type_") == "generative_benchmark" for b in document["benchmarks"]))
 
 
-def _get(document: object, *keys: str):
+def _get(document: object, *keys: str) -> Any:  # a JSON value, None where a key is missing
     for key in keys:
         document = document.get(key) if isinstance(document, dict) else None
     return document
@@ -60,11 +61,11 @@ def _shown(value: object) -> str:
     return repr(value) if len(repr(value)) <= 24 else repr(value)[:21] + "..."
 
 
-def _epoch(value: object, what: str, source) -> float:
+def _epoch(value: object, what: str, source: str | Path) -> float:
     return number(value, what, source, positive=True)
 
 
-def _summary(dist: object, what: str, source, scale: float = 1.0) -> dict:
+def _summary(dist: object, what: str, source: str | Path, scale: float = 1.0) -> dict[str, Any]:
     """One of GuideLLM's DistributionSummary objects (its successful requests) as pdx names its figures."""
     if not isinstance(dist, dict):
         return {}
@@ -78,7 +79,8 @@ def _summary(dist: object, what: str, source, scale: float = 1.0) -> dict:
     return out
 
 
-def _strategy(strategy: dict, n_prompt: int, n_gen: int, n_requests: int, source) -> dict:
+def _strategy(strategy: dict[str, Any], n_prompt: int, n_gen: int, n_requests: int,
+              source: str | Path) -> dict[str, Any]:
     kind = text(strategy.get("type_"), "strategy.type_", source, 64)
     if kind == "synchronous":
         return load_spec(source, n_prompt, n_gen, n_requests, concurrency=1)
@@ -96,14 +98,14 @@ def _strategy(strategy: dict, n_prompt: int, n_gen: int, n_requests: int, source
                        "constant, throughput)")
 
 
-def _start(r: object):
+def _start(r: object) -> Any:  # a JSON value
     """When a request was sent (None for one that failed before it was)."""
     timings = _get(r, "info", "timings") or {}
     return timings.get("request_start") if timings.get("request_start") is not None else \
         (r.get("request_start_time") if isinstance(r, dict) else None)
 
 
-def _request(idx: int, r: object, status: str, t0: float, open_loop: bool, source) -> dict:
+def _request(idx: int, r: object, status: str, t0: float, open_loop: bool, source: str | Path) -> dict[str, Any]:
     where = f"request {idx}"
     if not isinstance(r, dict):
         raise fail(source, f"{where} is not an object")
@@ -136,7 +138,7 @@ def _request(idx: int, r: object, status: str, t0: float, open_loop: bool, sourc
                           usage=usage, scheduled_ns=scheduled_ns)
 
 
-def _test(ordinal: int, b: object, data: dict, source) -> dict:
+def _test(ordinal: int, b: object, data: dict[str, Any], source: str | Path) -> dict[str, Any]:
     if not isinstance(b, dict):
         raise fail(source, f"benchmark {ordinal} is not an object")
     where = f"benchmark {ordinal}"
@@ -187,11 +189,11 @@ def _test(ordinal: int, b: object, data: dict, source) -> dict:
                       engine, when.isoformat(), integer(totals.get("successful", len(ok)), "successful", source))
 
 
-def _reported(metrics: dict, totals: dict, source) -> dict:
+def _reported(metrics: dict[str, Any], totals: dict[str, Any], source: str | Path) -> dict[str, Any]:
     """A summary-only benchmark's figures in :func:`pdx.domain.serving.metrics.serving_stats`' shape."""
     completed = integer(totals.get("successful") or 0, "request_totals.successful", source)
     failed = integer(totals.get("errored") or 0, "request_totals.errored", source)
-    figures: dict = {"requests": completed + failed, "completed": completed, "failed": failed}
+    figures: dict[str, Any] = {"requests": completed + failed, "completed": completed, "failed": failed}
     for key, (name, scale) in _MAPPED.items():
         figures[name] = _summary(_get(metrics, key, "successful"), key, source, scale)
     for key, name in (("requests_per_second", "request_throughput"), ("output_tokens_per_second", "output_throughput")):
@@ -201,7 +203,7 @@ def _reported(metrics: dict, totals: dict, source) -> dict:
     return figures
 
 
-def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict]:
+def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict[str, Any]]:
     if not looks_like(document):
         raise fail(path, "not a GuideLLM benchmark report (a JSON object with its benchmarks)")
     benchmarks = document["benchmarks"]

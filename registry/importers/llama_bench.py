@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from pdx.domain.engine_version import llama_cpp_version
 from pdx.registry import bundle
@@ -28,7 +29,7 @@ ORIGIN = "llama-bench"
 _PER_TEST = {"n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
              "samples_ns", "samples_ts"}
 _REQUIRED = ("model_filename", "n_prompt", "n_gen", "n_threads", "avg_ns", "test_time")
-_FLASH = {-1: "auto", 0: "off", 1: "on", False: "off", True: "on"}
+_FLASH: dict[object, str] = {-1: "auto", 0: "off", 1: "on", False: "off", True: "on"}
 
 
 def looks_like(head: str) -> str | None:
@@ -42,7 +43,7 @@ def looks_like_sql(text: str, document: object = None) -> bool:
     return text.lstrip().startswith("CREATE TABLE IF NOT EXISTS llama_bench")
 
 
-def parse_jsonl(text: str, source) -> list[dict]:
+def parse_jsonl(text: str, source: str | Path) -> list[dict[str, Any]]:
     rows = []
     for line_no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -65,7 +66,7 @@ _ALLOWED = {sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_R
             sqlite3.SQLITE_TRANSACTION}
 
 
-def _deny_all_but_inserts(action, table, *args):
+def _deny_all_but_inserts(action: int, table: str | None, *args: str | None) -> int:
     # The SQL is data: only table creation, inserts and reads of it may run
     # (no ATTACH that would write files, no pragmas, no triggers); creating a
     # table updates sqlite_master, which is allowed for that alone.
@@ -74,7 +75,7 @@ def _deny_all_but_inserts(action, table, *args):
     return sqlite3.SQLITE_DENY
 
 
-def parse_sql(text: str, source) -> list[dict]:
+def parse_sql(text: str, source: str | Path) -> list[dict[str, Any]]:
     if not text.rstrip().endswith(";"):
         raise fail(source, "the SQL ends mid-statement (truncated?)")
     conn = sqlite3.connect(":memory:")
@@ -89,7 +90,8 @@ def parse_sql(text: str, source) -> list[dict]:
         conn.close()
 
 
-def _check(rows: list, source) -> None:
+def _check(rows: object, source: str | Path) -> list[dict[str, Any]]:
+    """``rows`` if they are llama-bench's results; a one-line error if not."""
     if not isinstance(rows, list) or not rows:
         raise fail(source, "no llama-bench results in it")
     for i, row in enumerate(rows):
@@ -98,9 +100,10 @@ def _check(rows: list, source) -> None:
         missing = [k for k in _REQUIRED if k not in row]
         if missing:
             raise fail(source, f"result {i} lacks {', '.join(missing)}: not llama-bench output")
+    return rows
 
 
-def _normalized(i: int, row: dict, source) -> dict:
+def _normalized(i: int, row: dict[str, Any], source: str | Path) -> dict[str, Any]:
     """The row with every field pdx reads converted (and checked); other fields are kept as they are."""
     what = f"result {i}:"
     out = dict(row)
@@ -129,13 +132,13 @@ def _normalized(i: int, row: dict, source) -> dict:
     return out
 
 
-def _list(value: object, what: str, source) -> list:
+def _list(value: object, what: str, source: str | Path) -> list[Any]:
     if not isinstance(value, list):
         raise fail(source, f"{what} is not a list")
     return value
 
 
-def _test(ordinal: int, row: dict, source) -> dict:
+def _test(ordinal: int, row: dict[str, Any], source: str | Path) -> dict[str, Any]:
     try:
         spec = TestSpec(row["n_prompt"], row["n_gen"], row.get("n_depth") or 0)
     except Exception as exc:
@@ -158,7 +161,7 @@ def _flash(value: object) -> object:
     return _FLASH.get(value, value) if isinstance(value, (str, int, float, bool, type(None))) else value
 
 
-def _settings(config: dict) -> dict:
+def _settings(config: dict[str, Any]) -> dict[str, Any]:
     return {
         "threads": config.get("n_threads"), "n_batch": config.get("n_batch"), "n_ubatch": config.get("n_ubatch"),
         "flash_attn": _flash(config.get("flash_attn")),
@@ -167,12 +170,11 @@ def _settings(config: dict) -> dict:
     }
 
 
-def to_runs(rows: list, path: Path, text_: str, fmt: str, hardware: str | None = None,
-            provenance: dict | None = None) -> list[dict]:
+def to_runs(rows: object, path: Path, text_: str, fmt: str, hardware: str | None = None,
+            provenance: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One run per group of rows sharing every setting; ``hardware`` names the device (``--hardware``)."""
-    _check(rows, path)
-    rows = [_normalized(i, row, path) for i, row in enumerate(rows)]
-    groups: dict[str, list[dict]] = {}
+    rows = [_normalized(i, row, path) for i, row in enumerate(_check(rows, path))]
+    groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         key = json.dumps({k: v for k, v in row.items() if k not in _PER_TEST}, sort_keys=True)
         groups.setdefault(key, []).append(row)
@@ -199,8 +201,10 @@ def to_runs(rows: list, path: Path, text_: str, fmt: str, hardware: str | None =
     return runs
 
 
-def read(path: Path, text_: str, fmt: str, document: object = None, hardware: str | None = None) -> list[dict]:
+def read(path: Path, text_: str, fmt: str, document: object = None,
+         hardware: str | None = None) -> list[dict[str, Any]]:
     """Runs from llama-bench output; ``document`` is the parsed JSON of ``-o json``."""
+    rows: object
     if fmt == "sql":
         rows = parse_sql(text_, path)
     elif fmt == "jsonl":

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pdx.domain.hardware import named
 from pdx.registry.bundle import fail
@@ -33,9 +34,9 @@ _RATE = re.compile(r"^(?P<mean>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?:\s*(?:±|\+/-|\
 _SIZE = re.compile(r"^(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|B)$")
 _PARAMS = re.compile(r"^(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>[KMBT])?$")
 _BUILD = re.compile(r"^build:\s*(?P<commit>[0-9a-fA-F]{4,64})\s*\((?P<number>\d+)\)\s*$")
-_BYTES = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30,
-          "TiB": 2**40}
-_COUNT = {None: 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+_BYTES: dict[str | None, float] = {
+    "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+_COUNT: dict[str | None, float] = {None: 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 # Column -> llama-bench's JSON field, for columns whose values are settings.
 _FIELDS = {"threads": "n_threads", "ngl": "n_gpu_layers", "n_batch": "n_batch", "n_ubatch": "n_ubatch",
            "type_k": "type_k", "type_v": "type_v", "fa": "flash_attn", "mmap": "use_mmap", "backend": "backends",
@@ -97,14 +98,15 @@ def _is_header(cells: list[str]) -> bool:
     return _header(cells) is not None
 
 
-def _quantity(text: str, pattern: re.Pattern, scale: dict, what: str, where: str, source) -> int:
+def _quantity(text: str, pattern: re.Pattern[str], scale: dict[str | None, float], what: str, where: str,
+              source: str | Path) -> int:
     match = pattern.match(text)
     if not match:
         raise fail(source, f"{where}: {what} {text!r} is not a llama-bench {what}")
     return round(float(match["value"]) * scale[match["unit"]])
 
 
-def _setting(field: str, value: str, where: str, source):
+def _setting(field: str, value: str, where: str, source: str | Path) -> int | str:
     if field in _FLAGS:
         return int(value) if value in ("0", "1", "-1") else value
     if field not in _INTEGERS:
@@ -215,7 +217,7 @@ def parse(text: str, source, when: str) -> list[list[dict]]:
     return tables
 
 
-def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
+def read(path: Path, text: str, hardware: str | None = None) -> list[dict[str, Any]]:
     when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).replace(microsecond=0).isoformat()
     rows = [row for table in parse(text, path, when) for row in table]
     provenance = {"created_at": "the file's modification time (a table has no times)",
@@ -227,7 +229,7 @@ def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
     return llama_bench.to_runs(_with_named_chip(rows, text, provenance), path, text, "md", hardware, provenance)
 
 
-def _with_named_chip(rows: list[dict], text: str, provenance: dict) -> list[dict]:
+def _with_named_chip(rows: list[dict[str, Any]], text: str, provenance: dict[str, Any]) -> list[dict[str, Any]]:
     """A table names no device: the one chip the post's words name (narrowed by the backend column) is
     taken for it, as llama-bench's own gpu_info or cpu_info would have named it; several, and none is
     taken (the ceilings ask for --hardware); a name pdx does not know as written ("RTX 4060 Ti SUPER")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (described_hardware, described_model, file_facts, imported_run, integer,
@@ -38,7 +39,7 @@ def looks_like(text: str) -> bool:
     return "print_timing:" in head and "eval time =" in head
 
 
-def _figure(text: str, what: str, source, whole: bool = False) -> float | int:
+def _figure(text: str, what: str, source: str | Path, whole: bool = False) -> float | int:
     """A figure of a log line: a finite number at least 0 (whole for a count), else a one-line refusal."""
     try:
         value = float(text)
@@ -47,13 +48,13 @@ def _figure(text: str, what: str, source, whole: bool = False) -> float | int:
     return integer(value, what, source) if whole else number(value, what, source)
 
 
-def _tasks(text: str, source) -> tuple[list[dict], dict]:
+def _tasks(text: str, source: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Each request's figures, in the order they finished; and what the log says of the server. A task id
     seen again once its request had both times is a new request (a restarted server counts from 0 again):
     both are kept."""
-    tasks: list[dict] = []
-    open_: dict[str, dict] = {}  # task id -> its request still being read
-    server: dict = {}
+    tasks: list[dict[str, Any]] = []
+    open_: dict[str, dict[str, Any]] = {}  # task id -> its request still being read
+    server: dict[str, Any] = {}
     for line_no, line in enumerate(text.splitlines(), 1):
         if match := _TIMING.search(line):
             task, said = match[1], match[2].strip()
@@ -90,14 +91,14 @@ def _tasks(text: str, source) -> tuple[list[dict], dict]:
     return tasks, server
 
 
-def _named(path: str, line_no: int, source) -> str:
+def _named(path: str, line_no: int, source: str | Path) -> str:
     """A model's path as the log names it; one holding a control character (a NUL would cut it short) is refused."""
     if not path.isprintable():
         raise fail(source, f"line {line_no}: the model's name {ascii(path)[:60]} holds a control character")
     return path
 
 
-def _speculation(server: dict, speculated: bool) -> dict | None:
+def _speculation(server: dict[str, Any], speculated: bool) -> dict[str, Any] | None:
     if not speculated:
         return None
     found = {"method": server.get("method"), "source": "llama-server's log"}
@@ -110,13 +111,13 @@ def _speculation(server: dict, speculated: bool) -> dict | None:
     return found
 
 
-def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
+def read(path: Path, text: str, hardware: str | None = None) -> list[dict[str, Any]]:
     tasks, server = _tasks(text, path)
     done = [t for t in tasks if "prompt" in t and "eval" in t]
     if not done:
         raise fail(path, "no request with both a 'prompt eval time' and an 'eval time' line (truncated?)")
-    pp: dict[int, list] = {}
-    tg: dict[int, list] = {}
+    pp: dict[int, list[Any]] = {}
+    tg: dict[int, list[Any]] = {}
     for task in done:
         (prompt_ms, n_prompt), (eval_ms, n_gen) = task["prompt"], task["eval"]
         if n_prompt and prompt_ms:
@@ -128,7 +129,7 @@ def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
                 engine["speculation"] = {"drafted": drafted, "accepted": accepted, "tokens": n_gen}
             tg.setdefault(n_gen, []).append(sample(eval_ms * 1e6, 0, n_gen, engine=engine))
     when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).replace(microsecond=0).isoformat()
-    tests = []
+    tests: list[dict[str, Any]] = []
     for kind, groups in (("pp", pp), ("tg", tg)):
         for n, samples in sorted(groups.items()):
             spec = TestSpec(n, 0) if kind == "pp" else TestSpec(0, n)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run
@@ -46,7 +47,7 @@ def _command(text: str) -> dict[str, str]:
     return found
 
 
-def _figures(text: str, line_no: int, source) -> dict[str, float]:
+def _figures(text: str, line_no: int, source: str | Path) -> dict[str, float]:
     figures = {}
     for part in text.split(","):
         match = _PAIR.match(part.strip())

@@ -7,6 +7,9 @@ around them. Every value reaching these has been through the converters of
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from pdx.contract.errors import PdxError
 from pdx.registry.bundle import fail
 from pdx.contract import build, record
@@ -15,9 +18,9 @@ from pdx.domain.serving.metrics import DEFAULT_PERCENTILES
 from pdx.domain.serving.spec import ServeSpec
 
 
-def load_spec(source, n_prompt: int, n_gen: int, n_requests: int, concurrency: int | None = None,
+def load_spec(source: str | Path, n_prompt: int, n_gen: int, n_requests: int, concurrency: int | None = None,
               rate: float | None = None, burstiness: float = 1.0, max_concurrency: int | None = None,
-              percentiles: tuple[float, ...] = DEFAULT_PERCENTILES) -> dict:
+              percentiles: tuple[float, ...] = DEFAULT_PERCENTILES) -> dict[str, Any]:
     """A closed loop at ``concurrency`` or an open loop at ``rate`` (inf: all at once), as pdx's own."""
     try:
         spec = ServeSpec("load", max(n_prompt, 1), max(n_gen, 1), concurrency=concurrency, rate=rate,
@@ -29,9 +32,9 @@ def load_spec(source, n_prompt: int, n_gen: int, n_requests: int, concurrency: i
 
 
 def request_record(idx: int, n_prompt: int, max_tokens: int, send_ns: int, *, n_gen: int = 0,
-                   first_ns: int | None = None, end_ns: int | None = None, events: list | None = None,
-                   error: str | None = None, usage: dict | None = None, scheduled_ns: int | None = None,
-                   finish_reason: str | None = None) -> dict:
+                   first_ns: int | None = None, end_ns: int | None = None, events: list[Any] | None = None,
+                   error: str | None = None, usage: dict[str, Any] | None = None, scheduled_ns: int | None = None,
+                   finish_reason: str | None = None) -> dict[str, Any]:
     """One request as pdx's serving client records it (times in ns from the test's first send)."""
     record = {"sample_idx": 0, "idx": idx, "role": "load", "n_prompt": n_prompt, "max_tokens": max_tokens,
               "n_gen": n_gen, "send_ns": send_ns, "first_ns": first_ns, "end_ns": end_ns,
@@ -64,6 +67,6 @@ def serve_test(ordinal: int, spec: dict, requests: list[dict], duration_s: float
 class Shape:
     """The fields :func:`make_test` reads, from a serving spec's dict."""
 
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: dict[str, Any]) -> None:
         self.name, self.kind, self.depth, self.batch = spec["name"], "serve", 0, spec["batch"]
         self.n_prompt, self.n_gen = spec["n_prompt"], spec["n_gen"]

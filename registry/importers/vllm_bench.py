@@ -23,6 +23,7 @@ import re
 import statistics
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from pdx.contract.errors import PdxError
 from pdx.registry.bundle import fail
@@ -39,21 +40,21 @@ _PERCENTILE_KEY = re.compile(r"^p(\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
 _THROUGHPUTS = ("request_throughput", "output_throughput", "total_token_throughput")
 
 
-def looks_like(document: object) -> bool:
+def looks_like(document: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(document, dict) and "total_output_tokens" in document and "duration" in document
 
 
-def _percentiles(document: dict) -> tuple[float, ...]:
+def _percentiles(document: dict[str, Any]) -> tuple[float, ...]:
     """The percentiles the file reports (vLLM's --metric-percentiles), with the median's."""
     found = {float(m[1]) for key in document if (m := _PERCENTILE_KEY.match(key)) and 0 < float(m[1]) <= 100}
     return tuple(sorted(found | {50.0}))
 
 
-def _reported_figures(document: dict, source) -> dict:
+def _reported_figures(document: dict[str, Any], source: str | Path) -> dict[str, Any]:
     """The file's own summary, in the shape of :func:`pdx.domain.serving.metrics.serving_stats`."""
     completed = integer(document["completed"], "completed", source)
     failed = integer(document.get("failed") or 0, "failed", source)
-    figures: dict = {"requests": completed + failed, "completed": completed, "failed": failed}
+    figures: dict[str, Any] = {"requests": completed + failed, "completed": completed, "failed": failed}
     for metric in _METRICS:
         dist = {}
         for key, value in document.items():
@@ -73,7 +74,7 @@ def _reported_figures(document: dict, source) -> dict:
     return figures
 
 
-def _requests(document: dict, source) -> list[dict]:
+def _requests(document: dict[str, Any], source: str | Path) -> list[dict[str, Any]]:
     """One record per request of a --save-detailed file, as pdx's serving client keeps them."""
     lists = {k: document[k] for k in _DETAILED}
     for key in ("latencies", "start_times", "errors"):
@@ -117,7 +118,7 @@ def _requests(document: dict, source) -> list[dict]:
     return records
 
 
-def _spec(document: dict, n_prompt: int, n_gen: int, n_requests: int, source) -> dict:
+def _spec(document: dict[str, Any], n_prompt: int, n_gen: int, n_requests: int, source: str | Path) -> dict[str, Any]:
     raw_rate = document.get("request_rate", "inf")
     rate = float("inf") if raw_rate in ("inf", None) else number(raw_rate, "request_rate", source, positive=True)
     cap = integer(document["max_concurrency"], "max_concurrency", source, 1) \
@@ -129,7 +130,7 @@ def _spec(document: dict, n_prompt: int, n_gen: int, n_requests: int, source) ->
                      percentiles=_percentiles(document))
 
 
-def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict]:
+def read(path: Path, document: object, text_: str, hardware: str | None = None) -> list[dict[str, Any]]:
     if not isinstance(document, dict):
         raise fail(path, "not a vllm bench serve result (a JSON object)")
     missing = [k for k in _REQUIRED if k not in document]
@@ -139,8 +140,8 @@ def read(path: Path, document: object, text_: str, hardware: str | None = None) 
                        | {"time_zone": "vLLM writes local time; read as UTC"})]
 
 
-def run_record(path: Path, document: dict, hardware: str | None, provenance: dict, when: str | None = None,
-               lengths: tuple[int, int] | None = None) -> dict:
+def run_record(path: Path, document: dict[str, Any], hardware: str | None, provenance: dict[str, Any],
+               when: str | None = None, lengths: tuple[int, int] | None = None) -> dict[str, Any]:
     """The run of one result given as the keys of vLLM's result JSON, whichever form it came in: its
     time is ``when`` where given, else the JSON's ``date``; ``lengths`` are the prompt and output lengths
     vLLM was asked for where known, else a test's are its requests' usual ones, or the totals' means."""

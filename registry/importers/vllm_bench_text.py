@@ -26,6 +26,7 @@ import re
 import shlex
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import file_facts, integer, number
@@ -122,7 +123,7 @@ def _strip(line: str, prefix: str) -> str:
     return (line[len(prefix):] if prefix and line.startswith(prefix) else line).strip()
 
 
-def _value(token: str | None, kind: str, what: str, source):
+def _value(token: str | None, kind: str, what: str, source: str | Path) -> int | float:
     """The number a known label's value is (checked as every imported figure is)."""
     if token is None:
         raise fail(source, f"{what} has no value (truncated?)")
@@ -141,9 +142,9 @@ def _percentile(word: str) -> str:
     return str(int(p)) if p == int(p) else str(p)
 
 
-def _block(lines: list[str], start: int, prefix: str, source) -> tuple[dict, int]:
+def _block(lines: list[str], start: int, prefix: str, source: str | Path) -> tuple[dict[str, Any], int]:
     """The keys of the block whose header is ``lines[start]``, and the index of its closing line."""
-    document: dict = {}
+    document: dict[str, Any] = {}
     for i in range(start + 1, len(lines)):
         line = _strip(lines[i], prefix)
         if _CLOSING.match(line):
@@ -174,7 +175,7 @@ def _block(lines: list[str], start: int, prefix: str, source) -> tuple[dict, int
     raise fail(source, f"the result block at line {start + 1} has no closing '=====' line (truncated?)")
 
 
-def _command(lines: list[str]) -> dict:
+def _command(lines: list[str]) -> dict[str, Any]:
     """What the last command line before a block asks for (options whose values are shell variables aside),
     and which script it runs (``_tool``)."""
     for end in range(len(lines) - 1, -1, -1):
@@ -202,11 +203,11 @@ def _command(lines: list[str]) -> dict:
     return {}
 
 
-def _namespace(lines: list[str]) -> dict:
+def _namespace(lines: list[str]) -> dict[str, Any]:
     """The arguments of the last ``Namespace(...)`` line vLLM printed before a block."""
     for line in reversed(lines):
         if "Namespace(" in line:
-            values = {}
+            values: dict[str, Any] = {}
             for name, raw in _NAMESPACE_VALUE.findall(line[line.index("Namespace("):]):
                 value = raw[1:-1] if raw[:1] in "'\"" else raw
                 if value != "None":
@@ -215,7 +216,7 @@ def _namespace(lines: list[str]) -> dict:
     return {}
 
 
-def _log_lines(lines: list[str], prefix: str) -> dict:
+def _log_lines(lines: list[str], prefix: str) -> dict[str, Any]:
     """vLLM's ``Traffic request rate: inf`` lines before a block (the last of each)."""
     found = {}
     for line in lines:
@@ -225,13 +226,15 @@ def _log_lines(lines: list[str], prefix: str) -> dict:
     return found
 
 
-def _settings(context: list[str], first_line: int, prefix: str, source) -> tuple[dict, dict]:
+def _settings(context: list[str], first_line: int, prefix: str,
+              source: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
     """The run's settings from the text before its block, as JSON keys, and where each was read. vLLM's
     own lines must hold numbers where they should; a command line's odd values (``--max-concurrency <N>``)
     are passed over."""
     command = _command(context)
     tool = command.pop("_tool", None)
-    document, where = {}, {}
+    document: dict[str, Any] = {}  # vLLM's result JSON's keys
+    where: dict[str, str] = {}
     for origin, values, strict in (("command line", command, False), ("Namespace line", _namespace(context), False),
                                    ("log lines", _log_lines(context, prefix), True)):
         for name, raw in values.items():
@@ -257,15 +260,15 @@ def _settings(context: list[str], first_line: int, prefix: str, source) -> tuple
     return document, where
 
 
-def _asked_lengths(document: dict) -> tuple[int, int] | None:
+def _asked_lengths(document: dict[str, Any]) -> tuple[int, int] | None:
     """The prompt and output lengths of vLLM's random dataset, where the text says both and that dataset."""
     if document.get("dataset_name") != "random":
         return None
-    lengths = document.get("random_input_len"), document.get("random_output_len")
-    return lengths if all(isinstance(n, int) and n > 0 for n in lengths) else None
+    n_in, n_out = document.get("random_input_len"), document.get("random_output_len")
+    return (n_in, n_out) if isinstance(n_in, int) and n_in > 0 and isinstance(n_out, int) and n_out > 0 else None
 
 
-def read(path: Path, text_: str, hardware: str | None = None) -> list[dict]:
+def read(path: Path, text_: str, hardware: str | None = None) -> list[dict[str, Any]]:
     lines = text_.splitlines()
     when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).replace(microsecond=0).isoformat()
     blocks, after = [], 0
@@ -281,7 +284,7 @@ def read(path: Path, text_: str, hardware: str | None = None) -> list[dict]:
         after = closing + 1
     if not blocks:
         raise fail(path, "no '==== Serving Benchmark Result ====' block: not vllm bench serve's printed result")
-    runs = []
+    runs: list[dict[str, Any]] = []
     for n, (first, last, document, where) in enumerate(blocks, 1):
         lengths = _asked_lengths(document)
         provenance = file_facts(path, text_, FORMAT) | {
