@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from pdx.domain import ceilings
 from pdx.domain.ceilings import placement
+from pdx.domain.ceilings.basis import model_of, run_basis
 from pdx.domain.hardware import catalog
 from pdx.domain.models import expert_summary
 from pdx.domain.models import words as words_
@@ -111,18 +112,18 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         devices = given.devices or sum(1 for g in record["hardware"].get("gpus") or ()
                                        if chip and g.get("catalog") == chip.id)
         figures, several = placement.across_devices(figures, devices, settings.get("split_mode"))
-        model_figures = ceilings.model_figures(model, (settings.get("type_k") or "f16", settings.get("type_v") or "f16"))
+        model_figures = model_of(model, settings)
         place = placement.from_settings(settings, model.get("n_layers"))
         unified = chip is not None and chip.kind == "soc"
         placed, left_out = placement.placed(figures, model_figures, place, host_bandwidth, unified)
-        basis = ceilings.basis_of(placed, dtype, chip, model_figures, place, left_out) | {
-            "imported": True, "device_from": "--hardware" if hardware else "the imported file",
-            "devices": max(devices, 1), **({"devices_note": several} if several else {})}
-        basis |= ceilings.predictions(model_figures, placed)
+        about = {"imported": True, "device_from": "--hardware" if hardware else "the imported file",
+                 "devices": max(devices, 1), **({"devices_note": several} if several else {})}
+        run = run_basis(model_figures, settings, [placed], ceilings.basis_record(placed, dtype, **(
+            {"chip": chip.figures()} if chip else {})), place, left_out, about)
+        basis = run.record
         for test in tests:
             if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":
-                test["ceilings"] = ceilings.test_ceilings(test, derive_stats(test), model_figures, placed,
-                                                          settings.get("n_ubatch"))
+                test["ceilings"] = run.judge(test, derive_stats(test))
     return record | {"model": model, "ceiling_basis": basis, "tests": tests}
 
 
