@@ -2,8 +2,9 @@
 
 Every page is made so: pdx's own (the leaderboard, machine, model, run, comparison, history, chip and
 "what to buy" pages) register through the same hook (:mod:`pdx.reports.site.builtin_pages`), and run
-before any plugin's in each stage of a build (:data:`pdx.contract.page.STAGES`). A plugin's page is a :class:`SitePage`: a name, a title for
-the site's navigation, and ``build(site)``, called once per build with a :class:`PluginSite`. It
+before any plugin's in each stage of a build (:data:`pdx.contract.page.STAGES`). A plugin's page is a
+:class:`SitePage`: a name, a title for the site's navigation, and ``build(site)``, called once per
+build with a :class:`PluginSite`. It
 writes ``NAME.html`` at the site's root (linked from every page's navigation) and any files under
 ``NAME/``, through templates of its ``pdx_report_templates`` folder that extend pdx's ``base.html``;
 it cannot write over another page. A page maker that raises costs its pages, with a warning naming
