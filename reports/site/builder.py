@@ -123,9 +123,11 @@ class PageRenderer:
 
 
 class SiteBuilder:
-    """Every page of a site but the runs' own from ``site_runs`` (:class:`SiteRuns`, finished): its
-    lists from every run's listing, its figures from the runs it kept whole. ``run_pages``: the runs
-    whose own pages this builder renders (a results folder's are rendered as it is read)."""
+    """A site's build from ``site_runs`` (:class:`SiteRuns`, finished): what every page maker reads
+    (the runs' groups, the leaderboard, the chart renderer) and writes through (:meth:`page`,
+    :meth:`later`); each page's lists from every run's listing, its figures from the runs it kept whole.
+    ``run_pages``: the runs whose own pages this builder renders (a results folder's are rendered as it
+    is read). The pages are the registered page makers' (:mod:`pdx.reports.site.core_pages` and the rest)."""
 
     def __init__(self, site_runs: SiteRuns, writer: SiteWriter, title: str, templates=None,
                  run_pages: list[dict] = ()) -> None:
@@ -172,6 +174,7 @@ class SiteBuilder:
         return run
 
     def write_run_pages(self) -> None:
+        """Every run's own page (a results folder's builder moves the pages it staged into place)."""
         for run in self.run_pages:
             self.write_files(self.page_renderer.run_page(run))
 
