@@ -2,7 +2,7 @@
 (contract < base < domain < registry < measure < reports < api < cli), counting lazy imports inside
 functions too (not those under ``if TYPE_CHECKING``: annotations only). No import points up. Each
 layer is a folder, so a module's layer is its folder's. No two packages import each other, taken
-whole or layer by layer."""
+whole or layer by layer, counting the imports under ``if TYPE_CHECKING`` too."""
 
 from __future__ import annotations
 
@@ -63,13 +63,15 @@ def package_of(module: str, by_layer: bool = False) -> str:
     return f"{package} ({layer_of(module)})" if by_layer else package
 
 
+@pytest.mark.parametrize("type_only", [False, True],
+                         ids=["imports", "imports for types too"])
 @pytest.mark.parametrize("by_layer", [False, True], ids=["packages", "packages layer by layer"])
-def test_no_import_cycle_between_packages(by_layer):
+def test_no_import_cycle_between_packages(by_layer, type_only):
     graph: dict[str, set[str]] = {}
     for module in MODULES:
         mine = package_of(module, by_layer)
         graph.setdefault(mine, set()).update(
-            package_of(t, by_layer) for t in imports_of(module)
+            package_of(t, by_layer) for t in imports_of(module, type_only=type_only)
             if package_of(t, by_layer) != mine and not t.startswith(module + "."))
     found = cycles(graph)
     assert not found, f"packages that import each other: {found}"

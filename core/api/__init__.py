@@ -21,9 +21,9 @@ from pdx.measure import environment, model_arg
 from pdx.base import plugin_manager
 from pdx.domain.adaptive import StopRule
 from pdx.contract.backend import BackendConfig, EngineInfo
-from pdx.domain.ceilings import placement
+from pdx.domain.ceilings.basis import RunBasis
 from pdx.measure import ceiling_sources as sources
-from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures
+from pdx.domain.ceilings.roofline import ModelFigures
 from pdx.measure.conditions import gpu_memory
 from pdx.measure.energy import session as energy_session
 from pdx.domain.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH, why_none
@@ -152,16 +152,10 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
         # What is stored carries no secret; the backend keeps what it was given.
         recorded = replace(engine, settings=scrub(engine.settings), details=scrub(engine.details))
         provenance = config.verify(model, engine) if config.verify else {}
-        figures, basis = _hardware_figures(config, model, machine, threads, engine)
-        model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
-                                                                 engine.settings.get("type_v", "f16")))
-        basis |= ceilings.predictions(model_figures, figures[0] if figures else None)
-        if figures:  # where the weights live is a GPU machine's question; a CPU build ignores -ngl
-            place = placement.from_settings(engine.settings, model.n_layers) if machine.get("gpus") else None
-            basis |= ceilings.facts(figures[0], model_figures, place)
-        draft = (engine.settings.get("speculation") or {}).get("draft_model") or {}
-        judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures, draft.get("file_bytes"))
-        resident = _residency_check(model_figures, workload, progress)
+        basis = sources.measured_basis(machine, model.to_dict(), threads, engine.settings, engine.details,
+                                       config.hardware, config.reprobe, remote=bool(config.options.get("url")))
+        judge = _ceiling_judge(basis)
+        resident = _residency_check(basis.model, workload, progress)
         rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
         run_id = registry.start_run(
             RunStart(
@@ -179,7 +173,7 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
                 pdx_version=pdx.__version__,
                 tags=config.tags,
                 parent_id=config.parent_id,
-                ceiling_basis=basis,
+                ceiling_basis=basis.record,
                 provenance=provenance,
             )
         )
@@ -248,26 +242,13 @@ def _scrubbed(outcome: TestOutcome) -> TestOutcome:
     return outcome
 
 
-def _hardware_figures(config: BenchConfig, model: ModelInfo, machine: dict, threads: int, engine: EngineInfo):
-    """The figures the run's ceilings are judged by, and their record (none for a model known only by
-    name, or a server elsewhere: this machine's figures would judge nothing)."""
-    if not model.n_params or (config.options.get("url") and not config.hardware):
-        reason = "the model's dimensions are unknown" if not model.n_params else \
-            "the server runs elsewhere; give --hardware NAME to judge it by a catalog chip"
-        return [], {"version": ceilings.CEILINGS_VERSION, "source": "none", "reason": reason}
-    return sources.resolve_sources(machine, model.to_dict(), threads, config.hardware, config.reprobe,
-                                   engine.details.get("device"), engine.details.get("probe_device"))
-
-
-def _ceiling_judge(model: ModelFigures, ubatch: int | None, figures: list[HardwareFigures],
-                   draft_bytes: int | None = None):
-    """A function that sets an outcome's ceilings against every set of figures (none when no
-    hardware figures are known); ``draft_bytes``: a speculating engine's draft model's size."""
+def _ceiling_judge(basis: RunBasis) -> Callable[[TestOutcome], TestOutcome]:
+    """A function that sets an outcome's ceilings by the run's basis (none when no hardware figures are known)."""
 
     def judge(outcome: TestOutcome) -> TestOutcome:
-        if figures:
+        if basis.figures:
             test = outcome.to_record()
-            outcome.ceilings = ceilings.judged(test, derive_stats(test), model, figures, ubatch, draft_bytes)
+            outcome.ceilings = basis.judge(test, derive_stats(test))
         return outcome
 
     return judge

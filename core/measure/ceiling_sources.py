@@ -16,6 +16,8 @@ from dataclasses import replace
 from pdx.measure import conditions
 from pdx.measure import hardware as this_machine  # a run's machine is a dict named hardware below
 from pdx.domain.ceilings import CEILINGS_VERSION, PROBE, basis_record, chip_figures, compute_dtype, given_figures
+from pdx.domain.ceilings import placement
+from pdx.domain.ceilings.basis import RunBasis, model_of, run_basis
 from pdx.domain.ceilings.roofline import HardwareFigures
 from pdx.contract.errors import PdxError
 from pdx.domain.hardware import catalog
@@ -91,6 +93,27 @@ def probe_figures(result: dict, dtype: str = "fp32") -> HardwareFigures:
                f"matmul: {(result.get('method') or probe.METHOD)['matmul']}",
         caveat=caveat(result),
     )
+
+
+def measured_basis(hardware: dict, model: dict, threads: int, settings: dict, details: dict,
+                   name: str | None = None, reprobe: bool = False, remote: bool = False) -> RunBasis:
+    """The ceiling basis of a run measured here (:func:`pdx.domain.ceilings.basis.run_basis`): ``hardware``,
+    this machine (:func:`pdx.measure.hardware.detect`); ``model``, ``ModelInfo.to_dict()``; ``settings`` and
+    ``details``, the loaded engine's; ``name``, ``--hardware``; ``remote``, a server elsewhere. No figures
+    for a model known only by name, or a server elsewhere with no chip named: this machine's would judge
+    nothing."""
+    if not model.get("n_params") or (remote and not name):
+        reason = "the model's dimensions are unknown" if not model.get("n_params") else \
+            "the server runs elsewhere; give --hardware NAME to judge it by a catalog chip"
+        figures: list[HardwareFigures] = []
+        record: dict = {"version": CEILINGS_VERSION, "source": "none", "reason": reason}
+    else:
+        figures, record = resolve_sources(hardware, model, threads, name, reprobe, details.get("device"),
+                                          details.get("probe_device"))
+    # Where the weights live is a GPU machine's question; a CPU build ignores -ngl.
+    place = placement.from_settings(settings, model.get("n_layers")) if figures and hardware.get("gpus") else None
+    draft = (settings.get("speculation") or {}).get("draft_model") or {}
+    return run_basis(model_of(model, settings), settings, figures, record, place, draft_bytes=draft.get("file_bytes"))
 
 
 def resolve(hardware: dict, model: dict, threads: int, name: str | None = None, reprobe: bool = False,

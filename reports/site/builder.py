@@ -28,21 +28,15 @@ from pdx.registry.fields import TABLES
 from pdx.reports import comparison, groups, labels, templating
 from pdx.reports.site import pages
 from pdx.reports.charts import runcharts
-from pdx.reports.charts.chartset import charts_for
 from pdx.reports.charts.render import ChartRenderer
-from pdx.reports.hub import hubdata
-from pdx.reports.site.pages import RUNS_SHOWN
 from pdx.reports.rows import keeping_rows
 from pdx.reports.site import pageset
-from pdx.reports.site.leaderboard import board_note, leaderboard, leaderboard_chart, public
+from pdx.reports.site.leaderboard import board_note, leaderboard
 from pdx.reports.site.runs import SiteRuns
 from pdx.reports.site.writer import SiteWriter
 
 SCHEMA = "pdx-site/2"
 DATA_DOC = Path(__file__).with_name("site_data.md")
-RECENT_RUNS = 25
-SEARCH_COLUMNS = ["id", "created_at", "status", "hardware", "model", "backend", "threads", "tests", "tags",
-                  "prefill", "decode"]
 # Rendered charts by spec hash: publishing again re-renders only the charts whose data changed.
 CHART_CACHE = "assets/charts"
 
@@ -60,7 +54,8 @@ def data_doc() -> str:
     return text
 
 
-def _json(data: dict) -> str:
+def json_text(data: dict) -> str:
+    """A page's JSON (its data with the site's schema), as the site writes it."""
     # Compact: json's C encoder only runs without indent, and a site writes thousands of these.
     document = {"schema": SCHEMA, **data}
     try:
@@ -119,7 +114,7 @@ class PageRenderer:
         html = self.env.get_template(template).render(
             site=site, page={"title": title, "root": root, "json": json_path.name},
             links=pages.SiteLinks(root, compared), **context)
-        return [(path, html), (json_path.as_posix(), _json(data))]
+        return [(path, html), (json_path.as_posix(), json_text(data))]
 
     def run_page(self, run: dict) -> list:
         """The files of one run's page (the run with its samples and statistics)."""
@@ -128,9 +123,11 @@ class PageRenderer:
 
 
 class SiteBuilder:
-    """Every page of a site but the runs' own from ``site_runs`` (:class:`SiteRuns`, finished): its
-    lists from every run's listing, its figures from the runs it kept whole. ``run_pages``: the runs
-    whose own pages this builder renders (a results folder's are rendered as it is read)."""
+    """A site's build from ``site_runs`` (:class:`SiteRuns`, finished): what every page maker reads
+    (the runs' groups, the leaderboard, the chart renderer) and writes through (:meth:`page`,
+    :meth:`later`); each page's lists from every run's listing, its figures from the runs it kept whole.
+    ``run_pages``: the runs whose own pages this builder renders (a results folder's are rendered as it
+    is read). The pages are the registered page makers' (:mod:`pdx.reports.site.core_pages` and the rest)."""
 
     def __init__(self, site_runs: SiteRuns, writer: SiteWriter, title: str, templates=None,
                  run_pages: list[dict] = ()) -> None:
@@ -177,6 +174,7 @@ class SiteBuilder:
         return run
 
     def write_run_pages(self) -> None:
+        """Every run's own page (a results folder's builder moves the pages it staged into place)."""
         for run in self.run_pages:
             self.write_files(self.page_renderer.run_page(run))
 
@@ -189,18 +187,9 @@ class SiteBuilder:
         return board, board_note(configs, board)
 
     def build(self) -> None:
-        # Pages with charts first, so the charts render in worker processes while this
-        # process writes the run and comparison pages.
-        for group in self.by_hardware.values():
-            if not groups.hardware_recorded(group.latest):
-                continue  # runs that name no machine are no machine's: no page, counted on the index
-            self.group_page("hardware", groups.hardware_slug(group.latest), labels.hardware_label(group.latest),
-                            group, lambda r: f"{r['model']['name']} · {r['backend']}",
-                            {"hardware": group.latest["hardware"]})
-        for group in self.by_model.values():
-            self.group_page("models", groups.model_slug(group.latest), group.latest["model"]["name"], group,
-                            labels.system_threads_label, {"model": group.latest["model"]})
-        self.index()
+        """Every registered page (:mod:`pdx.reports.site.pageset`): first those with charts, whose
+        charts then render in worker processes while this process writes the rest."""
+        pageset.build_pages(self, "charts")
         for key in self.renderer.pending:
             cached = self.writer.read_previous(f"{CHART_CACHE}/{key}.svg")
             if cached:
@@ -210,116 +199,12 @@ class SiteBuilder:
         self.writer.write("assets/sort.js", self.env.get_template("sort.js").render())
         self.writer.write("assets/runs.js", self.env.get_template("runs.js").render())
         self.writer.write("DATA.md", data_doc())
-        pageset.build_pages(self)  # pdx's hub pages, then any plugin's (pdx_register_pages)
-        self.write_run_pages()
-        self.runs_index()
-        for key in self.compared:
-            self.compare_page(self.configs[key])
+        pageset.build_pages(self, "pages")
         self.renderer.wait()
         for key, svg in self.renderer.all_svgs().items():
             self.writer.write(f"{CHART_CACHE}/{key}.svg", str(svg))
         for args, context in self.deferred:
             self.page(*args, **context)
-
-    def runs_index(self) -> None:
-        """The list of every run: its newest :data:`RUNS_SHOWN` in the page, all of them in
-        ``runs/search.js`` for the page's filter and sort, and in ``runs/ids/<xx>.json`` by the
-        first two digits of their ids (a new run changes one of those files, whatever its date)."""
-        buckets: dict[str, list[dict]] = {}
-        for listed in self.listed:
-            buckets.setdefault(listed["id"][:2], []).append(listed)
-        for prefix, listed in sorted(buckets.items()):  # a bucket's summaries at a time: a site's are many
-            self.writer.write(f"runs/ids/{prefix}.json",
-                              _json({"prefix": prefix, "runs": [_run_summary(r) for r in listed]}))
-        self.writer.write("runs/search.js", search_script(self.listed))
-        pages_ = [{"prefix": p, "path": f"runs/ids/{p}.json", "runs": len(v)} for p, v in sorted(buckets.items())]
-        data = {"total": len(self.listed), "runs": [_run_summary(r) for r in self.listed[:RUNS_SHOWN]],
-                "pages": pages_}
-        self.page("runs/index.html", "runs.html", "All runs", data, runs=self.listed, newest=self.listed[:RUNS_SHOWN])
-
-    def group_page(self, folder: str, slug: str, title: str, group: groups.Group, namer, about: dict) -> None:
-        root = "../"
-        board, note = self.board(group.runs, root)
-        charts = charts_for(group.runs, self.renderer, namer, self.headline, per_test=False)
-        data = {**about, "leaderboard": public(board), "left_out": note, "runs": [r["id"] for r in group.every],
-                "charts": [c.to_dict() for c in charts]}
-        self.later(f"{folder}/{slug}.html", "group.html", title, data, kind=folder, about=about, board=board,
-                   board_note=note,
-                   charts=charts, runs=group.every, recent=group.every[:RECENT_RUNS])
-
-    def compare_page(self, config: groups.Group) -> None:
-        """The newest run that shares a test with an earlier one against the newest such earlier run
-        (:func:`comparison.comparable_pair`; the newest two, unless one of them measured nothing the
-        other did); no rendered charts (a site has one such page per configuration of two runs or
-        more), the change drawn in the table instead."""
-        paired = self.pairs[config.key]
-        ids = [r["id"] for r in config.every]  # newest first, as the pair was sought
-        passed = [r for r in config.every[:ids.index(paired[1]["id"])] if r["id"] != paired[0]["id"]]
-        new, base = self.full(paired[0]), self.full(paired[1])
-        lines = comparison.compare(base, new)
-        differences = comparison.differences(base, new)
-        data = {"baseline": base["id"], "new": new["id"], "tests": [line.to_dict() for line in lines],
-                "differences": differences, "runs": [_run_summary(r) for r in config.every]}
-        title = labels.system_label(new, with_model=True)
-        data["passed_over"] = [r["id"] for r in passed]
-        self.page(f"compare/{groups.config_slug(new)}.html", "compare.html", title, data, base=base, new=new,
-                  lines=lines, differences=differences, runs=config.every, charts=[], listed=RECENT_RUNS,
-                  passed_over=passed)
-
-    def index(self) -> None:
-        board, note = self.board(self.runs, "")
-        chart = leaderboard_chart(board, self.renderer)
-        hardware = [_entry(g, groups.hardware_slug, labels.hardware_label, "hardware")
-                    for g in self.by_hardware.values() if groups.hardware_recorded(g.latest)]
-        unrecorded = sum(len(g.every) for g in self.by_hardware.values() if not groups.hardware_recorded(g.latest))
-        models = [_entry(g, groups.model_slug, lambda r: r["model"]["name"], "models")
-                  for g in self.by_model.values()]
-        compared = [{"title": labels.system_label(g.latest, with_model=True), "page": f"compare/{groups.config_slug(g.latest)}.html",
-                     "runs": len(g.every), "latest": g.latest["created_at"]}
-                    for k, g in self.configs.items() if k in self.compared]
-        data = {"title": self.title, "pdx_version": self.info["version"], "data_time": self.info["data_time"],
-                "headline_tests": self.headline, "leaderboard": public(board), "left_out": note, "hardware": hardware,
-                "runs_without_hardware": unrecorded,
-                "models": models,
-                "comparisons": compared, "charts": [chart.to_dict()] if chart else []}
-        self.later("index.html", "index.html", self.title, data, board=board, board_note=note, board_chart=chart,
-                   hardware=hardware, unrecorded=unrecorded,
-                  models=models, comparisons=compared, recent=self.listed[:RECENT_RUNS], runs=self.listed)
-
-
-def _entry(group: groups.Group, slugger, namer, folder: str) -> dict:
-    run = group.latest
-    return {"name": namer(run), "page": f"{folder}/{slugger(run)}.html", "runs": len(group.every),
-            "models": len({groups.model_key(r) for r in group.every}),
-            "hardware": len({groups.hardware_key(r) for r in group.every}),
-            "backends": sorted({r["backend"] for r in group.every}), "latest": run["created_at"]}
-
-
-def search_script(runs: list[dict]) -> str:
-    """``runs/search.js``: every run as one compact row for the runs page's filter and sort, names
-    and pages of machines and models once each (a script, not JSON to fetch: a site opened from
-    ``file://`` may not fetch)."""
-    tables: dict[str, dict] = {"hardware": {}, "models": {}}
-    rows = []
-    for run in runs:
-        hardware = tables["hardware"].setdefault(groups.hardware_key(run), [
-            len(tables["hardware"]), labels.hardware_label(run),
-            f"hardware/{groups.hardware_slug(run)}.html" if groups.hardware_recorded(run) else None])
-        model = tables["models"].setdefault(groups.model_key(run), [
-            len(tables["models"]), run["model"]["name"], f"models/{groups.model_slug(run)}.html"])
-        prefill, decode = hubdata.headline_rates(run)
-        rows.append([run["id"], run["created_at"], run["status"], hardware[0], model[0], run["backend"],
-                     run.get("threads"), len(run["tests"]), run["tags"], prefill, decode])
-    data = {"schema": SCHEMA, "columns": SEARCH_COLUMNS, "rows": rows,
-            **{name: [entry[1:] for entry in table.values()] for name, table in tables.items()}}
-    return "window.PDX_RUNS = " + _json(data).rstrip("\n") + ";\n"
-
-
-def _run_summary(run: dict) -> dict:
-    return {"id": run["id"], "page": f"runs/{run['id']}.html", "created_at": run["created_at"],
-            "status": run["status"], "hardware": labels.hardware_label(run), "model": run["model"]["name"],
-            "backend": run["backend"], "threads": run.get("threads"), "tags": run["tags"],
-            "tests": list(run["tests"])}
 
 
 def publish(runs: list[dict], root: str | os.PathLike, title: str | None = None,

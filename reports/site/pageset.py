@@ -1,8 +1,10 @@
 """Pages a site builds, as plugins: page makers registered through ``pdx_register_pages``.
 
-pdx's own pages beyond the lists (the hub's chip pages and "what to buy") register through the same
-hook (:mod:`pdx.reports.site.builtin_pages`). A plugin's page is a :class:`SitePage`: a name, a title for
-the site's navigation, and ``build(site)``, called once per build with a :class:`PluginSite`. It
+Every page is made so: pdx's own (the leaderboard, machine, model, run, comparison, history, chip and
+"what to buy" pages) register through the same hook (:mod:`pdx.reports.site.builtin_pages`), and run
+before any plugin's in each stage of a build (:data:`pdx.contract.page.STAGES`). A plugin's page is a
+:class:`SitePage`: a name, a title for the site's navigation, and ``build(site)``, called once per
+build with a :class:`PluginSite`. It
 writes ``NAME.html`` at the site's root (linked from every page's navigation) and any files under
 ``NAME/``, through templates of its ``pdx_report_templates`` folder that extend pdx's ``base.html``;
 it cannot write over another page. A page maker that raises costs its pages, with a warning naming
@@ -11,15 +13,12 @@ the plugin; the site is built without them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-from pdx.contract.page import SitePage, check_page  # noqa: F401 (plugins import SitePage here)
+from pdx.contract.page import PageSite, SitePage, check_page  # noqa: F401 (plugins import SitePage here)
 from pdx.contract.errors import PdxError
 from pdx.base.plugin_manager import PAGES, extensions
 from pdx.reports.charts.chartset import warn_once
-
-if TYPE_CHECKING:
-    from pdx.reports.site.builder import SiteBuilder
 
 
 class PluginSite:
@@ -31,11 +30,11 @@ class PluginSite:
     template (``site``, ``page`` and ``data`` are in its context, with ``context``) to ``path`` and
     write ``data`` beside it as JSON."""
 
-    def __init__(self, builder: "SiteBuilder", name: str) -> None:
+    def __init__(self, builder: PageSite, name: str) -> None:
         self._builder, self.name = builder, name
         self.runs, self.listed = builder.runs, builder.listed
 
-    def page(self, path: str, template: str, title: str, data: dict, **context) -> None:
+    def page(self, path: str, template: str, title: str, data: dict, **context: Any) -> None:
         allowed = path == f"{self.name}.html" or (path.startswith(f"{self.name}/") and path.endswith(".html"))
         if not allowed or ".." in path.split("/") or "\\" in path:
             raise PdxError(f"page {self.name} may write {self.name}.html and {self.name}/*.html, not {path!r}")
@@ -64,21 +63,25 @@ def navigation() -> list[tuple[str, str]]:
     return out
 
 
-def build_pages(builder: "SiteBuilder") -> None:
-    """Every registered page of ``builder``'s site: pdx's own given the builder itself, a plugin's a
-    :class:`PluginSite`; a plugin's failure is a warning and costs only its pages."""
-    built: set[str] = set()
+def build_pages(builder: PageSite, stage: str) -> None:
+    """Every registered page of ``stage`` (:data:`pdx.contract.page.STAGES`) of ``builder``'s site: pdx's
+    own given the builder itself, a plugin's a :class:`PluginSite`; a plugin's failure is a warning and
+    costs only its pages."""
+    seen: set[str] = set()  # plugin pages' names, over every stage: the first of a name is built
     for plugin, own, page in page_makers():
+        taken = not own and (page.name in RESERVED or page.name in seen)
+        if not own:
+            seen.add(page.name)
+        if page.stage != stage:
+            continue
         if own:
             page.build(builder)
-            continue
-        if page.name in RESERVED or page.name in built:
+        elif taken:
             warn_once(f"pdx: warning: plugin {plugin}: a page named {page.name} is already on the site; "
                       "this one is left out")
-            continue
-        built.add(page.name)
-        try:
-            page.build(PluginSite(builder, page.name))
-        except Exception as exc:  # one plugin's broken page costs its pages, never the site
-            warn_once(f"pdx: warning: plugin {plugin}: page {page.name} failed ({type(exc).__name__}: {exc}); "
-                      "the site is built without it")
+        else:
+            try:
+                page.build(PluginSite(builder, page.name))
+            except Exception as exc:  # one plugin's broken page costs its pages, never the site
+                warn_once(f"pdx: warning: plugin {plugin}: page {page.name} failed ({type(exc).__name__}: "
+                          f"{exc}); the site is built without it")

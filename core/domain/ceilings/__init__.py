@@ -99,13 +99,6 @@ def basis_record(figures: HardwareFigures, dtype: str, **detail) -> dict:
     return {"version": CEILINGS_VERSION, **figures.to_dict(), "compute_dtype": dtype, **detail}
 
 
-def basis_of(figures: HardwareFigures, dtype: str, chip: Chip | None, model: ModelFigures,
-             place=None, left_out: str | None = None) -> dict:
-    """The record of the figures a run is judged by, with what every reader of a ceiling is told."""
-    return basis_record(figures, dtype, **({"chip": chip.figures()} if chip else {})) | facts(figures, model, place,
-                                                                                          left_out)
-
-
 def facts(figures: HardwareFigures, model: ModelFigures, place=None, left_out: str | None = None) -> dict:
     """Where the figures come from, the data type the compute bound is for, where the weights live, and
     what the bound leaves out (KV reads of a model whose dims are unknown, host memory of unknown speed)."""

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from pdx.domain import ceilings
 from pdx.domain.ceilings import placement
+from pdx.domain.ceilings.basis import model_of, run_basis
 from pdx.domain.ceilings.kernels import kernel_dtype
 from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures, phase
 from pdx.domain.hardware import catalog
@@ -120,7 +121,7 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         devices = given.devices or tp or sum(1 for g in record["hardware"].get("gpus") or ()
                                              if chip and g.get("catalog") == chip.id)
         figures, several = placement.across_devices(figures, devices, "tensor" if tp > 1 else settings.get("split_mode"))
-        model_figures = ceilings.model_figures(model, (settings.get("type_k") or "f16", settings.get("type_v") or "f16"))
+        model_figures = model_of(model, settings)
         notes = []
         if _flag(settings.get("no_kv_offload")) and model_figures.kv:
             model_figures = replace(model_figures, kv=None)
@@ -136,16 +137,16 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
             figures, note = placement.spilled(figures, model_figures, place, host_bandwidth, unified)
             notes += [note] if note else []
         placed, left_out = placement.placed(figures, model_figures, place, host_bandwidth, unified)
-        basis = ceilings.basis_of(placed, dtype, chip, model_figures, place, left_out) | {
-            "imported": True, "device_from": "--hardware" if hardware else "the imported file",
-            "devices": max(devices, 1), **({"devices_note": several} if several else {}),
-            **({"compute_dtype_note": dtype_note} if dtype_note else {})}
+        about = {"imported": True, "device_from": "--hardware" if hardware else "the imported file",
+                 "devices": max(devices, 1), **({"devices_note": several} if several else {}),
+                 **({"compute_dtype_note": dtype_note} if dtype_note else {})}
+        run = run_basis(model_figures, settings, [placed], ceilings.basis_record(placed, dtype, **(
+            {"chip": chip.figures()} if chip else {})), place, left_out, about)
+        basis = run.record
         basis["left_out"] = [*(basis.get("left_out") or []), *notes]
-        basis |= ceilings.predictions(model_figures, placed)
         for test in tests:
             if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":
-                test["ceilings"] = ceilings.test_ceilings(test, derive_stats(test), model_figures, placed,
-                                                          settings.get("n_ubatch"))
+                test["ceilings"] = run.judge(test, derive_stats(test))
             elif test["kind"] == "serve" and test["status"] == "ok":
                 test["ceilings"] = serve_ceiling(test, model_figures, placed)
     return record | {"model": model, "ceiling_basis": basis, "tests": tests}

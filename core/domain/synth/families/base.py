@@ -8,13 +8,44 @@ with their dims in the family's order, so parameter counts come from the same li
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping
-
-if TYPE_CHECKING:
-    from pdx.domain.synth.shapes import Shape
+from typing import Callable, Mapping, Protocol
 
 Dims = tuple[int, ...]
 Roles = tuple[tuple[str, Dims], ...]
+
+
+class Shape(Protocol):
+    """What a family reads of a model's shape: :class:`pdx.domain.synth.shapes.Shape` is one. Declared
+    here, so that the families (which a shape asks how to write it) do not import the shapes back."""
+
+    @property
+    def n_embd(self) -> int: ...
+    @property
+    def n_layers(self) -> int: ...
+    @property
+    def n_heads(self) -> int: ...
+    @property
+    def n_kv_heads(self) -> int: ...
+    @property
+    def n_ff(self) -> int: ...
+    @property
+    def n_ctx(self) -> int: ...
+    @property
+    def head_dim(self) -> int: ...
+    @property
+    def expert_ff(self) -> int: ...
+    @property
+    def is_moe(self) -> bool: ...
+    @property
+    def n_experts(self) -> int: ...
+    @property
+    def n_experts_used(self) -> int: ...
+    @property
+    def sliding_window(self) -> int: ...
+    @property
+    def sliding_pattern(self) -> int: ...
+    def sliding(self, layer: int) -> bool: ...
+    def tensors(self) -> list[tuple[str, int | None, tuple[int, ...]]]: ...
 
 NORM_ROLES = frozenset({"attn_norm", "ffn_norm", "norm", "q_norm", "k_norm", "attn_post_norm", "ffn_post_norm"})
 # Added, not multiplied: zeros leave activations as the matrices made them (gpt-oss's sinks are
@@ -32,13 +63,13 @@ class Family:
     """How pdx writes one model family."""
 
     name: str  # the catalog's ``architecture``
-    layer: Callable[["Shape"], Roles]  # one layer's weights, in file order
+    layer: Callable[[Shape], Roles]  # one layer's weights, in file order
     gguf_arch: str  # general.architecture: the llama.cpp model it loads as
     gguf_names: Mapping[str, str]  # role -> tensor name ("attn_q.weight"), under "blk.N." in a layer
-    hf_config: Callable[["Shape"], dict]  # config.json keys of its own, over the common ones
-    hf_tensors: Callable[["Shape"], list[tuple[str, Dims, str]]]  # (name, dims, role) in file order
-    mlx_tensors: Callable[["Shape"], list[tuple[str, Dims, str]]] | None = None  # where mlx-lm's layout differs
-    gguf_keys: Callable[[object, "Shape"], None] = lambda writer, shape: None  # GGUF metadata of its own
+    hf_config: Callable[[Shape], dict]  # config.json keys of its own, over the common ones
+    hf_tensors: Callable[[Shape], list[tuple[str, Dims, str]]]  # (name, dims, role) in file order
+    mlx_tensors: Callable[[Shape], list[tuple[str, Dims, str]]] | None = None  # where mlx-lm's layout differs
+    gguf_keys: Callable[[object, Shape], None] = lambda writer, shape: None  # GGUF metadata of its own
     experts: bool | None = None  # True: always routed experts; False: never; None: either
     rms_eps: float = 1e-5
     hf_norm_identity: float = 1.0  # the norm weight that leaves activations unchanged in the HF layout
@@ -61,17 +92,17 @@ def hf_name(names: Mapping[str, str], role: str, layer: int | None) -> str:
     return names[role] if layer is None else f"model.layers.{layer}.{names[role]}"
 
 
-def named(names: Mapping[str, str], shape: "Shape") -> list[tuple[str, Dims, str]]:
+def named(names: Mapping[str, str], shape: Shape) -> list[tuple[str, Dims, str]]:
     """Every tensor of ``shape`` under ``names``, one for one (the layouts that rename without reshaping)."""
     return [(hf_name(names, role, layer), dims, role) for role, layer, dims in shape.tensors()]
 
 
-def attention(shape: "Shape") -> dict[str, Dims]:
+def attention(shape: Shape) -> dict[str, Dims]:
     """The dims of the attention weights every family has (out, in), as GGUF and torch both order them."""
     d, q, kv = shape.n_embd, shape.n_heads * shape.head_dim, shape.n_kv_heads * shape.head_dim
     return {"q": (q, d), "k": (kv, d), "v": (kv, d), "o": (d, q)}
 
 
-def layer_types(shape: "Shape") -> list[str]:
+def layer_types(shape: Shape) -> list[str]:
     """Hugging Face's per-layer attention kinds, from :meth:`Shape.sliding`."""
     return ["sliding_attention" if shape.sliding(i) else "full_attention" for i in range(shape.n_layers)]

@@ -8,12 +8,7 @@ with a rotary base of their own. Gemma's HF norms scale by 1 + w, so their ident
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from pdx.domain.synth.families.base import Family, Roles, attention, layer_types, named
-
-if TYPE_CHECKING:
-    from pdx.domain.synth.shapes import Shape
+from pdx.domain.synth.families.base import Family, Roles, attention, layer_types, named, Shape
 
 # The rotary base of the sliding-window layers (Gemma 3's rope_local_base_freq); rope_theta is the global layers'.
 LOCAL_ROPE_THETA = 10_000.0
@@ -34,19 +29,19 @@ HF_NAMES = {"embed": "model.embed_tokens.weight", "attn_norm": "input_layernorm.
             "output": "lm_head.weight"}
 
 
-def layer(shape: "Shape") -> Roles:
+def layer(shape: Shape) -> Roles:
     d, hd, ff, att = shape.n_embd, shape.head_dim, shape.n_ff, attention(shape)
     return (("attn_norm", (d,)), *((r, att[r]) for r in ("q", "k", "v", "o")), ("q_norm", (hd,)), ("k_norm", (hd,)),
             ("attn_post_norm", (d,)), ("ffn_norm", (d,)), ("gate", (ff, d)), ("up", (ff, d)), ("down", (d, ff)),
             ("ffn_post_norm", (d,)))
 
 
-def gguf_keys(writer, shape: "Shape") -> None:
+def gguf_keys(writer, shape: Shape) -> None:
     if shape.sliding_window:
         writer.add_rope_freq_base_swa(LOCAL_ROPE_THETA)
 
 
-def hf_config(shape: "Shape") -> dict:
+def hf_config(shape: Shape) -> dict:
     # sliding_window_pattern for mlx-lm, which reads no layer_types; vLLM and transformers read layer_types.
     return {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_act": ACTIVATION,
             "hidden_activation": ACTIVATION, "query_pre_attn_scalar": shape.head_dim,

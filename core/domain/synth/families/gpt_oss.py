@@ -13,12 +13,7 @@ layout its converter writes: :data:`MLX_NAMES`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from pdx.domain.synth.families.base import Family, Roles, attention, hf_name, layer_types, named
-
-if TYPE_CHECKING:
-    from pdx.domain.synth.shapes import Shape
+from pdx.domain.synth.families.base import Family, Roles, attention, hf_name, layer_types, named, Shape
 
 ORIGINAL_CONTEXT = 4096  # trained at, before YaRN stretched it (32x, to gpt-oss's 131072)
 SWIGLU_LIMIT = 7.0  # the clamp of its SwiGLU (swiglu-oai in llama.cpp)
@@ -48,13 +43,13 @@ MLX_NAMES = _HF_COMMON | {"gate_exps": "mlp.experts.gate_proj.weight", "gate_exp
                           "down_exps_bias": "mlp.experts.down_proj.bias"}
 
 
-def yarn(shape: "Shape") -> dict:
+def yarn(shape: Shape) -> dict:
     return {"rope_type": "yarn", "factor": max(1.0, shape.n_ctx / ORIGINAL_CONTEXT),
             "original_max_position_embeddings": ORIGINAL_CONTEXT, "beta_fast": 32.0, "beta_slow": 1.0,
             "truncate": False}
 
 
-def layer(shape: "Shape") -> Roles:
+def layer(shape: Shape) -> Roles:
     d, att, e, eff = shape.n_embd, attention(shape), shape.n_experts, shape.expert_ff
     return (("attn_norm", (d,)),
             ("q", att["q"]), ("q_bias", att["q"][:1]), ("k", att["k"]), ("k_bias", att["k"][:1]),
@@ -64,7 +59,7 @@ def layer(shape: "Shape") -> Roles:
             ("up_exps_bias", (e, eff)), ("down_exps", (e, d, eff)), ("down_exps_bias", (e, d)))
 
 
-def hf_tensors(shape: "Shape") -> list[tuple[str, tuple[int, ...], str]]:
+def hf_tensors(shape: Shape) -> list[tuple[str, tuple[int, ...], str]]:
     out = []
     for role, layer_, dims in shape.tensors():
         if role in ("up_exps", "up_exps_bias"):
@@ -79,7 +74,7 @@ def hf_tensors(shape: "Shape") -> list[tuple[str, tuple[int, ...], str]]:
     return out
 
 
-def gguf_keys(writer, shape: "Shape") -> None:
+def gguf_keys(writer, shape: Shape) -> None:
     import gguf
 
     writer.add_expert_feed_forward_length(shape.expert_ff)
@@ -88,7 +83,7 @@ def gguf_keys(writer, shape: "Shape") -> None:
     writer.add_rope_scaling_orig_ctx_len(ORIGINAL_CONTEXT)
 
 
-def hf_config(shape: "Shape") -> dict:
+def hf_config(shape: Shape) -> dict:
     return {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "intermediate_size": shape.expert_ff,
             "attention_bias": True, "num_local_experts": shape.n_experts, "num_experts_per_tok": shape.n_experts_used,
             "experts_per_token": shape.n_experts_used, "sliding_window": shape.sliding_window or None,

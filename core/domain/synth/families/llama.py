@@ -3,12 +3,7 @@ in Hugging Face layout). Every shape of a family pdx does not write in its own a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from pdx.domain.synth.families.base import Family, Roles, attention, hf_name
-
-if TYPE_CHECKING:
-    from pdx.domain.synth.shapes import Shape
+from pdx.domain.synth.families.base import Family, Roles, attention, hf_name, Shape
 
 GGUF_NAMES = {"embed": "token_embd.weight", "attn_norm": "attn_norm.weight", "q": "attn_q.weight",
               "k": "attn_k.weight", "v": "attn_v.weight", "o": "attn_output.weight", "ffn_norm": "ffn_norm.weight",
@@ -26,8 +21,9 @@ HF_NAMES = {"embed": "model.embed_tokens.weight", "attn_norm": "input_layernorm.
 HF_EXPERT_NAMES = {"gate_exps": "w1", "up_exps": "w3", "down_exps": "w2"}
 
 
-def layer(shape: "Shape") -> Roles:
+def layer(shape: Shape) -> Roles:
     d, att = shape.n_embd, attention(shape)
+    ffn: Roles
     if shape.is_moe:
         e, eff = shape.n_experts, shape.expert_ff
         ffn = (("gate_inp", (e, d)), ("gate_exps", (e, eff, d)), ("up_exps", (e, eff, d)), ("down_exps", (e, d, eff)))
@@ -36,7 +32,7 @@ def layer(shape: "Shape") -> Roles:
     return (("attn_norm", (d,)), *((r, att[r]) for r in ("q", "k", "v", "o")), ("ffn_norm", (d,)), *ffn)
 
 
-def hf_tensors(shape: "Shape") -> list[tuple[str, tuple[int, ...], str]]:
+def hf_tensors(shape: Shape) -> list[tuple[str, tuple[int, ...], str]]:
     out = []
     for role, layer_, dims in shape.tensors():
         if role in HF_EXPERT_NAMES:
@@ -47,7 +43,7 @@ def hf_tensors(shape: "Shape") -> list[tuple[str, tuple[int, ...], str]]:
     return out
 
 
-def hf_config(shape: "Shape") -> dict:
+def hf_config(shape: Shape) -> dict:
     """Mixtral's keys, for a shape with experts (vLLM and mlx-lm both know Mixtral); llama's are the common ones."""
     if not shape.is_moe:
         return {}
