@@ -484,3 +484,14 @@ def test_a_request_of_a_client_the_test_does_not_have_is_refused():
     assert clients_problem(test) is None
     test["requests"].append({"shard": 2})
     assert clients_problem(test) == (".requests[2].shard", "2 names no client of the test (0 to 1)")
+
+
+def test_pdx_hw_prints_a_meter_plugin_s_name_escaped(capsys):
+    """A meter plugin's name, device and source are a third party's text: `pdx hw` shows them with their
+    control characters escaped (an OSC sequence retitled the terminal)."""
+    from pdx.display.hardware import print_meters
+
+    print_meters({"meters": [{"name": "plug\x1b]0;pwned\x07", "covers": "machine", "device": "wall\x1b[2J",
+                              "source": "file"}]})
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "plug\\x1b]0;pwned\\x07" in out
