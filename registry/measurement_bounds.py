@@ -16,7 +16,7 @@ counting and physics, run by the one record check (:mod:`pdx.registry.validate`)
   and memory); temperatures between absolute zero and :data:`MAX_CELSIUS`; a GPU's power and power limit
   within a board's :data:`MAX_WATTS`; a battery's charge 0 to 100%;
 - clients (a sample's ``engine.clients``, ``serve-bench --clients N``): at most
-  :data:`pdx.serving.spec.MAX_CLIENTS` records, numbered 0 to N - 1 once each; whole request counts;
+  :data:`pdx.domain.serving.spec.MAX_CLIENTS` records, numbered 0 to N - 1 once each; whole request counts;
   a client's CPU no more than :data:`MAX_CPUS` cores, its lateness and clock uncertainty finite and
   not negative; and every request's ``shard`` one of the test's clients.
 """
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import math
 
-from pdx.energy.figures import ENERGY_VERSION
-from pdx.serving.spec import MAX_CLIENTS
+from pdx.domain.energy.figures import ENERGY_VERSION
+from pdx.domain.serving.spec import MAX_CLIENTS
 
 # The most a meter of each kind can draw, in watts: the largest part of that kind shipped, with
 # headroom for what is not yet (each x 1.5 or more). Sources: NVIDIA's B200/B300 board up to 1,400 W

@@ -322,7 +322,7 @@ def _conditions() -> dict:
 
 
 def _clients(n: int = 2) -> list[dict]:
-    """What `serve-bench --clients 2` stores per sample (pdx.serving.shards)."""
+    """What `serve-bench --clients 2` stores per sample (pdx.measure.serving.shards)."""
     return [{"shard": k, "pool": "local", "pid": 100 + k, "offset_ns": [0, 0], "offset_uncertainty_ns": 20_000,
              "requests": 8, "cpu_s": 0.4, "cores": 0.2, "late_p99_ms": 0.3, "saturation": None, "died": None}
             for k in range(n)]
@@ -489,7 +489,7 @@ def test_a_request_of_a_client_the_test_does_not_have_is_refused():
 def test_pdx_hw_prints_a_meter_plugin_s_name_escaped(capsys):
     """A meter plugin's name, device and source are a third party's text: `pdx hw` shows them with their
     control characters escaped (an OSC sequence retitled the terminal)."""
-    from pdx.display.hardware import print_meters
+    from pdx.reports.display.hardware import print_meters
 
     print_meters({"meters": [{"name": "plug\x1b]0;pwned\x07", "covers": "machine", "device": "wall\x1b[2J",
                               "source": "file"}]})

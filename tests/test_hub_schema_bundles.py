@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, note, settings, strategies as st
 
-from pdx.contrib.publish import publish_bundles
-from pdx.contrib.verify import verify_folder
+from pdx.api.contrib.publish import publish_bundles
+from pdx.api.contrib.verify import verify_folder
 from pdx.registry import Registry, bundle
 from pdx.registry.bundle_schema import load_schema
 from pdx.registry.hub_folder import file_name

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from pdx.backend import option_pairs
-from pdx.errors import PdxError
+from pdx.contract.backend import option_pairs
+from pdx.contract.errors import PdxError
 from pdx.cli.base import (Integer, Number, echo_json, energy_options, engine_option, json_option, registry_option,
                           server_options, tag_option, warn_energy)
-from pdx.numbers import MAX_COUNT, MAX_THREADS, parse_int
-from pdx.workload import (AUTO_FIRST_BATCH, DEFAULT_MAX_REPETITIONS, DEFAULT_TARGET_CI, BenchOptions, parse_int_list,
+from pdx.contract.numbers import MAX_COUNT, MAX_THREADS, parse_int
+from pdx.domain.workload import (AUTO_FIRST_BATCH, DEFAULT_MAX_REPETITIONS, DEFAULT_TARGET_CI, BenchOptions, parse_int_list,
                           parse_target_ci)
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
@@ -115,8 +115,8 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     pp512, pp1024 and tg128, each at depth 0 and 4096 and batch 1 and 8.
     """
     from pdx import api
-    from pdx.display import make_console
-    from pdx.display.ceilings import print_ceiling_moves
+    from pdx.reports.display import make_console
+    from pdx.reports.display.ceilings import print_ceiling_moves
 
     first, target = adaptive_settings(repetitions, target_ci)
     workload = BenchOptions(n_prompt=n_prompt, n_gen=n_gen, prompt_gen=prompt_gen, depth=n_depth, batch=batch,
@@ -143,7 +143,7 @@ def run_and_show(config, store, as_json: bool) -> dict:
     """Run one benchmark with a progress bar and print its table (unless JSON is wanted)."""
     from pdx import api
     from pdx.cli.progress import bench_progress
-    from pdx.display import make_console, print_run
+    from pdx.reports.display import make_console, print_run
 
     workload = config.workload
     with bench_progress(len(workload.tests), workload.repetitions, enabled=not as_json) as progress:
