@@ -11,7 +11,10 @@ Run ids: a run pdx measures gets a uuid4 id when it starts (tests are
 stored one by one, so its content does not exist yet); that id travels with
 the run and identifies it everywhere. A run imported from another tool's
 output has no such id: its id is the first 32 hex digits of the SHA-256 of
-its content. Either way, importing the same run twice adds nothing.
+its content (:func:`content_id`, one version for every id and file name pdx
+makes). Either way, importing the same run twice adds nothing: a run stored
+under an id an older content-id version made is recognised by it
+(:func:`known_ids`).
 """
 
 from __future__ import annotations
@@ -32,13 +35,14 @@ from pdx.registry.fields import CONTENT_ID_FIELDS, CONTENT_ID_VERSION
 from pdx.registry.redact import redact_record
 from pdx.registry.validate import RecordError, check_records, check_shape
 
-SCHEMA_VERSION = 1
+# Version 2: a run named by its content is named by the content id of version 2, which covers every stored
+# measurement (pdx.registry.fields.CONTENT_ID_FIELDS).
+SCHEMA_VERSION = 2
 FORMAT = "pdx-bundle"
 # How a bundle an older pdx wrote is read, as asv's results files are: UPDATES[n] takes a bundle of
 # version n - 1 to version n, and a bundle is taken step by step to SCHEMA_VERSION before the schema
-# (which knows only that version) and the registry see it. Empty while every bundle ever written is
-# version 1: each field added since is optional (NotRequired in pdx.contract.record). The change
-# that bumps SCHEMA_VERSION adds its step here; tests/test_older_bundles.py shows the chain at work.
+# (which knows only that version) and the registry see it. Fields added within a version are optional
+# (NotRequired in pdx.contract.record) and need no step; tests/test_older_bundles.py shows the chain at work.
 UPDATES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 # Files larger than this are refused before being read (PDX_IMPORT_MAX_BYTES overrides).
 MAX_BYTES = 512 * 2**20
@@ -59,9 +63,10 @@ def _pick(block: object, names: tuple[str, ...]) -> object:
 
 
 def content_id(record: Mapping[str, Any], version: int | None = None) -> str:
-    """An id for a run that has none: a hash of what it holds (not of its labels, nor of which
-    file or pdx version brought it in). Only the fields of its content-id version count
-    (:data:`pdx.registry.fields.CONTENT_ID_FIELDS`), so a field added later never changes an id."""
+    """An id for a run that has none, and the name of its file in a results folder: a hash of every
+    measurement it holds (not of its labels, nor of which file or pdx version brought it in). Only the
+    fields of the content-id version count (:data:`pdx.registry.fields.CONTENT_ID_FIELDS`; ``version``
+    is the current one unless an older one is asked for), so a field added later never changes an id."""
     fields = CONTENT_ID_FIELDS[version or CONTENT_ID_VERSION]
     body = _pick(record, fields["run"])
     if isinstance(body.get("model"), dict):
@@ -76,6 +81,34 @@ def content_id(record: Mapping[str, Any], version: int | None = None) -> str:
     if "tests" in body:
         body["tests"] = tests
     return digest(body)[:32]
+
+
+def known_ids(record: dict) -> tuple[str, ...]:
+    """The ids ``record`` may be stored under, its own first. A run named by its content (an imported one)
+    may have been stored by an older pdx under that content's id of an older version (which left out
+    energy, conditions...), so the registry recognises it by those too: importing the file again, or a
+    bundle whose update re-identified it, adds nothing. A run with an id of its own (a uuid) has that one."""
+    own = record.get("id")
+    if not (isinstance(own, str) and len(own) == 32 and all(c in "0123456789abcdef" for c in own)):
+        return (own,)  # not 32 hex digits: no content id (a uuid4 has that shape too, and the hashes tell)
+    ids = [content_id(record, version) for version in CONTENT_ID_FIELDS]
+    return (own, *dict.fromkeys(i for i in ids if i != own)) if own in ids else (own,)
+
+
+def _reidentify(document: dict) -> dict:
+    """Update step 1 -> 2: a run named by its content id of version 1 is named by version 2's, which covers
+    its energy, conditions, request schedules and clients too (the same id where it holds none of them).
+    A run with an id of its own keeps it. A registry that stored the run before finds it by its old id."""
+    runs = []
+    for entry in document["runs"]:
+        record = entry["record"]
+        if record.get("id") == content_id(record, 1):
+            record = record | {"id": content_id(record, 2)}
+        runs.append(entry | {"record": record})
+    return document | {"runs": runs}
+
+
+UPDATES[2] = _reidentify
 
 
 def fail(source: str | Path, reason: str, hint: str | None = None) -> ImportFileError:

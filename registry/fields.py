@@ -14,9 +14,10 @@ not spell out (see :func:`pdx.registry.bundle_schema.load_schema`; old records
 without it stay valid); ``tests/test_validation.py`` adds one and finds it in
 the row, the bundle, ``pdx show --json``, the site's JSON and its DATA.md. A
 run's and a model's fields are also written in their table with a migration
-and in ``bundle.schema.json``. Content ids do not change: they hash the fields
-of :data:`CONTENT_ID_FIELDS` for the record's content-id version, and a new
-field joins only a new version.
+and in ``bundle.schema.json``. Content ids hash the fields of
+:data:`CONTENT_ID_FIELDS` for :data:`CONTENT_ID_VERSION`, every stored
+measurement (a test checks none is left out); a new field joins a new version,
+never one in use, so an id made before does not change under it.
 """
 
 from __future__ import annotations
@@ -59,10 +60,15 @@ MODEL_FIELDS = fields_of(record.Model)
 
 # Labels, not content: the same run keeps its id whatever it is tagged, whichever file or pdx brought it.
 NOT_CONTENT = ("id", "tags", "provenance", "pdx_version")
-CONTENT_ID_VERSION = 1
-# Version 1 is every field records had when versions began, so ids made before then stay what they were.
-# Written out, not derived from the lists above: a field added there must not join a version already in use.
+# The content id's version: the fields it hashes (CONTENT_ID_FIELDS[CONTENT_ID_VERSION]) are every stored
+# measurement, so an edit of any of them (energy, conditions, a request's schedule or client) changes it.
+# There is one content id: every id and file name pdx makes is of this version. An older version is kept
+# only to recognise what it made (pdx.registry.bundle.known_ids, the bundle update step to version 2).
+CONTENT_ID_VERSION = 2
+# Each version's fields are written out, not derived from the lists above: a field added there must not join
+# a version already in use; a new stored measurement joins a new version, with its bundle update step.
 CONTENT_ID_FIELDS = {
+    # Version 1 (bundle schema 1): every field records had when versions began.
     1: {
         "run": ("status", "created_at", "finished_at", "backend", "engine", "threads", "options", "workload",
                 "command", "error", "parent_id", "origin", "model", "hardware", "environment", "ceiling_basis",
@@ -77,13 +83,11 @@ CONTENT_ID_FIELDS = {
                   "synthetic", "extra"),
     },
 }
-# Version 2 adds every measurement a test or request gained since (a test's conditions and energy, a
-# request's schedule and client shard): what a results folder names a file by (FILE_NAME_VERSION), so an
-# edit of any stored measurement renames the file. A run's own id stays version 1's: an id never changes,
-# and importing a file again must find the run it stored before.
+# Version 2 (bundle schema 2) adds every measurement a test or request gained since: a test's conditions
+# and energy, a request's schedule, client shard and reasoning span. A record holding none of them has the
+# same id in both versions (a field a record lacks is not hashed), so only runs holding one are re-identified.
 CONTENT_ID_FIELDS[2] = {
     **CONTENT_ID_FIELDS[1],
     "test": CONTENT_ID_FIELDS[1]["test"] + ("conditions", "energy"),
-    "request": CONTENT_ID_FIELDS[1]["request"] + ("scheduled_ns", "shard"),
+    "request": CONTENT_ID_FIELDS[1]["request"] + ("scheduled_ns", "shard", "reasoning_ns", "answer_ns", "n_reasoning"),
 }
-FILE_NAME_VERSION = 2

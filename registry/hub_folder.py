@@ -15,7 +15,6 @@ from typing import Any, Iterator, Mapping
 
 from pdx.contract.errors import PdxError
 from pdx.registry import bundle
-from pdx.registry.fields import FILE_NAME_VERSION
 from pdx.base.secrets import redact_secrets
 
 SUFFIX = ".pdx.json"
@@ -30,9 +29,9 @@ def default_workers(n_files: int) -> int:
     return 1 if n_files < WORKERS_FROM else (os.cpu_count() or 1)
 
 
-def file_name(record: Mapping[str, Any], version: int = FILE_NAME_VERSION) -> str:
-    """The name a run's bundle file has in a results folder: its content id of ``version``, which covers
-    every stored measurement (energy and conditions too), so a file edited after it was named shows."""
+def file_name(record: Mapping[str, Any], version: int | None = None) -> str:
+    """The name a run's bundle file has in a results folder: its content id (of ``version``, the current
+    one unless told), which covers every stored measurement, so a file edited after it was named shows."""
     return f"{bundle.content_id(record, version)}{SUFFIX}"
 
 

@@ -25,6 +25,7 @@ from pdx.contract.record import Test as TestRecord
 from pdx.contract.errors import PdxError, RegistryError
 from pdx.contract.model import ModelInfo
 from pdx.registry import bulk, connection, leases, migrate
+from pdx.registry.bundle import known_ids
 from pdx.registry.records import (add_record, add_shared_rows, damage, environment_id, iso, model_record,
                                   run_record, run_row, test_row)
 from pdx.registry.schema import Hardware, Model, Run, RunTag
@@ -268,27 +269,35 @@ class Registry:
                 found |= set(session.scalars(select(Run.id).where(Run.id.in_(chunk))))
         return found
 
-    def add_records(self, records: Sequence[Mapping[str, Any]], source: str = "record") -> tuple[list[str], list[str]]:
+    def add_records(self, records: Sequence[Mapping[str, Any]], source: str = "record",
+                    known: Sequence[tuple[str, ...]] | None = None) -> tuple[list[str], list[str]]:
         """Store whole runs in one transaction: all of them or, on any error, none.
 
         Every record first passes :func:`pdx.registry.validate.check_records`, and
         each model must be the one the registry already knows under its sha256.
-        A run whose id is already here is skipped (ids are unique, and imported
-        runs' ids are content hashes), so adding the same records twice adds
-        nothing. Returns (added ids, skipped ids).
+        A run already here is skipped (ids are unique, and imported runs' ids are
+        content hashes), so adding the same records twice adds nothing: one found
+        under any of its ``known`` ids (per record, its own first; by default
+        :func:`pdx.registry.bundle.known_ids`, which adds the content ids an older
+        pdx named it by) is skipped under the id it is stored by. Stored ids are never
+        rewritten (other registries, pages and scripts name runs by them), so a run an
+        older pdx stored keeps its older id. Returns (added ids, skipped ids).
         """
 
         unique = check_records(records, source)
-        present = self.existing_ids(r["id"] for r in unique)
+        known_of = {id(r): ids for r, ids in zip(records, known)} if known is not None else {}
+        ids_of = {id(r): known_of.get(id(r)) or known_ids(r) for r in unique}
+        present = self.existing_ids(i for r in unique for i in ids_of[id(r)])
+        stored = {id(r): next((i for i in ids_of[id(r)] if i in present), None) for r in unique}
         kept = {id(r) for r in unique}
         added: list[str] = []
         skipped: list[str] = [r["id"] for r in records if id(r) not in kept]  # identical copies
         try:
             with self._session() as session, session.begin():
-                self._check_models(session, [r for r in unique if r["id"] not in present], source)
+                self._check_models(session, [r for r in unique if stored[id(r)] is None], source)
                 for record in unique:
-                    if record["id"] in present:
-                        skipped.append(record["id"])
+                    if stored[id(record)] is not None:
+                        skipped.append(stored[id(record)])
                         continue
                     add_record(session, record, environment_id(record["environment"]))
                     added.append(record["id"])

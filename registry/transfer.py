@@ -18,7 +18,7 @@ from pdx.base.files import write_atomically, write_stdout
 from pdx.domain.models import identify
 from pdx.registry import Registry
 from pdx.registry.store import RunFilters
-from pdx.registry.bundle import content_id, make_bundle
+from pdx.registry.bundle import content_id, known_ids, make_bundle
 from pdx.registry.importers import read_file
 
 
@@ -77,10 +77,15 @@ def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str
         raise PdxError("--model, --hardware and the figures apply to other tools' output, not to pdx bundles "
                        "(they name their models and machines)")
     if found != "bundle":
-        records = [judge(_with_model(r, model) if model else r, given) for r in records]
+        records = [_with_model(r, model) if model else r for r in records]
+    # The ids a run may be stored under, from the record its id was made of: judging sets ceilings the id
+    # leaves out (a catalog that learns a figure must not make the same file a new run).
+    known = [known_ids(r) for r in records]
+    if found != "bundle":
+        records = [judge(r, given) for r in records]
     if tags:
         records = [r | {"tags": sorted(set(r["tags"]) | set(tags))} for r in records]
-    added, skipped = registry.add_records(records, f"cannot import {path}")
+    added, skipped = registry.add_records(records, f"cannot import {path}", known)
     return Transfer(added, skipped, found)
 
 

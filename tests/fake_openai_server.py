@@ -11,7 +11,8 @@ The request body's ``fake`` field (or a model name ``fake-MODE``) picks a behavi
 ``http400``, ``http500``, ``early`` (stops at half the tokens, then [DONE]),
 ``drop`` (closes the connection mid-stream), ``malformed`` (a non-JSON data
 line), ``error`` (an error event mid-stream), ``hang`` (one token, then
-silence), ``miscount`` (usage claims one token more than were sent), ``merged`` (no token ids,
+silence), ``miscount`` (usage claims one token more than were sent), ``nan-usage`` (its completion
+tokens NaN), ``negative-usage`` (its prompt tokens -5), ``merged`` (no token ids,
 and one chunk carries two tokens), ``closing`` (as llama-server's /v1/completions: no token ids, and
 the finish in a closing chunk without text), ``closing-merged`` (and one chunk carries two tokens),
 ``closing-merged-nousage`` (and no usage event), ``burst`` (every event of a request in one write, as a
@@ -141,6 +142,10 @@ async def _stream_now(writer: asyncio.StreamWriter, body: dict, ttft: float, itl
     if mode.startswith("closing"):
         write(_event({"id": f"cmpl-{key}", "choices": [{"index": 0, "text": "", "finish_reason": "length"}]}))
     usage = {"prompt_tokens": len(prompt), "completion_tokens": sent, "total_tokens": len(prompt) + sent}
+    if mode == "nan-usage":
+        usage["completion_tokens"] = float("nan")  # json.dumps writes NaN, which no JSON parser need accept
+    elif mode == "negative-usage":
+        usage["prompt_tokens"] = -5
     if "nousage" not in mode:
         write(_event({"id": f"cmpl-{key}", "choices": [], "usage": usage}))
     writer.write(b"".join(held) + _event("[DONE]") + b"0\r\n\r\n")

@@ -99,7 +99,7 @@ def _rates_run(registry: Registry) -> str:
         outcome = TestOutcome(ordinal=ordinal, test=test, warmup=1, samples=samples, started_at=START,
                               finished_at=START, conditions=BUSY if ordinal == 0 else QUIET,
                               adaptive={"repetitions": 4, "achieved_ci": 0.012, "target_ci": 0.02,
-                                        "stopped_by": "ci"} if ordinal == 1 else None,
+                                        "stopped_by": "target"} if ordinal == 1 else None,
                               engine={"own_rates": {"label": "llama.cpp", "pp": 301.5, "tg": 40.25}}
                               if ordinal == 2 else {})
         stats = derive_stats({**test.to_dict(), "samples": [s.to_dict() for s in samples]})

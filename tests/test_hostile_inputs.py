@@ -98,11 +98,11 @@ def test_an_aiperf_export_of_a_later_minor_schema_is_read(url, tmp_path):
     assert len(_runs(url)) == 1
 
 
-@pytest.mark.parametrize("version", [2, 2.0, "2", 99, 10**400])
+@pytest.mark.parametrize("version", [3, 3.0, "3", 99, 10**400])
 def test_a_bundle_of_a_later_schema_is_refused_in_one_line(url, tmp_path, version):
     document = bundle.make_bundle(_records(tmp_path)) | {"schema_version": version}
-    _refused(url, _write(tmp_path, "later.pdx.json", json.dumps(document)), "is newer than this pdx reads (1)",
-             "upgrade pdx")
+    _refused(url, _write(tmp_path, "later.pdx.json", json.dumps(document)),
+             f"is newer than this pdx reads ({bundle.SCHEMA_VERSION})", "upgrade pdx")
 
 
 @pytest.mark.parametrize("metrics", [None, {}])
@@ -307,6 +307,72 @@ def test_an_impossible_speculation_or_energy_figure_is_refused_by_import_and_ver
     _refused(url, forged, needle)
 
 
+# The GPU as the recorded H200's nvidia-smi -q read it (tests/data/h200), under load at its power limit.
+_H200 = {"sm_mhz": 1410.0, "max_sm_mhz": 1980.0, "memory_mhz": 3201.0, "max_memory_mhz": 3201.0, "celsius": 71.0,
+         "power_w": 699.2, "power_limit_w": 700.0, "reasons": ["sw_power_cap"]}
+
+
+def _conditions() -> dict:
+    return {"version": 1, "window_s": 2.0, "cpu_count": 8, "other_cpu_cores": 1.27, "own_cpu_cores": 0.98,
+            "steal_cores": 0.0, "frequency": {"source": "cpuinfo", "mhz": 2400.0, "max_mhz": 3500.0},
+            "thermal": {"source": "thermal_zone", "zones": [{"zone": "x86_pkg_temp", "celsius": 64.0}],
+                        "max_celsius": 64.0}, "power": {"source": "battery", "battery_percent": 80.0},
+            "gpu": {"source": "nvml", "devices": [{"index": 0, "name": "NVIDIA H200", "start": dict(_H200),
+                                                   "end": dict(_H200)}]}}
+
+
+def _clients(n: int = 2) -> list[dict]:
+    """What `serve-bench --clients 2` stores per sample (pdx.measure.serving.shards)."""
+    return [{"shard": k, "pool": "local", "pid": 100 + k, "offset_ns": [0, 0], "offset_uncertainty_ns": 20_000,
+             "requests": 8, "cpu_s": 0.4, "cores": 0.2, "late_p99_ms": 0.3, "saturation": None, "died": None}
+            for k in range(n)]
+
+
+def _gpu_end(test: dict) -> dict:
+    return test["conditions"]["gpu"]["devices"][0]["end"]
+
+
+IMPOSSIBLE_CONDITIONS = {
+    "16 cores of 8 CPUs": (lambda t: t["conditions"].update(other_cpu_cores=16.0), "is not cores of the machine's 8"),
+    "a million CPUs": (lambda t: t["conditions"].update(cpu_count=10**6), "is not a machine's number of CPUs"),
+    "a 90 GHz CPU": (lambda t: t["conditions"]["frequency"].update(mhz=90_000.0), "is not a CPU clock in MHz"),
+    "a zone at 5000 C": (lambda t: t["conditions"]["thermal"]["zones"][0].update(celsius=5000.0),
+                         "conditions.thermal.zones[0].celsius: 5000.0 is not a temperature"),
+    "below absolute zero": (lambda t: t["conditions"]["thermal"].update(max_celsius=-300.0), "is not a temperature"),
+    "a GPU at 1e9 MHz": (lambda t: _gpu_end(t).update(sm_mhz=1e9), "devices[0].end.sm_mhz: 1000000000.0 is not a GPU"),
+    "a 1 MW board": (lambda t: _gpu_end(t).update(power_w=1e6), "is not a GPU board's power in W"),
+    "a battery at 250%": (lambda t: t["conditions"]["power"].update(battery_percent=250.0), "is not a battery's charge"),
+    "300 clients": (lambda t: t["samples"][0]["engine"].update(clients=_clients(300)), "300 client records"),
+    "two shards 0": (lambda t: t["samples"][0]["engine"].update(clients=[_clients()[0]] * 2),
+                     "numbers its clients [0, 0]"),
+    "-3 requests": (lambda t: t["samples"][0]["engine"]["clients"][1].update(requests=-3),
+                    "clients[1].requests: -3 is not a whole number of requests"),
+    "a client of 1e6 cores": (lambda t: t["samples"][0]["engine"]["clients"][0].update(cores=1e6),
+                              "is not a client process's CPU in cores"),
+}
+
+
+@pytest.mark.parametrize("case", IMPOSSIBLE_CONDITIONS)
+def test_impossible_conditions_and_clients_are_refused_by_import_and_verify(url, tmp_path, case):
+    """Conditions and client records go through the one record check too: each impossible figure, re-signed
+    and named by its content, is named by `pdx hub verify` and refused by `pdx import` in one line; the
+    honest conditions (a recorded H200's readings) and two clients pass both."""
+    change, needle = IMPOSSIBLE_CONDITIONS[case]
+    record = _hub_run(tmp_path)
+    record["tests"][0]["conditions"] = _conditions()
+    record["tests"][0]["samples"][0]["engine"]["clients"] = _clients()
+    folder, honest = _verified_folder(tmp_path, record)
+    honest.unlink()
+    change(record["tests"][0])
+    forged = folder / file_name(record)
+    forged.write_text(json.dumps(bundle.make_bundle([record])))
+    result = run_pdx_here("hub", "verify", str(folder))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"{forged.name}: run {record['id'][:12]}: ") and needle in line, line
+    _refused(url, forged, needle)
+
+
 HARDWARE = {
     "cpu {}": lambda h: h.update(cpu={}),
     "no cpu": lambda h: h.pop("cpu"),
@@ -409,3 +475,23 @@ def test_a_fifo_named_like_a_bundle_blocks_neither_verify_nor_publish(tmp_path):
     assert run_pdx_here("hub", "verify", str(folder)).returncode == 0
     published = run_pdx_here("publish", str(tmp_path / "site"), "--bundles", str(folder))
     assert published.returncode == 0 and "published 1 runs" in published.stdout, published.stderr
+
+
+def test_a_request_of_a_client_the_test_does_not_have_is_refused():
+    from pdx.registry.measurement_bounds import clients_problem
+
+    test = {"samples": [{"engine": {"clients": _clients(2)}}], "requests": [{"shard": 0}, {"shard": 1}]}
+    assert clients_problem(test) is None
+    test["requests"].append({"shard": 2})
+    assert clients_problem(test) == (".requests[2].shard", "2 names no client of the test (0 to 1)")
+
+
+def test_pdx_hw_prints_a_meter_plugin_s_name_escaped(capsys):
+    """A meter plugin's name, device and source are a third party's text: `pdx hw` shows them with their
+    control characters escaped (an OSC sequence retitled the terminal)."""
+    from pdx.reports.display.hardware import print_meters
+
+    print_meters({"meters": [{"name": "plug\x1b]0;pwned\x07", "covers": "machine", "device": "wall\x1b[2J",
+                              "source": "file"}]})
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "plug\\x1b]0;pwned\\x07" in out

@@ -65,61 +65,55 @@ def test_an_older_bundle_imports_shows_reports_and_publishes_from_a_registry(tmp
     assert {p.stem for p in (tmp_path / "site" / "runs").glob("*.html")} >= set(RUNS)
 
 
-def test_a_later_pdx_takes_a_version_1_bundle_through_its_update_step(tmp_path):
-    """The update chain at work, as the change that bumps the bundle version will use it: a copy of pdx
-    whose bundles are version 2 (one step, which tags each run) reads the version-1 files an older pdx
-    wrote: hub verify, publish --bundles and import each see them updated; a version-1 file altered
-    after it was written is refused by its own digests, in one line."""
-    import os
-    import subprocess
-    import sys
-
-    import pdx
-
-    copy = tmp_path / "pkg" / "pdx"
-    shutil.copytree(Path(pdx.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    code = copy / "registry" / "bundle.py"
-    text = code.read_text()
-    assert text.count("SCHEMA_VERSION = 1\n") == 1 and text.count("UPDATES: dict") == 1
-    step = ("\n\ndef _update_to_2(document):\n"
-            "    return document | {'runs': [entry | {'record': entry['record'] | "
-            "{'tags': sorted({*entry['record']['tags'], 'from-v1'})}} for entry in document['runs']]}\n\n\n"
-            "UPDATES[2] = _update_to_2\n")
-    text = text.replace("SCHEMA_VERSION = 1\n", "SCHEMA_VERSION = 2\n")
-    code.write_text(text.replace("\n\ndef _pick(", step + "\n\ndef _pick(", 1))
-    schema = copy / "registry" / "bundle.schema.json"
-    layout = json.loads(schema.read_text())
-    assert layout["properties"]["schema_version"]["const"] == 1
-    layout["properties"]["schema_version"]["const"] = 2
-    schema.write_text(json.dumps(layout))
-    env = dict(os.environ, PYTHONPATH=str(copy.parent))
-
-    def later_pdx(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "pdx", *args], capture_output=True, text=True, env=env,
-                              timeout=300)
+def test_a_version_1_bundle_is_updated_re_identified_and_verifies(tmp_path):
+    """The update step 1 -> 2 at work. A run an older pdx named by its content id of version 1, which left
+    its energy out, is re-identified by version 2's when read: hub verify passes its file (named by its
+    content), publish --bundles gives its page that id, a registry the older pdx stored it in finds it by
+    its old id and adds nothing, a fresh one stores it under the new id. A version-1 file altered after it
+    was written is refused by its own digests, in one line."""
+    from pdx.registry import hub_folder
+    from pdx.registry.bundle import SCHEMA_VERSION, content_id
+    from pdx.registry.store import Registry
 
     folder = tmp_path / "results"
     files = _redacted_folder(folder)
-    verified = later_pdx("hub", "verify", str(folder))
-    assert verified.returncode == 0 and "2 run(s): no problem(s)" in verified.stdout, verified.stderr
-    assert later_pdx("publish", "--bundles", str(folder), str(tmp_path / "site"), "--no-cache").returncode == 0
-    for run_id in RUNS:
-        assert "from-v1" in json.loads((tmp_path / "site" / "runs" / f"{run_id}.json").read_text())["run"]["tags"]
-    again = subprocess.run(  # a site build reads a file a second time for its comparison pages
-        [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom pdx.registry import hub_folder\n"
-         "sha, first = hub_folder.read_file(Path(sys.argv[1]), 'f')\n"
-         "print(first == hub_folder.read_again(Path(sys.argv[1]), sha, 'f'), *first[0]['tags'])",
-         str(files[RUNS[0]])], capture_output=True, text=True, env=env, timeout=120)
-    assert again.stdout.split()[0] == "True" and "from-v1" in again.stdout.split(), again.stderr
-    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    imported = later_pdx("import", str(files[RUNS[0]]), "--registry", url)
-    assert imported.returncode == 0, imported.stderr
-    shown = json.loads(later_pdx("show", RUNS[0], "--registry", url, "--json").stdout)
-    assert "from-v1" in shown["tags"] and shown["id"] == RUNS[0]  # tags are labels: the id stays
-    altered = json.loads(files[RUNS[0]].read_text())
-    altered["runs"][0]["record"]["command"] += " -r 9"
+    path = files[RUNS[0]]
+    document = json.loads(path.read_text())
+    assert document["schema_version"] == 1 < SCHEMA_VERSION
+    record = document["runs"][0]["record"]
+    record["tests"][0]["energy"] = {"version": 1, "meters": [{"name": "cpu0", "covers": "cpu package"}],
+                                    "joules": {"cpu0": 0.05}, "timed_s": 0.001, "idle_watts": None}
+    old_id = record["id"] = content_id(record, 1)  # as an older pdx named it: energy not hashed
+    new_id = content_id(record)
+    assert new_id != old_id and new_id == content_id(record, 2)
+    document["runs"][0]["sha256"] = digest(record)
+    path.unlink()
+    path = folder / file_name(record)
+    path.write_text(json.dumps(document))
+
+    verified = run_pdx_here("hub", "verify", str(folder))
+    assert verified.returncode == 0 and "2 run(s): no problem(s)" in verified.stdout, verified.stdout
+    published = run_pdx_here("publish", "--bundles", str(folder), str(tmp_path / "site"), "--no-cache")
+    assert published.returncode == 0, published.stderr
+    assert json.loads((tmp_path / "site" / "runs" / f"{new_id}.json").read_text())["run"]["id"] == new_id
+    sha, first = hub_folder.read_file(path, "f")  # a site build reads a file again for its comparison pages
+    assert first == hub_folder.read_again(path, sha, "f") and first[0]["id"] == new_id
+
+    older = f"sqlite:///{tmp_path / 'older.sqlite'}"
+    registry = Registry(older)  # where the older pdx stored the run, under its old id
+    registry.add_records([json.loads(path.read_text())["runs"][0]["record"]])
+    registry.close()
+    again = run_pdx_here("import", str(path), "--registry", older)
+    assert again.returncode == 0 and "imported 0 run(s)" in again.stdout, again.stdout + again.stderr
+    assert [r["id"] for r in json.loads(pdx_here("runs", "--registry", older, "--json"))] == [old_id]
+    fresh = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
+    pdx_here("import", str(path), "--registry", fresh)
+    assert json.loads(pdx_here("show", new_id, "--registry", fresh, "--json"))["id"] == new_id
+
+    altered = json.loads(path.read_text())
+    altered["runs"][0]["record"]["tests"][0]["energy"]["joules"]["cpu0"] = 0.01
     (tmp_path / "altered.pdx.json").write_text(json.dumps(altered))
-    refused = later_pdx("import", str(tmp_path / "altered.pdx.json"), "--registry", url)
+    refused = run_pdx_here("import", str(tmp_path / "altered.pdx.json"), "--registry", fresh)
     assert refused.returncode != 0 and "does not match its sha256" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
 

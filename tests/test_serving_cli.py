@@ -50,6 +50,19 @@ def test_failed_requests_fail_the_test_and_keep_the_rest(fake_server, registry_u
     assert [r["n_gen"] for r in test["requests"]] == [4, 4, 4, 4]
 
 
+@pytest.mark.parametrize("mode", ["nan-usage", "negative-usage"])
+def test_a_server_s_impossible_usage_fails_its_requests_not_the_registry(fake_server, registry_url, mode):
+    """A server whose usage holds NaN (or -5 tokens): each request fails at the client, naming it; the
+    registry never sees the figure, so the run is stored whole as a failed test, not refused mid-run
+    with "report it to its author"."""
+    run, result = serve(fake_server, registry_url, "-c", "1", "-p", "8", "-n", "4", "--num-requests", "2",
+                        "--warmup-requests", "0", model=f"fake-{mode}")
+    assert result.returncode == 1 and "report it to its author" not in result.stderr, result.stderr
+    (test,) = run["tests"]
+    assert test["status"] == "failed" and "2 of 2 requests failed: the server" in test["error"]
+    assert all(r["usage"] == {} for r in test["requests"])
+
+
 def test_pp_tg_over_http_are_server_figures(fake_server, registry_url):
     result = run_pdx("bench", "--backend", "vllm-server", "--url", fake_server, "-o", "model_name=fake",
                      "-p", "16", "-n", "4", "-b", "1,2", "-r", "2", "--registry", registry_url, "--json")

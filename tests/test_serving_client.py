@@ -54,6 +54,8 @@ def test_chunks_merged_without_ids_are_reconciled_with_usage(fake_server):
     ("error", "server error in stream: EngineCore encountered an issue"),
     ("hang", "timed out after"),
     ("miscount", "the stream carried 8 tokens but the server counted 9"),
+    ("nan-usage", "the server sent NaN in an event, which is no JSON number"),
+    ("negative-usage", "the server's usage is no token count (usage.prompt_tokens is -5); it is not stored"),
 ])
 def test_failures_are_recorded_per_request_and_the_rest_complete(fake_server, mode, needle):
     bad = client(fake_server, timeout_s=1.0, fake=mode)

@@ -6,6 +6,7 @@ import re
 
 from pdx.domain.models import identify
 from pdx.registry import Registry
+from pdx.registry.bundle import SCHEMA_VERSION
 from pdx.domain.workload import TestSpec
 
 from conftest import assert_one_line_error, pdx_here, run_pdx_here
@@ -65,7 +66,7 @@ def test_the_bundle_follows_its_json_schema(registry_url, tmp_path, tiny_gguf):
     schema = load_schema()  # bundle.schema.json and the columns it leaves to the tables
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(document, schema)
-    assert document["schema_version"] == 1 and len(document["runs"]) == 1  # --where tag=ci
+    assert document["schema_version"] == SCHEMA_VERSION and len(document["runs"]) == 1  # --where tag=ci
 
 
 def _mask(text: str, original_host: str) -> str:
@@ -98,7 +99,7 @@ def test_bad_bundles_store_nothing(registry_url, tmp_path, tiny_gguf):
     document = json.loads(bundle.read_text())
     tampered = json.loads(json.dumps(document))
     tampered["runs"][1]["record"]["tests"][0]["samples"][0]["ns"] += 1
-    newer = document | {"schema_version": 2}
+    newer = document | {"schema_version": SCHEMA_VERSION + 1}
     broken = json.loads(json.dumps(document))
     del broken["runs"][2]["record"]["model"]
     text = bundle.read_text()

@@ -12,11 +12,12 @@ from pdx.contract.errors import PdxError
 from pdx.domain.models import identify
 from pdx.registry import Registry
 from pdx.registry.bundle import digest
+from pdx.registry.importers import read_file
 from pdx.registry.validate import RecordError, check_records, count, finite_number, timestamp
 from pdx.measure.runner import TestOutcome
 from pdx.domain.workload import TestSpec
 
-from conftest import assert_one_line_error, pdx_here, run_pdx_here
+from conftest import assert_one_line_error, pdx_here, pdx_import, run_pdx_here
 from test_registry import make_start, outcome
 from test_transfer import fill
 from pdx.reports.results import read_run
@@ -198,6 +199,8 @@ def _old_content_id(record: dict) -> str:
 
 
 def test_content_ids_are_what_they_were_and_ignore_fields_added_later():
+    """A run holding none of the measurements version 2 added keeps the id it had before ids were
+    versioned; a field no version hashes changes no id; every measurement version 2 added does."""
     from pdx.registry.bundle import content_id
     from pdx.registry.importers import read_file
 
@@ -206,19 +209,38 @@ def test_content_ids_are_what_they_were_and_ignore_fields_added_later():
     imported = [r for name in ("vllm_bench_serve_detailed.json", "vllm_bench_serve_summary.json",
                                "mlx_lm_benchmark_b1.txt") for r in read_file(DATA / name)[1]]
     for record in imported:
-        assert content_id(record) == _old_content_id(record) == record["id"]
-        grown = copy(record) | {"energy_j": 12.5}
+        assert content_id(record) == content_id(record, 1) == _old_content_id(record) == record["id"]
+        grown = copy(record) | {"energy_j": 12.5}  # a field of a later pdx, in no version yet
         grown["model"]["n_experts"] = 8
         for test in grown["tests"]:
-            test["conditions"] = {"load": 0.1}
             for sample in test["samples"]:
                 sample["energy_j"] = 1.0
-            for request in test.get("requests") or ():
-                request["energy_j"] = 1.0
         assert content_id(grown) == record["id"] != _old_content_id(grown)
+        test = record["tests"][0]
+        added = [("conditions", {"load": 0.1}), ("energy", {"joules": {}})]
+        added += [(f"requests[0].{name}", 1) for name in ("scheduled_ns", "shard", "reasoning_ns", "answer_ns",
+                                                          "n_reasoning") if test.get("requests")]
+        for where, value in added:
+            measured = copy(record)
+            target = measured["tests"][0]["requests"][0] if where.startswith("requests") else measured["tests"][0]
+            target[where.split(".")[-1]] = value
+            assert content_id(measured) != record["id"] == content_id(measured, 1), where
         changed = copy(record)
         changed["tests"][0]["n_prompt"] += 1
         assert content_id(changed) != record["id"]
+
+
+def test_the_content_id_hashes_every_stored_measurement():
+    """Every field of a run record but its labels is in the current content id's version, so no stored
+    measurement can be edited under a file's name. A new field joins a new version, with its update step."""
+    from pdx.registry import fields
+
+    hashed = fields.CONTENT_ID_FIELDS[fields.CONTENT_ID_VERSION]
+    levels = {"run": fields.RUN_FIELDS, "test": fields.TEST_FIELDS, "sample": fields.SAMPLE_FIELDS,
+              "request": fields.REQUEST_FIELDS, "model": fields.MODEL_FIELDS}
+    for level, names in levels.items():
+        left_out = [n for n in names if n not in hashed[level] and not (level == "run" and n in fields.NOT_CONTENT)]
+        assert not left_out, f"{level} fields no content id hashes: {left_out}"
 
 
 def test_an_old_file_imported_again_after_the_importer_learns_a_field_adds_nothing(registry_url, monkeypatch):
@@ -241,6 +263,25 @@ def test_an_old_file_imported_again_after_the_importer_learns_a_field_adds_nothi
     assert record["tests"][0]["energy_j"] == 3.5 and record["id"] == first["added"][0]
     present = Registry(registry_url).existing_ids([record["id"]])
     assert present == set(first["added"])  # so the importer's run is the one stored: it is skipped
+
+
+@pytest.mark.parametrize("name", ["aiperf_profile_export.json", "guidellm_poisson.json"])
+def test_a_run_an_older_pdx_stored_under_its_version_1_id_is_not_imported_again(registry_url, monkeypatch, name):
+    """Requests with a schedule: their run's content id of version 2 is not version 1's. A registry an
+    older pdx (content ids of version 1) filled finds the file's run by its old id: nothing is added, the
+    run keeps the id it was stored by, and the skip names it."""
+    from pdx.registry import bundle
+
+    from test_importers import DATA
+
+    monkeypatch.setattr(bundle, "CONTENT_ID_VERSION", 1)  # the older pdx
+    (old_id,) = pdx_import(registry_url, DATA / name)["added"]
+    monkeypatch.undo()
+    again = pdx_import(registry_url, DATA / name)
+    assert again["added"] == [] and again["skipped"] == [old_id]
+    assert [r["id"] for r in json.loads(pdx_here("runs", "--registry", registry_url, "--json"))] == [old_id]
+    fresh = read_file(DATA / name)[1][0]
+    assert fresh["id"] == bundle.content_id(fresh) != old_id == bundle.content_id(fresh, 1)
 
 
 def test_the_record_fields_and_the_bundle_schema_agree():

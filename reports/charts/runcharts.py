@@ -132,6 +132,7 @@ def phase_chart(run: dict) -> RunChart | None:
         if not values:
             continue
         scale, axis, _ = charts.rate_scale(values, plot)
+        scale = scale or {"domain": [0, 1.0]}  # no rate above 0 (a serving test that made no tokens): bars at 0
         at = _position(scale, plot)
         body.append(_text(0, y + 9, phase, size=TITLE, colour=PHASE_COLOURS[phase], weight="bold"))
         y += 22

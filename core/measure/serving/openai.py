@@ -34,6 +34,29 @@ def _message(body: str) -> str:
     return str(error)[:200]
 
 
+class _NotANumber(ValueError):
+    """NaN or Infinity in a server's JSON: no JSON number (Python's parser takes them), so no count."""
+
+
+def _refuse_constant(name: str):
+    raise _NotANumber(name)
+
+
+def usage_problem(usage: dict, where: str = "usage") -> str | None:
+    """Why a server's ``usage`` holds no token counts: a figure in it (nested ones too) that is negative
+    or not whole; None when every figure could be a count. Such a usage is not stored: the request fails
+    naming the figure, so no impossible count reaches a record."""
+    for key, value in usage.items():
+        if isinstance(value, dict):
+            problem = usage_problem(value, f"{where}.{key}")
+            if problem:
+                return problem
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and \
+                (value < 0 or (isinstance(value, float) and not value.is_integer())):
+            return f"{where}.{str(key)[:40]} is {value!r}"
+    return None
+
+
 def auth_headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
@@ -57,7 +80,7 @@ class OpenAICompletions:
             tokens += len(ids) if isinstance(ids, list) else 1
             record.finish_reason = choice.get("finish_reason") or record.finish_reason
         if isinstance(event.get("usage"), dict):
-            record.usage = event["usage"]
+            _take_usage(record, event["usage"])
         return tokens, False
 
 
@@ -110,10 +133,19 @@ class LlamaServerCompletion:
         tokens = predicted - record.n_gen if isinstance(predicted, int) else len(event.get("tokens") or ())
         if not event.get("stop"):
             return tokens, False
-        record.usage = {"prompt_tokens": event.get("tokens_evaluated"), "completion_tokens": event.get("tokens_predicted"),
-                        "cached_tokens": (event.get("timings") or {}).get("cache_n")}
+        _take_usage(record, {"prompt_tokens": event.get("tokens_evaluated"),
+                             "completion_tokens": event.get("tokens_predicted"),
+                             "cached_tokens": (event.get("timings") or {}).get("cache_n")})
         record.finish_reason = event.get("stop_type") or "stop"
         return tokens, True
+
+
+def _take_usage(record: RequestRecord, usage: dict) -> None:
+    problem = usage_problem(usage)
+    if problem:
+        record.fail(f"the server's usage is no token count ({problem}); it is not stored")
+    else:
+        record.usage = usage
 
 
 class _Exchange:
@@ -134,7 +166,10 @@ class _Exchange:
             self.done = True
             return True
         try:
-            event = json.loads(data)
+            event = json.loads(data, parse_constant=_refuse_constant)
+        except _NotANumber as exc:
+            record.fail(f"the server sent {exc} in an event, which is no JSON number: {data[:60]!r}")
+            return True
         except ValueError:
             event = None
         if not isinstance(event, dict):
