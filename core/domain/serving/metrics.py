@@ -43,9 +43,10 @@ def percentile(sorted_values: Sequence[float], p: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
 
 
-def distribution(values_ns: Iterable[float], percentiles: Sequence[float] = DEFAULT_PERCENTILES) -> dict:
-    """mean, median, std (population, as numpy), min, max and percentiles, in milliseconds."""
-    values = sorted(v / 1e6 for v in values_ns)
+def distribution(values_ns: Iterable[float | None], percentiles: Sequence[float] = DEFAULT_PERCENTILES) -> dict:
+    """mean, median, std (population, as numpy), min, max and percentiles, in milliseconds, of the values
+    there are (a request a server or an imported file did not time has None: it is not a zero)."""
+    values = sorted(v / 1e6 for v in values_ns if v is not None)
     if not values:
         return {"n": 0}
     out = {
