@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator, Mapping
 
 from pdx.contract.errors import PdxError
 from pdx.contract.numbers import parse_int, quoted
@@ -55,7 +55,7 @@ class Sample:
     n_gen: int = 0  # tokens generated, all sequences together
     prompt_ns: int | None = None  # the prefill part of a pp+tg test
     gen_ns: int | None = None  # the decode part of a pp+tg test
-    engine: dict[str, float] = field(default_factory=dict)  # the engine's own figures
+    engine: dict[str, Any] = field(default_factory=dict)  # the engine's own figures (JSON: serving's nest)
     requests: list["RequestRecord"] = field(default_factory=list)  # serving backends: every request sent
     # When the timed part ended, on time.monotonic_ns()'s clock: energy meters read the window
     # [ended_ns - ns, ended_ns]. A backend that yields a sample as soon as it is timed leaves it None

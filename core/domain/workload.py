@@ -33,11 +33,12 @@ AUTO_FIRST_BATCH = 3
 DEFAULT_TARGET_CI = 0.02
 
 
-def repetition_tokens(test) -> int:
+def repetition_tokens(test: dict | TestSpec) -> int:
     """Tokens one repetition of a pp/tg test processes, all sequences of its batch together: of a
     stored test (a dict) or a :class:`~pdx.domain.workload.TestSpec`."""
-    get = test.get if isinstance(test, dict) else lambda key, default=None: getattr(test, key, default)
-    return (get("n_prompt") + get("n_gen")) * (get("batch", 1) or 1)
+    if isinstance(test, dict):
+        return (test["n_prompt"] + test["n_gen"]) * (test.get("batch", 1) or 1)
+    return (test.n_prompt + test.n_gen) * (test.batch or 1)
 
 
 @dataclass(frozen=True, order=True)

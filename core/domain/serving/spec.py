@@ -186,6 +186,7 @@ class ServeSpec:
             return f"{name}:{count}" + (f":max{self.max_concurrency}" if self.max_concurrency else "")
         if self.concurrency is not None:
             return f"c{self.concurrency}:{shape}:{count}"
+        assert self.rate is not None, "__post_init__: a load test has a concurrency, a rate or a trace"
         name = f"r{_number(self.rate)}:{shape}:{count}"
         if self.burstiness != 1.0:
             name += f":burst{_number(self.burstiness)}"
