@@ -123,11 +123,12 @@ def predictions(model: ModelFigures, hw: HardwareFigures | None) -> dict:
     (for MoE, with the expert coverage that batch reads, and the routing assumed)."""
     if hw is None:
         return {}
-    out = {"ridge_point": ridge_point(hw), "knee_batch": knee_batch(model, hw)}
+    knee = knee_batch(model, hw)
+    out: dict[str, float | str | None] = {"ridge_point": ridge_point(hw), "knee_batch": knee}
     if model.is_moe:
         out["routing"] = model.routing
-        if out["knee_batch"] and model.n_experts:
-            out["knee_experts_per_layer"] = model.experts_read(out["knee_batch"])
+        if knee and model.n_experts:
+            out["knee_experts_per_layer"] = model.experts_read(knee)
     return out
 
 
