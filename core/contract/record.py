@@ -119,7 +119,7 @@ class Energy(TypedDict):
     :mod:`pdx.domain.energy.figures`'."""
 
     version: int
-    meters: list[str]
+    meters: list[dict[str, str]]  # each meter's name, what it covers, device and source (Meter.describe)
     joules: dict[str, float]  # each meter's, over the windows read
     timed_s: float  # the windows' total length
     idle_watts: NotRequired[Optional[dict[str, float]]]  # each meter's, model loaded, nothing running

@@ -84,7 +84,9 @@ class TextCompletions(OpenAICompletions):
 
 def _text(choice: dict) -> str:
     """A choice's text: ``text`` (completions) or its ``delta``'s content and thinking (chat chunks)."""
-    delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+    delta = choice.get("delta")
+    if not isinstance(delta, dict):
+        delta = {}
     parts = [choice.get("text"), delta.get("content"), delta.get("reasoning_content"), delta.get("reasoning")]
     return "".join(p for p in parts if isinstance(p, str))
 
