@@ -27,7 +27,7 @@ from pdx.domain.prompt_stream import PromptStream
 from pdx.base.secrets import is_secret_name, scrub_text, secret_values
 from pdx.domain.serving import prometheus
 from pdx.measure.serving.managed import ManagedServer, free_port
-from pdx.measure.serving.openai import TIMEOUT_RULE, CompletionsClient, OpenAICompletions, auth_headers
+from pdx.measure.serving.openai import TIMEOUT_RULE, CompletionsClient, Dialect, OpenAICompletions, auth_headers
 from pdx.domain.serving.overhead import overhead_sample
 from pdx.domain.serving.prompts import PromptMaker
 from pdx.domain.serving.records import RequestsFailed, TokensInOneBurst
@@ -146,7 +146,7 @@ class ServerBackend(Backend):
     #: extra fields of every completions request
     extra_body: ClassVar[Mapping] = {}
     #: the completions protocol the server speaks
-    dialect: ClassVar = OpenAICompletions()
+    dialect: ClassVar[Dialect] = OpenAICompletions()
     #: the environment variable a started server reads its API key from (None: it takes none)
     api_key_variable: ClassVar[str | None] = None
     #: the backend that runs the server's engine in pdx's own process (--scenario overhead)
