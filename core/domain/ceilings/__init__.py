@@ -193,7 +193,8 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
     elif all(p["ceiling"] for p in phases.values()):
         times = {name: tokens / phases[name]["ceiling"] for name, tokens in (("prefill", n_p), ("decode", n_g))}
         record["ceiling"] = (n_p + n_g) / sum(times.values())
-        record["bound"] = phases[max(times, key=times.get)]["bound"]  # the phase that takes longer
+        slower = max(times, key=lambda name: times[name])  # the phase that takes longer binds
+        record["bound"] = phases[slower]["bound"]
     else:
         record["ceiling"], record["bound"] = None, None
     if not record["ceiling"]:
@@ -213,5 +214,6 @@ def judged(test: dict, stats: dict | None, model: ModelFigures, sources: list[Ha
     records = [test_ceilings(test, stats, model, hw, ubatch, draft_bytes) for hw in sources]
     if len(records) == 1:
         return records[0]
-    binding = min((r for r in records if r["ceiling"]), key=lambda r: r["ceiling"], default=records[0])
+    with_ceiling = [(ceiling, r) for r in records if (ceiling := r["ceiling"])]
+    binding = min(with_ceiling, key=lambda found: found[0])[1] if with_ceiling else records[0]
     return binding | {"sources": {r["source"]: r for r in records}}
