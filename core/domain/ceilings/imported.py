@@ -188,7 +188,7 @@ def with_catalog_shape(model: dict, by_count: bool = False) -> dict:
         shape = shape_by_count(model["architecture"], n_params)
     if shape is None or not n_params or abs(n_params - shape.n_params) > SHAPE_PARAMS_TOLERANCE * shape.n_params:
         return model
-    facts = {"catalog_shape": {
+    facts: dict[str, object] = {"catalog_shape": {
         "name": shape.name, "source": shape.source, "matched": words.strip(),
         "assumed": "the catalog shape's dims and experts; each part's bytes in proportion to its parameters"
                    if shape.is_moe else "the catalog shape's dims"}}
