@@ -28,6 +28,7 @@ HF_EXPERT_NAMES = {"gate_exps": "w1", "up_exps": "w3", "down_exps": "w2"}
 
 def layer(shape: "Shape") -> Roles:
     d, att = shape.n_embd, attention(shape)
+    ffn: tuple[tuple[str, tuple[int, ...]], ...]
     if shape.is_moe:
         e, eff = shape.n_experts, shape.expert_ff
         ffn = (("gate_inp", (e, d)), ("gate_exps", (e, eff, d)), ("up_exps", (e, eff, d)), ("down_exps", (e, d, eff)))
