@@ -41,7 +41,8 @@ def compare(base: dict, new: dict, factor: float | None = None, comparisons: lis
     lines = []
     for c in comparisons if comparisons is not None else compare_runs(base, new, factor or DEFAULT_FACTOR):
         change = c.new_rate / c.base_rate - 1 if c.base_rate and c.new_rate else None
-        lines.append(Line(c.name, PHASE_OF_KIND.get(kinds.get(c.name), ""), c.mark, VERDICTS.get(c.mark, "not compared"),
+        phase = PHASE_OF_KIND.get(kinds.get(c.name) or "", "")
+        lines.append(Line(c.name, phase, c.mark, VERDICTS.get(c.mark, "not compared"),
                           c.base_rate, c.new_rate, change, c.p_value, c.note))
     return lines
 
@@ -84,12 +85,12 @@ def _speculation_differences(base: dict, new: dict) -> list[tuple[str, str, str]
     if not any(methods):
         return []
     said = [speculation_text(m) for m in methods]
-    out = [("speculative decoding", *said)] if said[0] != said[1] else []
+    out = [("speculative decoding", said[0], said[1])] if said[0] != said[1] else []
     tests = [{t["name"]: t for t in run["tests"]} for run in (base, new)]
     for name in dict.fromkeys([*tests[0], *tests[1]]):
         counts = [((run.get(name) or {}).get("stats") or {}).get("speculation") for run in tests]
         if any(counts):
-            out.append((f"{name}: drafts accepted", *[accepted_text(c) for c in counts]))
+            out.append((f"{name}: drafts accepted", accepted_text(counts[0]), accepted_text(counts[1])))
     return out
 
 

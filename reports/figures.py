@@ -279,8 +279,8 @@ def rate_notes(test: dict) -> list[tuple[str, bool]]:
 
 def own_rates(test: dict) -> str:
     """The engine's own rates for the test, by its own definitions, where a backend keeps them."""
-    own = (test.get("engine") or {}).get("own_rates")
-    shown = [f"{phase} {own[phase]:.1f}" for phase in ("pp", "tg") if own and own.get(phase) is not None]
+    own = (test.get("engine") or {}).get("own_rates") or {}
+    shown = [f"{phase} {own[phase]:.1f}" for phase in ("pp", "tg") if own.get(phase) is not None]
     return f"{own.get('label', 'engine')}'s own: {', '.join(shown)}" if shown else ""
 
 
@@ -527,7 +527,7 @@ def _ms(dist: dict | None, key: str) -> str:
     return number((dist or {}).get(key))
 
 
-def _axis(value, axis: str) -> str:
+def _axis(value: float | None, axis: str | None) -> str:
     if value is None:
         return "?"
     return f"c={value:g}" if axis == "concurrency" else f"{value:.3g} req/s"

@@ -72,7 +72,7 @@ def ceiling_of(test: dict, phase: str) -> Ceiling | None:
     """
     record = test.get("ceilings") or {}
     phases = record.get("phases") or {}
-    own = PHASE_OF_KIND.get(test.get("kind"))
+    own = PHASE_OF_KIND.get(test.get("kind") or "")
     entry = record if phase == own else phases.get(phase) or {}
     bounds = phases.get(phase) if phase == own and len(phases) == 1 else entry
     if not entry.get("ceiling"):
@@ -141,7 +141,9 @@ def run_rows(run: dict) -> list[Row]:
 def forget_run(run: dict) -> None:
     """Let go of one run kept for its rows (a site keeps few of its runs whole)."""
     kept = _KEPT.get()
-    hit = kept.get(run["id"]) if kept is not None else None
+    if kept is None:
+        return
+    hit = kept.get(run["id"])
     if hit is not None and hit[0] is run:
         del kept[run["id"]]
 

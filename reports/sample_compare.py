@@ -123,7 +123,10 @@ class TestComparison:
 
 def compare_tests(base: dict | None, new: dict | None, factor: float = DEFAULT_FACTOR,
                   alpha: float = DEFAULT_ALPHA) -> TestComparison:
-    name = (base or new)["name"]
+    either = base or new
+    if either is None:
+        raise ValueError("compare_tests: no test on either side")
+    name = either["name"]
     if base is None or new is None:
         return TestComparison(name, "x", note=f"only in the {'new run' if base is None else 'baseline'}")
     if new["status"] != "ok" and base["status"] == "ok":

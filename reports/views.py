@@ -19,7 +19,7 @@ from pdx.base.units import si_parts
 
 def _bar(row: Row, scale: float) -> dict:
     """Widths (%) of the measured bar and the ceiling mark in a table cell."""
-    if not row.ok or scale <= 0:
+    if not row.ok or row.rate is None or scale <= 0:  # ok: a rate
         return {"width": 0, "ceiling": None}
     return {"width": round(100 * row.rate / scale, 1),
             "ceiling": round(100 * row.ceiling.rate / scale, 1) if row.ceiling else None}
@@ -27,7 +27,7 @@ def _bar(row: Row, scale: float) -> dict:
 
 def test_table(run: dict) -> list[dict]:
     rows = run_rows(run)
-    scale = {p: max([r.rate for r in rows if r.ok and r.phase == p]
+    scale = {p: max([r.rate for r in rows if r.ok and r.rate is not None and r.phase == p]
                     + [r.ceiling.rate for r in rows if r.ceiling and r.phase == p], default=0) for p in PHASES}
     return [{"row": r, "bar": _bar(r, scale[r.phase])} for r in rows]
 
@@ -181,6 +181,7 @@ def matrix(runs: list[dict]) -> dict:
     lines = []
     for test, phase, part in keys:
         cells = [rows.get((test, phase, part)) for rows in per_run]
-        best = max((c.rate for c, why in zip(cells, reasons) if c and c.ok and not why), default=None)
+        best = max((c.rate for c, why in zip(cells, reasons) if c and c.ok and c.rate is not None and not why),
+                   default=None)
         lines.append({"test": test, "phase": phase, "part": part, "rows": cells, "best": best})
     return {"runs": runs, "lines": lines, "left_out": reasons, "note": headline.left_out_note(reasons)}

@@ -91,6 +91,7 @@ def test_serve_specs_name_validate_and_round_trip():
     assert again.tests == workload.tests and again.tests[0].slo == {"ttft": 500.0}
     for bad in (dict(scenario="load", n_prompt=8, n_gen=8, n_requests=4),
                 dict(scenario="stall", n_prompt=8, n_gen=8, concurrency=2),
+                dict(scenario="stall", n_prompt=8, n_gen=8, inject=64),  # no streams: its plan had no length
                 dict(scenario="cache-warm", n_prompt=8, n_gen=1, prefix=8, n_requests=2),
                 dict(scenario="nope", n_prompt=8, n_gen=8)):
         with pytest.raises(WorkloadError):

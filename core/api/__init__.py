@@ -11,7 +11,7 @@ import shlex
 import sys
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import pdx
 from pdx.domain import ceilings
@@ -76,7 +76,8 @@ def default_backend(options: dict[str, str] | None = None) -> str:
     raise PdxError(f"no backend is available on this machine ({'; '.join(reasons) or 'none installed'})", hint)
 
 
-def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[int] | None = None,
+def plan(config: BenchConfig, backends: Sequence[str | None] | None = None,
+         threads: Sequence[int | None] | None = None,
          variants: list[dict[str, str]] | None = None) -> list[BenchConfig]:
     """One run per backend, thread count and option variant (e.g. server flags), in that order."""
     return [

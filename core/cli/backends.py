@@ -14,7 +14,7 @@ from pdx.cli.base import echo_json, json_option
 @json_option
 def backends(verbose, as_json) -> None:
     """List backends: available or not, why, and how to install."""
-    rows = []
+    rows: list[dict] = []
     for name, backend in sorted(plugin_manager.backends().items()):
         status = backend.availability()
         rows.append({

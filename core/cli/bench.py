@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import click
 
 from pdx.contract.backend import option_pairs
@@ -61,7 +63,7 @@ def option_variants(server_args: tuple[str, ...], n_gpu_layers: str | None, n_cp
     for key, flag, given in (("n_gpu_layers", "-ngl", n_gpu_layers), ("n_cpu_moe", "-ncmoe", n_cpu_moe)):
         if given:
             axes.append([{key: str(n)} for n in parse_int_list(given, flag, minimum=0)])
-    combined = [{}]
+    combined: list[dict[str, str]] = [{}]
     for axis in axes:
         combined = [done | more for done in combined for more in axis]
     return combined if combined != [{}] else None
@@ -153,6 +155,10 @@ def run_and_show(config, store, as_json: bool) -> dict:
     return run
 
 
+# Which plugin added each option (the CLI is assembled once per call of ``pdx.cli.main``; options live as long).
+_OWNER: weakref.WeakKeyDictionary[click.Parameter, str] = weakref.WeakKeyDictionary()
+
+
 def add_plugin_options(command: click.Command, options: list[click.Option], plugin: str) -> None:
     """A plugin's options; the same plugin's again (the CLI is assembled once per call of
     ``pdx.cli.main``) replace nothing, another's of the same name are refused."""
@@ -163,9 +169,9 @@ def add_plugin_options(command: click.Command, options: list[click.Option], plug
             raise PdxError(f"option {option.opts[0]} has a default; plugin options must default to None")
         taken = next((p for p in command.params if p.name == option.name or set(p.opts) & set(option.opts)), None)
         if taken is None:
-            option.pdx_plugin = plugin
+            _OWNER[option] = plugin
             command.params.append(option)
-        elif getattr(taken, "pdx_plugin", None) != plugin:
+        elif _OWNER.get(taken) != plugin:
             raise PdxError(f"option {option.opts[0]} clashes with {'/'.join(taken.opts)} of `pdx {command.name}`")
 
 

@@ -75,8 +75,8 @@ def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_param
                             experts_used=experts_used, **model)
     figures, weight_dtype = napkin.model_figures(spec, kv_type)
     hw = sources.hardware_sources(hardware, bandwidth, flops, dtype or ceilings.compute_dtype(weight_dtype))
-    spec = napkin.speculation(accept_length, draft_tokens, draft_model)
-    report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen, spec)
+    drafts = napkin.speculation(accept_length, draft_tokens, draft_model)
+    report = napkin.ceiling_report(hw, figures, n_prompt, depth, batch, ubatch, measured, measured_pp, n_gen, drafts)
     echo_json(report) if as_json else print_ceiling_report(report)
 
 

@@ -54,7 +54,7 @@ def submit(runs, where, folder, max_cv, force, registry) -> None:
         else:
             click.echo(printable(f"refused run {entry.run_id[:12]}: {'; '.join(entry.refused)} (--force submits it)"),
                        err=True)
-    new = [d.file for d in written if not d.existed]
+    new = [d.file for d in written if d.file and not d.existed]
     if new:
         click.echo(f"\ncommit them:\n  git -C {folder} add {' '.join(new)}\n"
                    f"  git -C {folder} commit -m 'pdx: {len(new)} run(s)'\nthen open a pull request")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from pdx.domain.serving.metrics import parse_percentiles, parse_slo
 from pdx.domain.serving.saturation import DEFAULT_WINDOW_S
 from pdx.domain.workload import parse_int_list
 
+if TYPE_CHECKING:  # the workload module is imported when the command runs
+    from pdx.domain.serving.workloads import Traffic
+
 
 def _rates(text: str | None) -> list[float] | None:
     if not text:
@@ -30,11 +34,25 @@ def _rates(text: str | None) -> list[float] | None:
         raise click.BadParameter(f"{text!r}: give numbers per second, or inf", param_hint="--request-rate") from None
 
 
-def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace, think_time=None) -> dict:
+def _traffic(system_prompt: int | None, turns: int | None, input_dist: str | None, output_dist: str | None,
+             ramp_up: float | None, trace: str | None, think_time: float | None = None) -> Traffic:
     """The traffic-shape fields given (pdx.domain.serving.traffic), as ServeSpec takes them."""
-    given = {"system_prompt": system_prompt, "turns": turns, "input_dist": input_dist, "output_dist": output_dist,
-             "ramp_s": ramp_up, "trace": trace, "think_s": think_time}
-    return {k: v for k, v in given.items() if v is not None}
+    given: Traffic = {}
+    if system_prompt is not None:
+        given["system_prompt"] = system_prompt
+    if turns is not None:
+        given["turns"] = turns
+    if input_dist is not None:
+        given["input_dist"] = input_dist
+    if output_dist is not None:
+        given["output_dist"] = output_dist
+    if ramp_up is not None:
+        given["ramp_s"] = ramp_up
+    if trace is not None:
+        given["trace"] = trace
+    if think_time is not None:
+        given["think_s"] = think_time
+    return given
 
 
 @click.command("serve-bench")

@@ -62,13 +62,23 @@ def _requests(test: dict) -> Iterable[dict]:
         yield from sample.get("requests") or []
 
 
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _counts(values: Iterable[object]) -> tuple[int, int, int] | None:
+    """Three counts, each a whole number of 0 or more, or None."""
+    drafted, accepted, tokens = (_count(v) for v in values)
+    return None if drafted is None or accepted is None or tokens is None else (drafted, accepted, tokens)
+
+
 def _counted(request: dict) -> tuple[int, int, int] | None:
     for where, drafted, accepted, output in COUNTERS:
         figures = (request.get("engine") or {}).get(where)
         if not isinstance(figures, dict) or drafted not in figures:
             continue
-        values = (figures.get(drafted), figures.get(accepted), figures.get(output, request.get("n_gen")))
-        if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        values = _counts((figures.get(drafted), figures.get(accepted), figures.get(output, request.get("n_gen"))))
+        if values is not None:
             return values
     return None
 
@@ -81,8 +91,8 @@ def _sample_counts(test: dict) -> Iterable[tuple[int, int, int]]:
     for sample in test.get("samples") or []:
         counts = (sample.get("engine") or {}).get(SAMPLE_KEY)
         if isinstance(counts, dict):
-            values = tuple(counts.get(k) for k in SAMPLE_FIELDS)
-            if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+            values = _counts(counts.get(k) for k in SAMPLE_FIELDS)
+            if values is not None:
                 yield values
 
 
@@ -98,11 +108,11 @@ def speculation_stats(test: dict) -> dict | None:
     for request in () if seen else _requests(test):
         if request.get("role") == "warmup" or request.get("status", "ok") != "ok":
             continue
-        counted = _counted(request)
-        if counted is None:
+        found = _counted(request)
+        if found is None:
             continue
         seen = True
-        drafted, accepted, tokens = drafted + counted[0], accepted + counted[1], tokens + counted[2]
+        drafted, accepted, tokens = drafted + found[0], accepted + found[1], tokens + found[2]
     if not seen or not tokens:
         return None
     accepted = min(accepted, drafted, tokens)

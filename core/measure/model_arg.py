@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pdx.contract.backend import Backend
 from pdx.contract.errors import ModelError, PdxError
 from pdx.domain.models import ModelInfo, hub, identify
 from pdx.domain.synth import ensure_gguf, ensure_hf
@@ -30,10 +31,11 @@ class SynthModel:
             raise PdxError("this backend loads no model pdx can write", "give one with --model")
         dtype = default_dtype
         if self.dtype:
-            dtype = SYNTH_TYPES[self.dtype][0 if layout == "gguf" else 1]
-            if dtype is None:
+            synth = SYNTH_TYPES[self.dtype][0 if layout == "gguf" else 1]
+            if synth is None:
                 raise ModelError(f"synth type {self.dtype} has no {layout} form",
                                  f"choose one of: {', '.join(k for k, v in SYNTH_TYPES.items() if v[layout == 'hf'])}")
+            dtype = synth
         make = ensure_gguf if layout == "gguf" else ensure_hf
         return identify(make(self.shape or DEFAULT_SHAPE, dtype))
 
@@ -42,7 +44,7 @@ class SynthModel:
 class HubModel:
     repo_id: str
 
-    def identify(self, backend: type) -> ModelInfo:
+    def identify(self, backend: type[Backend]) -> ModelInfo:
         if not backend.hub_models:
             raise ModelError(f"model not found: {self.repo_id}",
                              f"give a local path (backend {backend.name} loads no Hugging Face Hub models)")
@@ -72,7 +74,7 @@ def parse(text: str | None) -> ModelInfo | SynthModel | HubModel | None:
     return identify(text)  # a path: read now, so a missing one fails at once and looks nothing up
 
 
-def resolve(given: ModelInfo | SynthModel | HubModel | None, backend: type) -> ModelInfo:
+def resolve(given: ModelInfo | SynthModel | HubModel | None, backend: type[Backend]) -> ModelInfo:
     """The model ``backend`` runs: the given one, or a synthetic one in its format (the default shape if none)."""
     if isinstance(given, HubModel):
         model = given.identify(backend)

@@ -27,6 +27,7 @@ from pdx.contract.backend import Backend, Sample
 from pdx.contract import build, record
 from pdx.measure.energy.session import MAX_LENGTHEN, Metering
 from pdx.contract.errors import PdxError, interruption
+from pdx.contract.request import RequestRecord
 from pdx.registry.fields import REQUEST_COLUMNS, SAMPLE_FIELDS, TEST_OBJECTS
 from pdx.registry.records import iso
 from pdx.domain.workload import TestSpec
@@ -63,7 +64,8 @@ class TestOutcome:
         """This test as a record's ``tests`` entry (the shape ``pdx show --json`` prints), what the
         registry stores and checks as it does every record's: the runner's objects never reach it."""
         test = self.test
-        owned = [(i, r) for i, s in enumerate(self.samples) for r in s.requests]
+        owned: list[tuple[int | None, RequestRecord]] = [(i, r) for i, s in enumerate(self.samples)
+                                                         for r in s.requests]
         owned += [(None, r) for r in self.requests]
         # What the runner measured of each test object; a column only importers fill (this class has no
         # such field) is None.
@@ -161,7 +163,7 @@ def _measure(backend: Backend, outcome: TestOutcome, repetitions: int, progress:
         outcome.requests.extend(getattr(exc, "requests", ()))
 
 
-def _energy(metering: Metering | None, outcome: TestOutcome) -> dict | None:
+def _energy(metering: Metering | None, outcome: TestOutcome) -> record.Energy | None:
     if not metering:
         return None
     try:

@@ -94,6 +94,7 @@ def check_request(test, record) -> None:
 def check_refusal(test, result: RunResult) -> None:
     """A test the server kept streaming in one burst: the refusal is one line and every request it
     hands on is whole, exactly the tokens asked for. A warning says the sample checks were not made."""
+    assert result.burst is not None, f"{test.name}: no refusal to check"
     one_line_error(result.burst, f"{test.name} (tokens streamed in one burst)")
     records = result.burst.requests
     assert len(records) == test.batch, f"{test.name}: the refusal holds {len(records)} requests, not {test.batch}"
@@ -120,11 +121,14 @@ def check_samples(test, result: RunResult, repetitions: int) -> None:
             check_sample(test, sample)  # the runner's own rule: positive time, exactly the tokens the test names
         except PdxError as exc:
             raise AssertionError(str(exc)) from None
-        split = (sample.prompt_ns, sample.gen_ns)
-        if split != (None, None):
-            assert test.kind == "pg" and all(isinstance(x, int) and x > 0 for x in split), \
-                f"{test.name}: prompt_ns and gen_ns are set only for pp+tg tests, both positive: {split}"
-            assert sum(split) <= sample.ns + 1000, f"{test.name}: prefill + decode ({sum(split)} ns) exceed the sample ({sample.ns} ns)"
+        prompt_ns, gen_ns = sample.prompt_ns, sample.gen_ns
+        if (prompt_ns, gen_ns) != (None, None):
+            assert (test.kind == "pg" and isinstance(prompt_ns, int) and prompt_ns > 0 and isinstance(gen_ns, int)
+                    and gen_ns > 0), (f"{test.name}: prompt_ns and gen_ns are set only for pp+tg tests, both "
+                                      f"positive: {(prompt_ns, gen_ns)}")
+            both = prompt_ns + gen_ns
+            assert both <= sample.ns + 1000, \
+                f"{test.name}: prefill + decode ({both} ns) exceed the sample ({sample.ns} ns)"
         for record in sample.requests:
             check_request(test, record)
         json_ready(sample.to_dict(), f"{test.name}: sample {i}")
@@ -186,8 +190,9 @@ def check_warmup(h: Harness, warmup: int = 2, repetitions: int = 2) -> None:
         assert unit > 0, "the work counter did not move during a repetition; it counts nothing this backend does"
         for k, (_, done) in enumerate(result.at_yield, 1):
             need = (warmup + k) * unit
-            assert done >= need, (f"sample {k} arrived after {done} units of work, but {warmup} warm-up runs and {k} "
-                                  f"repetitions take {need}: a warm-up run was yielded as a sample")
+            assert done is not None and done >= need, (
+                f"sample {k} arrived after {done} units of work, but {warmup} warm-up runs and {k} "
+                f"repetitions take {need}: a warm-up run was yielded as a sample")
         total = (warmup + repetitions) * unit
         assert result.work == total, (f"{warmup} warm-up runs and {repetitions} repetitions took {result.work} units "
                                       f"of work, not {total} ({unit} each): warm-up runs skipped, or extra work")
@@ -214,8 +219,9 @@ def check_depth(h: Harness) -> None:
         warnings.warn(f"{deep.name} took {fast / 1e6:.2f} ms and {whole.name} {slow / 1e6:.2f} ms: is the depth "
                       "filled inside the clock? It must sit in the KV cache before the clock starts (the clock "
                       "cannot tell on a busy machine; the engine's own counts can)", ContractWarning, stacklevel=2)
-    if runs[deep].work is not None:
-        extra = (runs[deep].work - runs[shallow].work) / (p.repetitions + 1)
+    deep_work, shallow_work = runs[deep].work, runs[shallow].work
+    if deep_work is not None and shallow_work is not None:  # both counted, or neither
+        extra = (deep_work - shallow_work) / (p.repetitions + 1)
         assert extra >= p.depth, (f"{deep.name} did {extra:.0f} units of work more than {shallow.name} per "
                                   f"repetition; filling the depth takes {p.depth} tokens")
     for sample in runs[deep].samples:
@@ -273,6 +279,13 @@ def check_serving(h: Harness) -> None:
     json_ready(sample.to_dict(), f"{spec.name}: sample")
 
 
+def leftovers(before: processes.Snapshot, during: processes.Snapshot | None) -> list[processes.Proc] | None:
+    """The processes left since ``before``; None where ``ps`` cannot say now (gone, or timed out), and
+    the process check is skipped as it is where ``ps`` is missing from the start."""
+    now = processes.snapshot()
+    return None if now is None else now.leftovers(before, during)
+
+
 def check_cancel_and_close(h: Harness, grace_s: float = 10.0) -> None:
     """Ctrl-C in the middle of a repetition: it must reach the caller, leave nothing running that the
     repetition started, leave the backend usable, and close() must then release everything."""
@@ -294,7 +307,7 @@ def check_cancel_and_close(h: Harness, grace_s: float = 10.0) -> None:
     if before is None:
         return
     deadline = time.monotonic() + grace_s
-    while (left := processes.snapshot().leftovers(before, during)) and time.monotonic() < deadline:
+    while (left := leftovers(before, during)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, f"close() left processes running: {left}"
 

@@ -23,6 +23,7 @@ def interrupt_during(start: Callable[[], Iterator], after_s: float) -> tuple[boo
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("interrupt_during runs in the main thread (signals are delivered there)")
     main = threading.main_thread().ident
+    assert main is not None, "the main thread has started"
     lock = threading.Lock()
     state = {"done": False, "fired": False}
 

@@ -155,7 +155,8 @@ class Harness:
             try:
                 for sample in backend.run(test, repetitions, warmup):
                     done = self.work()
-                    at_yield.append((time.perf_counter_ns() - start, None if first is None else done - first))
+                    at_yield.append((time.perf_counter_ns() - start,
+                                     None if first is None or done is None else done - first))
                     samples.append(sample)
             except RequestsFailed as exc:
                 if not in_one_burst(exc):
@@ -163,7 +164,8 @@ class Harness:
                 burst = exc
                 continue
             wall = time.perf_counter_ns() - start
-            work = None if first is None else self.work() - first
+            last = self.work()
+            work = None if first is None or last is None else last - first
             return RunResult(samples, wall, at_yield, work, backend.test_info())
         return RunResult([], time.perf_counter_ns() - start, at_yield, None, backend.test_info(), burst)
 

@@ -234,9 +234,11 @@ _TARGETED = {
 }
 
 
-def _targeted(backend: str, compiler: str | None, seen: str, targets: str, evidence: list[str]) -> tuple[list[str], list[str]]:
+def _targeted(backend: str, compiler: str | None, seen: str, targets: str,
+              evidence: list[str]) -> tuple[list[str], list[str], str]:
     """CUDA's and HIP's common part: the compiler must be there (else one line, naming the GPU ``seen``),
-    and the build is only for the ``targets`` present, where any were seen."""
+    and the build is only for the ``targets`` present, where any were seen. Returns the flags, the
+    evidence and the compiler found."""
     name, tool, toolkit, option = _TARGETED[backend]
     if not compiler:
         problem = f"{seen} found but no {toolkit}" if seen else f"{name} needs {tool}, not found here"
@@ -246,12 +248,12 @@ def _targeted(backend: str, compiler: str | None, seen: str, targets: str, evide
         flags.append(f"{option}={targets}")
     else:
         evidence = [*evidence, f"no GPU seen: llama.cpp's default {name} targets (a longer build)"]
-    return flags, [*evidence, f"{tool}: {compiler}"]
+    return flags, [*evidence, f"{tool}: {compiler}"], compiler
 
 
 def _cuda(gpus: list[tuple[str, str]], evidence: list[str]) -> Accelerator:
     nvcc = _nvcc()
-    flags, evidence = _targeted("cuda", nvcc, ", ".join(sorted({name for name, _ in gpus})),
+    flags, evidence, _ = _targeted("cuda", nvcc, ", ".join(sorted({name for name, _ in gpus})),
                                 cuda_architectures([cap for _, cap in gpus]) if gpus else "", evidence)
     if not shutil.which("nvcc"):
         flags.append(f"-DCMAKE_CUDA_COMPILER={nvcc}")
@@ -260,9 +262,8 @@ def _cuda(gpus: list[tuple[str, str]], evidence: list[str]) -> Accelerator:
 
 
 def _hip(targets: list[str], evidence: list[str]) -> Accelerator:
-    hipcc = _hipcc()
-    flags, evidence = _targeted("hip", hipcc, f"AMD GPU {', '.join(targets)}" if targets else "", ";".join(targets),
-                                evidence)
+    seen = f"AMD GPU {', '.join(targets)}" if targets else ""
+    flags, evidence, hipcc = _targeted("hip", _hipcc(), seen, ";".join(targets), evidence)
     rocm = Path(hipcc).resolve().parent.parent
     # llama.cpp's HIP build compiles with ROCm's clang, found through HIPCXX.
     env = (("HIPCXX", str(rocm / "llvm" / "bin" / "clang")), ("HIP_PATH", str(rocm)))

@@ -29,7 +29,10 @@ _DROP = {"samples_ns", "samples_ts", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts
 def _read_result(proc: subprocess.Popen) -> tuple[str, int | None]:
     """llama-bench's output, and when (monotonic ns) its result line arrived: it prints a test's
     line as the test's last repetition ends, which is where the repetitions' windows are laid from."""
-    lines, printed = [], None
+    lines: list[str] = []
+    printed: int | None = None
+    if proc.stdout is None:
+        raise ValueError("llama-bench's output is read from a pipe (stdout=PIPE)")
     for line in proc.stdout:
         if printed is None and line.startswith("{"):
             printed = time.monotonic_ns()
@@ -44,7 +47,8 @@ def _ends(printed_ns: int | None, times: list[int]) -> list[int | None]:
     the windows take in some of those fills, which draw as a prefill does)."""
     if printed_ns is None:
         return [None] * len(times)
-    ends, end = [], printed_ns
+    ends: list[int | None] = []
+    end = printed_ns
     for ns in reversed(times):
         ends.append(end)
         end -= ns
@@ -115,6 +119,8 @@ class LlamaBench(Backend):
         s = self.settings
         # llama-bench has one built-in warm-up; further ones are extra repetitions dropped here.
         reps = repetitions + max(0, warmup - 1)
+        if self.model is None:
+            raise PdxError(f"{self.name}: a test ran before the model was loaded")
         cmd = [
             str(self.binary), "-m", self.model.path, "-o", "jsonl", "-r", str(reps),
             "-t", str(s.threads), "-b", str(s.n_batch), "-ub", str(s.n_ubatch), "-fa", s.flash_attn,

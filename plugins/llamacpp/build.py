@@ -207,6 +207,7 @@ def _run(cmd: list[str], log: Path, env: dict | None = None, cwd: Path | None = 
         else:
             with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd,
                                   text=True, errors="replace") as proc:
+                assert proc.stdout is not None  # stdout=PIPE
                 for line in proc.stdout:
                     fh.write(line)
                     progress.feed(line)

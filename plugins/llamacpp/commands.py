@@ -11,6 +11,11 @@ import click
 GPU_CHOICES = ("auto", "cuda", "hip", "vulkan", "sycl", "metal", "cpu")
 
 
+def _to_stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
 @click.group()
 def llamacpp() -> None:
     """Build and inspect llama.cpp for the llama.cpp backends."""
@@ -35,7 +40,7 @@ def install(version, jobs, bindings, force, gpu, dry_run) -> None:
     if dry_run:
         click.echo("\n".join(plan(version, gpu, jobs).describe()))
         return
-    progress = NinjaProgress(lambda text: (sys.stderr.write(text), sys.stderr.flush()), live=sys.stderr.isatty())
+    progress = NinjaProgress(_to_stderr, live=sys.stderr.isatty())
     build = do_install(version, jobs=jobs, bindings=bindings, force=force, gpu=gpu, progress=progress,
                        say=lambda line: click.echo(line, err=True))
     click.echo(build.bin_dir)

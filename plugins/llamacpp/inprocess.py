@@ -19,6 +19,7 @@ import ctypes
 import sys
 from dataclasses import dataclass
 import time
+from types import ModuleType
 from typing import Iterator, Mapping
 
 from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
@@ -41,7 +42,7 @@ _placement_lines: list[str] = []  # a model load's lines saying where it ran (wh
 _log_callback = None  # llama.cpp keeps a raw pointer: the ctypes object must outlive every call
 
 
-def _import_llama_cpp():
+def _import_llama_cpp() -> ModuleType:
     bindings_lib_dir()
     import llama_cpp
 
@@ -129,7 +130,7 @@ class LlamaPython(Backend):
             raise PdxError("-o n_cpu_moe: llama.cpp's library takes no such setting (llama-bench and llama-server "
                            "turn it into tensor overrides)", "use --backend llamacpp-bench, or llamacpp-server "
                            "with --server-args '--n-cpu-moe N'")
-        self.lc = None
+        self.lc: ModuleType | None = None  # llama_cpp, once loaded
         self.model = None
         self._info: dict = {}
         self.prompts = PromptStream(config.seed)
@@ -163,15 +164,20 @@ class LlamaPython(Backend):
             },
         )
 
+    def _bindings(self) -> ModuleType:
+        if self.lc is None:
+            raise PdxError(f"{self.name}: a test ran before the model was loaded")
+        return self.lc
+
     def close(self) -> None:
         if self.model:
-            self.lc.llama_model_free(self.model)
+            self._bindings().llama_model_free(self.model)
             self.model = None
 
     # -- one test ----------------------------------------------------------
 
     def _context(self, test: TestSpec):
-        lc, s = self.lc, self.settings
+        lc, s = self._bindings(), self.settings
         params = lc.llama_context_default_params()
         params.n_ctx = test.context * test.batch
         params.n_batch = max(s.n_batch, test.batch)
@@ -188,7 +194,7 @@ class LlamaPython(Backend):
         return ctx, params.n_batch
 
     def _decode(self, ctx, batch, items: list[tuple[int, int, int, bool]]) -> None:
-        lc = self.lc
+        lc = self._bindings()
         batch.n_tokens = len(items)
         for i, (token, pos, seq, logits) in enumerate(items):
             batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, pos, 1
@@ -201,10 +207,10 @@ class LlamaPython(Backend):
         """Decode ``items`` in chunks of ``n_batch`` and wait for the last."""
         for first in range(0, len(items), n_batch):
             self._decode(ctx, batch, items[first:first + n_batch])
-        self.lc.llama_synchronize(ctx)
+        self._bindings().llama_synchronize(ctx)
 
     def _once(self, ctx, batch, n_batch: int, test: TestSpec) -> Sample:
-        lc = self.lc
+        lc = self._bindings()
         plan = feed(test, self.prompts.next(test))
         lc.llama_memory_clear(lc.llama_get_memory(ctx), True)
         if plan.depth:
@@ -225,7 +231,7 @@ class LlamaPython(Backend):
     def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
         if self.model is None:
             raise PdxError("llamacpp-python: load() must come before run()")
-        lc = self.lc
+        lc = self._bindings()
         ctx, n_batch = self._context(test)
         batch = lc.llama_batch_init(max(n_batch, test.batch), 0, 1)
         self._info = {"mode": "python", "n_ctx": test.context * test.batch, "n_batch": n_batch}

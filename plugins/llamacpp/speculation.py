@@ -11,6 +11,8 @@ and recorded as such.
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from pdx.contract.errors import PdxError
 from pdx.domain.speculation import NGRAM_NOTE
 
@@ -39,7 +41,7 @@ _OPTION_FLAGS = {"draft_model": "--spec-draft-model", "spec_type": "--spec-type"
                  "spec_synth_len": "--spec-synth-len"}
 
 
-def flags(options: dict) -> list[str]:
+def flags(options: Mapping[str, str]) -> list[str]:
     """llama-server flags for the speculation options given with ``-o``. A draft model alone means
     ``--spec-type draft-simple``: llama-server loads a draft without it and drafts nothing."""
     given = {key: str(options[key]) for key in _OPTION_FLAGS if options.get(key) not in (None, "")}
@@ -77,6 +79,11 @@ def read(command: list[str]) -> dict | None:
     return found
 
 
+def _count(value: object) -> int | None:
+    """A whole count of 0 or more, or None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def counts(timings: list[dict]) -> dict | None:
     """A speculating llama-server's drafted, accepted and generated tokens over requests' ``timings``.
     Its ``server_slot_stats::to_json`` writes ``draft_n`` and ``draft_n_accepted`` only once the slot has
@@ -85,8 +92,9 @@ def counts(timings: list[dict]) -> dict | None:
     drafted = accepted = tokens = 0
     seen = False
     for figures in timings:
-        values = (figures.get("draft_n", 0), figures.get("draft_n_accepted", 0), figures.get("predicted_n"))
-        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        values = [_count(figures.get(key, default)) for key, default in
+                  (("draft_n", 0), ("draft_n_accepted", 0), ("predicted_n", None))]
+        if values[0] is None or values[1] is None or values[2] is None:
             continue
         seen = True
         drafted, accepted, tokens = drafted + values[0], accepted + values[1], tokens + values[2]

@@ -77,7 +77,9 @@ class Mlx(Backend):
         super().__init__(config)
         self.mx = mlx_settings.import_mlx()
         self.settings = mlx_settings.parse_settings(config, self.mx, self.option_values)
-        self.model = self.tokenizer = self.measure = None
+        self.model: object = None  # mlx-lm's model and tokenizer, once loaded
+        self.tokenizer: object = None
+        self.measure: Measure | None = None
         self._infos: dict[TestSpec, dict] = {}  # what test_info reports, per test
         self._current: TestSpec | None = None
 
@@ -88,16 +90,17 @@ class Mlx(Backend):
         mx.set_default_device(mx.gpu if self.settings.device == "gpu" else mx.cpu)
         spec = self.settings.speculation
         draft = speculation.draft_info(spec, model) if spec else None  # a bad draft fails before the big load
-        self.model, self.tokenizer = _load(model)
-        self.tokenizer.eos_token_ids = set()  # every repetition generates exactly the tokens its test names
+        self.model, tokenizer = _load(model)
+        tokenizer.eos_token_ids = set()  # every repetition generates exactly the tokens its test names
+        self.tokenizer = tokenizer
         self.wired_limit = wired_limit
         vocab = model.n_vocab or int(getattr(getattr(self.model, "args", None), "vocab_size", 0))
-        drafting = Draft(_load(draft)[0], spec.num_draft_tokens) if spec else None
+        drafting = Draft(_load(draft)[0], spec.num_draft_tokens) if spec and draft else None
         self.measure = Measure(mx, self.model, vocab, self.settings.prefill_step_size, self.config.seed, drafting)
         versions = {p: installed_version(p) for p in ("mlx", "mlx-lm", "mlx-metal", "mlx-cpu")}
         decode = "speculative (mlx_lm speculative_generate_step)" if spec else "pipelined (mx.async_eval)"
         settings = self.settings.to_dict() | {"mlx_lm": versions["mlx-lm"], "decode": decode, "sampler": "argmax"}
-        if spec:
+        if spec and draft:
             settings["speculation"] = speculation.record(spec, draft)
         return EngineInfo(
             engine=self.engine,
@@ -144,7 +147,7 @@ class Mlx(Backend):
         return {"mlx_lm": figures, "own_rates": own_rates(test, figures)}
 
     def test_info(self) -> dict:
-        return self._infos.get(self._current, {})
+        return self._infos.get(self._current, {}) if self._current is not None else {}
 
     def close(self) -> None:
         self.model = self.tokenizer = self.measure = None

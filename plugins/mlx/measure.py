@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pdx.contract.backend import Sample
+from pdx.contract.errors import PdxError
 from pdx.plugins.mlx.speculation import counts
 from pdx.domain.prompt_stream import Prompts, PromptStream
 from pdx.domain.workload import TestSpec
@@ -114,6 +115,8 @@ class Measure:
         from mlx_lm.generate import speculative_generate_step
 
         mx, draft = self.mx, self.draft
+        if draft is None or ready.draft_cache is None:
+            raise PdxError("mlx: speculative decoding without a draft model")
         # its default stream is the one of the device at mlx-lm's import; -o device chose another
         stream = mx.default_stream(mx.default_device())
         loop = speculative_generate_step(y.reshape(-1), self.model, draft.model, stream,
@@ -128,7 +131,7 @@ class Measure:
         cache, draft_cache = self.make_cache(), self.make_draft_cache()
         if depth is not None:
             self.fill(cache, depth)
-            if draft_cache is not None:
+            if draft_cache is not None and self.draft is not None:  # a draft cache is the draft's
                 self.fill(draft_cache, depth, self.draft.model)
         return cache, draft_cache
 
@@ -147,7 +150,7 @@ class Measure:
         t0 = time.perf_counter_ns()
         if ready.prompt is not None:
             logits = self.prefill(ready.cache, ready.prompt)
-            if ready.draft_cache is not None:  # the draft cannot draft before it has read the prompt
+            if ready.draft_cache is not None and self.draft is not None:  # it drafts once it has read the prompt
                 self.fill(ready.draft_cache, ready.prompt, self.draft.model)
             y = mx.argmax(logits, axis=-1, keepdims=True)
         t1 = time.perf_counter_ns()

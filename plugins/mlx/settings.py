@@ -17,13 +17,14 @@ from pdx.measure.environment import installed_version
 from pdx.contract.errors import PdxError
 from pdx.plugins.mlx.speculation import OPTIONS as SPECULATION_OPTIONS, Speculation, from_options
 
-OPTIONS = {
+OPTIONS: dict[str, str | Option] = {
     "device": "gpu (Metal on an Apple Silicon Mac) or cpu (default: gpu where MLX has one, else cpu)",
     "prefill_step_size": Option(help="prompt tokens per forward pass in prefill (as mlx-lm)", default=2048,
                                 kind="int", minimum=1),
     "mlx_lm_runs": Option(help="runs of mlx-lm's own generate per test, for its prompt_tps/generation_tps (0: none)",
                           default=1, kind="int", minimum=0),
-} | SPECULATION_OPTIONS
+    **SPECULATION_OPTIONS,
+}
 ON_MAC = sys.platform == "darwin" and platform.machine() == "arm64"
 INSTALL_HINT = 'pip install "mlx-lm"' if ON_MAC else 'pip install "mlx-lm[cpu]" (MLX\'s CPU backend on Linux)'
 
@@ -77,12 +78,20 @@ def availability(options: dict | None) -> Availability:
     return Availability(True, version=f"mlx {installed_version('mlx')}, mlx-lm {installed_version('mlx-lm')}")
 
 
+def _whole(values: Mapping[str, object], key: str) -> int:
+    """An int option's value (its Option parsed it: anything else is pdx's mistake, said as such)."""
+    value = values[key]
+    if not isinstance(value, int):
+        raise PdxError(f"-o {key}: parsed to {value!r}, not a whole number", "report it to the mlx plugin's author")
+    return value
+
+
 def parse_settings(config: BackendConfig, mx, values: Mapping[str, object]) -> MlxSettings:
     """The settings of a run from its backend's option values (``Backend.option_values``, read once)."""
     options = dict(config.options)
     return MlxSettings(
         device=chosen_device(options, mx),
-        prefill_step_size=values["prefill_step_size"],
-        mlx_lm_runs=values["mlx_lm_runs"],
-        speculation=from_options(options, values["num_draft_tokens"]),
+        prefill_step_size=_whole(values, "prefill_step_size"),
+        mlx_lm_runs=_whole(values, "mlx_lm_runs"),
+        speculation=from_options(options, _whole(values, "num_draft_tokens")),
     )

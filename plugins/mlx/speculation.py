@@ -19,7 +19,7 @@ from pdx.domain.speculation import draft_record
 # mlx_lm.generate's and mlx_lm.server's own default (speculative_generate_step's bare default, 2, is
 # what neither of mlx-lm's commands uses)
 DEFAULT_DRAFT_TOKENS = 3
-OPTIONS = {
+OPTIONS: dict[str, str | Option] = {
     "draft_model": "speculative decoding: the draft model mlx-lm drafts with (an MLX or Hugging Face model "
                    "directory with the target's vocabulary)",
     "num_draft_tokens": Option(help="speculative decoding: tokens the draft proposes per pass of the target "

@@ -15,7 +15,7 @@ import itertools
 import json
 import os
 import time
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.contract.errors import ModelError, PdxError
@@ -27,6 +27,9 @@ from pdx.measure.serving.load import Planned
 from pdx.domain.serving.records import RequestRecord
 from pdx.measure.serving.runs import check_records, depth_request, matrix_requests, sample_from_records
 from pdx.domain.workload import TestSpec
+
+if TYPE_CHECKING:
+    from vllm import LLM
 
 _ENGINE_TIMES = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts", "first_token_latency")
 # pdx name -> the engine's counter (LLM.get_metrics), read before and after each sample
@@ -65,7 +68,7 @@ class VllmOffline(Backend):
             raise PdxError(f"-o engine_args: not JSON ({exc})", 'give e.g. {"enforce_eager": true}') from None
         if not isinstance(self.engine_args, dict):
             raise PdxError("-o engine_args: give a JSON object of vllm.LLM keyword arguments")
-        self.llm = None
+        self.llm: LLM | None = None
         self._env_set: dict[str, str] = {}
         self.speculating = False  # load() was given a speculative_config
         self.prompts = PromptStream(config.seed)
@@ -98,18 +101,23 @@ class VllmOffline(Backend):
 
     def _counters(self) -> dict[str, float]:
         """The engine's counters of :data:`_COUNTERS` that it has, by pdx's names."""
+        if self.llm is None:
+            return {}
         try:
             metrics = self.llm.get_metrics()
         except Exception:
             return {}
         found = {m.name: getattr(m, "value", None) for m in metrics}
-        return {label: found[name] for label, name in _COUNTERS.items() if isinstance(found.get(name), (int, float))}
+        return {label: value for label, name in _COUNTERS.items()
+                if isinstance(value := found.get(name), (int, float))}
 
     def generate(self, planned: list[Planned]) -> list[RequestRecord]:
         """Add the requests together, step the engine, and record every token's arrival."""
         from vllm import SamplingParams
         from vllm.sampling_params import RequestOutputKind
 
+        if self.llm is None:
+            raise PdxError(f"{self.name}: a test ran before the model was loaded")
         engine = self.llm.llm_engine
         records: dict[str, RequestRecord] = {}
         origin = time.perf_counter_ns()
@@ -127,9 +135,10 @@ class VllmOffline(Backend):
                 outputs = engine.step()
                 now = time.perf_counter_ns() - origin
                 for output in outputs:
-                    record = records.get(output.request_id)
-                    if record is None:
+                    found = records.get(output.request_id)
+                    if found is None:
                         continue
+                    record = found
                     completion = output.outputs[0]
                     if completion.token_ids:
                         if record.first_ns is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Mapping
 
 from pdx.contract.errors import PdxError
 from pdx.domain.speculation import NGRAM_NOTE, draft_identity
@@ -35,10 +36,10 @@ _RECORDED = {"num_speculative_tokens": "draft_max", "prompt_lookup_min": "ngram_
              "prompt_lookup_max": "ngram_max", "model": "draft_model"}
 
 
-def flags(options: dict) -> list[str]:
+def flags(options: Mapping[str, str]) -> list[str]:
     """The server flags ``-o speculative_config`` asks for (checked: a JSON object)."""
     given = options.get("speculative_config")
-    if given in (None, ""):
+    if not given:  # None or ""
         return []
     _config(given, "-o speculative_config")
     return [FLAGS[0], given]
@@ -75,8 +76,9 @@ def recorded(config: dict | None) -> dict | None:
         return None
     found = {"method": config.get("method") or ("draft_model" if config.get("model") else None)}
     found |= {_RECORDED[key]: value for key, value in config.items() if key in _RECORDED}
-    if found.get("draft_model") and Path(found["draft_model"]).exists():
-        found["draft_model"] = draft_identity(found["draft_model"])
+    draft = found.get("draft_model")
+    if isinstance(draft, str) and draft and Path(draft).exists():
+        found["draft_model"] = draft_identity(draft)
     if str(found["method"] or "").startswith("ngram"):
         found["note"] = NGRAM_NOTE
     return found

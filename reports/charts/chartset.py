@@ -66,7 +66,7 @@ def cap_series(records: list[dict], value: str, note: str, limit: int = MAX_SERI
         best[r[key]] = max(best.get(r[key], 0.0), r[value] or 0.0)
     if len(best) <= limit:
         return records, note
-    kept = set(sorted(best, key=best.get, reverse=True)[:limit])
+    kept = set(sorted(best, key=lambda series: best[series], reverse=True)[:limit])
     return [r for r in records if r[key] in kept], f"{note}; the fastest {limit} of {len(best)} shown"
 
 
@@ -95,20 +95,27 @@ def chart_makers() -> list[tuple[str, ChartMaker]]:
     return [(record.name, make) for record, make in extensions(CHARTS)]
 
 
+def _text(value: object, field: str, plugin: str) -> str:
+    if not isinstance(value, str):
+        raise PdxError(f"plugin {plugin}'s chart has no text {field}")
+    return value
+
+
 def _checked(spec: object, plugin: str) -> ChartSpec:
     """A maker's answer crosses a boundary: a wrong one is the plugin's mistake, reported, never a crash."""
     if isinstance(spec, Mapping):
-        spec = ChartSpec(**{k: spec.get(k) for k in ("name", "title", "note", "vega_lite")})
-    if not isinstance(spec, ChartSpec):
+        given = [spec.get(k) for k in ("name", "title", "note", "vega_lite")]
+    elif isinstance(spec, ChartSpec):
+        given = [spec.name, spec.title, spec.note, spec.vega_lite]
+    else:
         raise PdxError(f"plugin {plugin}'s chart maker returned {type(spec).__name__}, not a ChartSpec")
-    for field in ("name", "title", "note"):
-        if not isinstance(getattr(spec, field), str):
-            raise PdxError(f"plugin {plugin}'s chart has no text {field}")
-    if not SLUG.fullmatch(spec.name):
-        raise PdxError(f"plugin {plugin}'s chart name {spec.name!r} is not a slug (letters, digits, -)")
-    if not isinstance(spec.vega_lite, dict):
-        raise PdxError(f"plugin {plugin}'s chart {spec.name} has no Vega-Lite spec (a dict)")
-    return spec
+    name, title, note = (_text(value, field, plugin) for value, field in zip(given, ("name", "title", "note")))
+    vega_lite = given[3]
+    if not SLUG.fullmatch(name):
+        raise PdxError(f"plugin {plugin}'s chart name {name!r} is not a slug (letters, digits, -)")
+    if not isinstance(vega_lite, dict):
+        raise PdxError(f"plugin {plugin}'s chart {name} has no Vega-Lite spec (a dict)")
+    return spec if isinstance(spec, ChartSpec) else ChartSpec(name, title, note, vega_lite)
 
 
 def charts_for(runs: list[dict], renderer: ChartRenderer, namer: Namer, headline: dict[str, str],

@@ -36,10 +36,11 @@ def fraction_note(row: Row) -> str | None:
 
 
 def bar_record(label: str, row: Row, series: str = "") -> dict:
-    ci = row.ci95 or 0.0
-    has_ci = row.ci95 is not None and row.n > 1
-    return {"label": label, "series": series, "phase": row.phase, "rate": row.rate,
-            "lo": max(row.rate - ci, 0.0) if has_ci else None, "hi": row.rate + ci if has_ci else None,
+    ci, rate = row.ci95 or 0.0, row.rate
+    has_ci = row.ci95 is not None and row.n > 1 and rate is not None
+    return {"label": label, "series": series, "phase": row.phase, "rate": rate,
+            "lo": max(rate - ci, 0.0) if has_ci and rate is not None else None,
+            "hi": rate + ci if has_ci and rate is not None else None,
             "ceiling": row.ceiling.rate if row.ceiling else None, "note": fraction_note(row)}
 
 
@@ -67,7 +68,7 @@ def system_bars(runs: Iterable[dict], namer: Namer, tests: dict[str, str], lates
     ``latest``: :func:`latest_rows` of the same runs and namer, where the caller has it."""
     latest = latest_rows(runs, namer) if latest is None else latest
     chosen = {(series, phase): row for (series, name, phase), (_, row) in latest.items() if tests.get(phase) == name}
-    speed = {series: row.rate for (series, phase), row in chosen.items() if phase == DECODE}
+    speed = {series: row.rate for (series, phase), row in chosen.items() if phase == DECODE and row.rate is not None}
     order = sorted({series for series, _ in chosen}, key=lambda s: (-speed.get(s, 0.0), s))
     return [bar_record(series, chosen[series, phase]) for phase in tests for series in order
             if (series, phase) in chosen]
@@ -77,7 +78,7 @@ def depth_points(runs: Iterable[dict], namer: Namer, latest: Latest | None = Non
     """Rate vs depth at batch 1, per series and base test, where a series has two depths or more."""
     groups: dict[tuple[str, str, str], dict[int, float]] = {}
     for (series, _, phase), (_, row) in (latest_rows(runs, namer) if latest is None else latest).items():
-        if row.batch == 1 and not row.part:
+        if row.batch == 1 and not row.part and row.rate is not None:
             groups.setdefault((series, base_test(row.test), phase), {})[row.depth] = row.rate
     sweeps = {key: points for key, points in groups.items() if len(points) > 1}
     # The panel names the phase; a series names its test only when it swept two in one phase.
@@ -120,14 +121,15 @@ def batch_points(runs: Iterable[dict], namer: Namer, latest: Latest | None = Non
             key = (series, f"{base_test(row.test)}" + (f"@d{row.depth}" if row.depth else ""))
             groups.setdefault(key, {})[row.batch] = row
             owners.setdefault(key, run)
-    points, knees = [], []
+    points: list[dict] = []
+    knees: list[dict] = []
     sweeps = {key: by_batch for key, by_batch in groups.items() if len(by_batch) > 1}
     per_series = Counter(series for series, _ in sweeps)
     for key, by_batch in sorted(sweeps.items()):
         label = " · ".join(key) if per_series[key[0]] > 1 else key[0]
         points.extend({"series": label, "batch": b, "aggregate": r.rate, "per_sequence": r.per_sequence}
                       for b, r in sorted(by_batch.items()))
-        knee = batch_knee({b: r.per_sequence for b, r in by_batch.items()})
+        knee = batch_knee({b: r.per_sequence for b, r in by_batch.items() if r.per_sequence is not None})
         if knee:
             knees.append({"series": label, "batch": knee, "kind": "measured knee"})
         predicted = predicted_knee(owners[key])
@@ -169,7 +171,7 @@ def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
     between tokens (pdx.domain.serving.records: a chunk of k tokens is k gaps). Distributions are summarised here (quartiles, p99,
     extremes) so a chart of thousands of requests stays small.
     """
-    out = []
+    out: list[dict] = []
     for _, test, series in newest_serving(runs, namer):
         ok = [r for r in test.get("requests") or [] if r.get("status") == "ok"]
         ttft = [r["first_ns"] for r in ok if r.get("first_ns") is not None]

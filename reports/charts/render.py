@@ -155,7 +155,7 @@ class ChartRenderer:
             self._background = self._thread.submit(self.flush)
 
     def wait(self) -> None:
-        if self._background is not None:
+        if self._background is not None and self._thread is not None:  # the thread runs the background flush
             background, self._background = self._background, None
             try:
                 background.result()

@@ -150,9 +150,9 @@ def phase_bars(data: list[dict], label_title: str) -> dict:
     series = list(dict.fromkeys(d.get("series") or "" for d in data))
     grouped = len(series) > 1
     side_by_side = _same_labels(data) and not grouped
-    y = {"field": "label", "type": "nominal", "title": None, "sort": None}
-    offset = {"yOffset": {"field": "series", "type": "nominal", "sort": series}} if grouped else {}
-    shade = {"color": {"field": "series", "type": "nominal", "title": label_title, "sort": series,
+    y: dict[str, object] = {"field": "label", "type": "nominal", "title": None, "sort": None}
+    offset: dict[str, object] = {"yOffset": {"field": "series", "type": "nominal", "sort": series}} if grouped else {}
+    shade: dict[str, object] = {"color": {"field": "series", "type": "nominal", "title": label_title, "sort": series,
                        "scale": {"scheme": SERIES_SCHEME, "domain": series},
                        "legend": {"orient": "bottom", "columns": 1, "symbolType": "square"}}} if grouped else {}
     # With several series the step is each bar's (Vega-Lite sizes the offset band), the label's band then n bars.
@@ -162,9 +162,9 @@ def phase_bars(data: list[dict], label_title: str) -> dict:
         width = WIDTH // 2 - 20 if side_by_side else WIDTH
         scale, axis, floor = rate_scale(values, width)
         # A log scale has no zero: bars start at its floor.
-        start = {"x2": {"datum": floor}} if floor else {}
-        x = {"type": "quantitative", "scale": scale} if scale else {"type": "quantitative"}
-        layers = []
+        start: dict[str, object] = {"x2": {"datum": floor}} if floor else {}
+        x: dict[str, object] = {"type": "quantitative", "scale": scale} if scale else {"type": "quantitative"}
+        layers: list[dict[str, object]] = []
         if any(v.get("ceiling") for v in values):
             layers.append({"transform": [{"filter": "isValid(datum.ceiling)"}],
                            "mark": {"type": "bar", "color": CEILING_COLOUR, "opacity": 0.22, "stroke": CEILING_COLOUR,

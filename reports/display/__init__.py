@@ -104,7 +104,7 @@ def _rates_rows(run: dict, tests: list[dict], columns: list[Column], bounds: dic
     label = _model_cell(model)
     rows = []
     for test in tests:
-        stats = test.get("stats")
+        stats = test.get("stats") or {}
         ok = test["status"] == "ok" and stats
         cell = {"model": escape(label), "size": human_bytes(model["file_bytes"]), "params": human_count(model["n_params"]),
                 "backend": escape(placement.backend_label(run)), "threads": str(run["threads"] or "?"),

@@ -40,6 +40,9 @@ def print_chip(figures: dict | None) -> None:
         click.echo(f"{'catalog':>9}  no match: ceilings come from the probes (see `pdx hw list`, `--hardware`)")
         return
     chip = catalog.get(figures["id"])
+    if chip is None:  # figures of a chip this catalog lacks (a report another pdx made)
+        click.echo(f"{'catalog':>9}  {figures.get('name') or figures['id']}: not in this pdx's catalog")
+        return
     flops = ", ".join(f"{k} {fmt_si(chip.dense_flops(k), 'FLOP/s')}" for k in chip.tflops) or "no FLOP/s published"
     memory = f"{chip.memory_gb.value:g} GB" if chip.memory_gb else "memory unknown"
     click.echo(f"{'catalog':>9}  {chip.name}: {_gb(chip.bandwidth)}, {memory}; {flops}")

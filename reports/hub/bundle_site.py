@@ -183,7 +183,8 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
     here: list = []  # this process's stage and sent objects, made for the first file it reads
     for index, name in enumerate(names):  # in name order: which copy of a run wins, and ties in time
         path = files[index]
-        entry = cache.get(digests[index]) if index in known else None
+        known_digest = digests[index]
+        entry = cache.get(known_digest) if cache is not None and known_digest is not None and index in known else None
         if entry is not None:
             for run in entry["runs"]:
                 if site_runs.add_facts(run["facts"], (path, entry["sha256"], name)):
@@ -201,10 +202,11 @@ def read_folder(folder: str | os.PathLike, writer, title: str, templates=None,
         runs = []
         for record, keys, page_files in records:
             record = _unpack(record, keys, held)  # a copy left out below may be the first to bring an object
-            found = facts(record)
-            if site_runs.add_facts(found, (path, sha256, name), record):  # a later file's copy: its page is left behind
+            run_facts = facts(record)
+            # a later file's copy: its page is left behind
+            if site_runs.add_facts(run_facts, (path, sha256, name), record):
                 staged.extend(page_files)
-            runs.append({"facts": found, "pages": [[relative, digest] for relative, digest, _ in page_files]})
+            runs.append({"facts": run_facts, "pages": [[relative, digest] for relative, digest, _ in page_files]})
         if cache is not None:
             cache.put(sha256, {"name": name, "sha256": sha256, "runs": runs})
     builder = BundleSiteBuilder(site_runs.finish(_read_kept), writer, title, templates, staged=staged)

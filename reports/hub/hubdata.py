@@ -38,7 +38,8 @@ def _decode(run: dict) -> dict | None:
         return None
     samples = test.get("samples") or []
     rate = headline.rate(test)
-    per_token = (sum(s["ns"] for s in samples) / len(samples) / 1e9 / test["n_gen"]) if samples else 1 / rate
+    per_token = (sum(s["ns"] for s in samples) / len(samples) / 1e9 / test["n_gen"]) if samples else (
+        1 / rate if rate else None)
     return {"test": test["name"], "n_gen": test["n_gen"], "rate": rate, "per_token_s": per_token} | _energy(test)
 
 
@@ -64,7 +65,8 @@ def headline_figures(run: dict) -> tuple[dict | None, dict | None]:
 
 def headline_rates(run: dict) -> tuple[float | None, float | None]:
     """A run's headline prefill and decode rates, to 0.01 t/s."""
-    return tuple(round(f["rate"], 2) if f else None for f in headline_figures(run))
+    prefill, decode = headline_figures(run)
+    return (round(prefill["rate"], 2) if prefill else None, round(decode["rate"], 2) if decode else None)
 
 
 def estimable(run: dict) -> bool:
@@ -91,6 +93,8 @@ def machine(run: dict, links) -> dict | None:
     if not estimable(run):
         return None
     prefill, decode = _prefill(run), _decode(run)
+    if decode is None:  # estimable() found a decode test
+        return None
     return {"hardware": labels.hardware_label(run), "hardware_page": links.hardware(run), "backend": run["backend"],
             "run": run["id"], "run_page": links.run(run), "prefill": prefill,
             "decode": decode, "depth_fit": depth_fit(run), "batches": _batches(run, decode)}
@@ -121,12 +125,14 @@ def buy_data(runs: list[dict], links, listed: list[dict] | None = None) -> list[
             counts[key] = counts.get(key, 0) + 1
     models = []
     for group in groups.group_by(runs, groups.model_key).values():
-        machines = {}
+        machines: dict[tuple[str, str], dict] = {}
         for run in group.runs:  # newest first: a tie goes to the newest
-            key = (groups.hardware_key(run), run["backend"])
+            slot = (groups.hardware_key(run), run["backend"])
             rate = None if headline.left_out(run) else estimate_rate(run)
-            if rate is not None and (key not in machines or rate > machines[key]["decode"]["rate"]):
-                machines[key] = machine(run, links)
+            if rate is not None and (slot not in machines or rate > machines[slot]["decode"]["rate"]):
+                found = machine(run, links)
+                if found is not None:  # a rate to estimate from is a run machine() takes
+                    machines[slot] = found
         for (hardware, backend), entry in machines.items():
             entry["chosen"] = {"by": BUY_CHOICE, "of": counts.get((group.key, hardware, backend), 1)}
         if machines:

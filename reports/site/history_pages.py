@@ -45,7 +45,7 @@ def build(builder) -> None:
     # Every run a registry's site was given (its run pages); a results folder's site, the runs it keeps whole.
     for slug, (run, found) in histories(list(builder.run_pages) or builder.runs).items():
         title = f"{run['engine']['name']} ({run['backend']}) on {labels.hardware_label(run)}"
-        sections = []
+        sections: list[dict] = []
         for history in found:
             for timeline in history.timelines:
                 points, steps = _chart_data(timeline)

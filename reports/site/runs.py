@@ -70,7 +70,7 @@ def places(run: dict) -> list[list]:
     the highest rate there (where one is given), then the newest, holds it. One line each of the
     readers whose choice it mirrors. Lists, not tuples: a run's places are kept between builds as
     JSON (:mod:`pdx.reports.hub.bundle_cache`)."""
-    found = [[["newest"], None]]  # Group.latest
+    found: list[list] = [[["newest"], None]]  # Group.latest
     # comparison.comparable_pair: its two runs are the newest two that measured some test.
     found += [[["shares", name], None] for name in sorted(comparison.measured(run))]
     threads = run.get("threads")

@@ -43,7 +43,7 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _failure(path: Path, exc: OSError) -> PdxError:
+def _failure(path: str | os.PathLike[str], exc: OSError) -> PdxError:
     reason = exc.strerror or type(exc).__name__
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return PdxError(f"cannot write {path}: {reason}",
@@ -132,7 +132,9 @@ class SiteWriter:
     """Writes a site into ``root``; call :meth:`finish` once every file is written (or :meth:`abandon`)."""
 
     def __init__(self, root: str | os.PathLike) -> None:
-        self._lock, self._stages, self._journal = None, [], None
+        self._lock: int | None = None
+        self._stages: list[str] = []
+        self._journal: int | None = None
         self.root = Path(root).expanduser().absolute()
         output_folder(self.root, "cannot publish into")  # a file, a device, a name too long: one line
         if not self.root.parent.is_dir():
@@ -340,10 +342,10 @@ class SiteWriter:
             raise _failure(path, exc) from None
 
     def _remove(self, relative: str) -> bool:
-        path = self._target(relative)
-        if not self._ours(relative, path):
+        target = self._target(relative)
+        if not self._ours(relative, target):
             return False  # changed, replaced by a link or by someone else's file since: not pdx's to remove
-        path = Path(path)
+        path = Path(target)
         path.unlink(missing_ok=True)
         parent = path.parent
         while parent != self.real and not parent.is_symlink() and parent.is_dir() and not any(parent.iterdir()):

@@ -21,7 +21,10 @@ def rate_problems(run: dict, tolerance: float = DEFAULT_TOLERANCE) -> list[str]:
     for test in run["tests"]:
         if test.get("kind") == "serve" or not test.get("samples"):
             continue
-        mean = derive_stats(test)["rate"]["mean"]
+        stats = derive_stats(test)
+        if stats is None:  # none without samples, and this test has them
+            continue
+        mean = stats["rate"]["mean"]
         name = f"run {run['id'][:12]} {test['name']}"
         ceilings = test.get("ceilings") or {}
         ceiling = ceilings.get("ceiling")

@@ -14,6 +14,7 @@ ceiling (:mod:`pdx.registry.plausibility`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +47,8 @@ class Verification:
     problems: list[Problem]
 
 
-def verify_folder(folder: str | Path, tolerance: float = DEFAULT_TOLERANCE, workers: int | None = None) -> Verification:
+def verify_folder(folder: str | os.PathLike[str], tolerance: float = DEFAULT_TOLERANCE,
+                  workers: int | None = None) -> Verification:
     """Every problem of a results folder, one per line's worth, in file order. Each file's own checks
     run in worker processes for a large folder (:mod:`pdx.base.workers`); those across files here."""
     root = Path(folder)
@@ -68,7 +70,7 @@ def verify_folder(folder: str | Path, tolerance: float = DEFAULT_TOLERANCE, work
 
 def _check_files(jobs: list[tuple[str, str, float]]) -> list:
     """The checks of each file alone: [(name, its problems, [what the checks across files need per run])]."""
-    out = []
+    out: list[tuple[str, list, list]] = []
     for path, name, tolerance in jobs:
         try:
             records = read_records(Path(path), name)

@@ -116,11 +116,12 @@ def predictions(model: ModelFigures, hw: HardwareFigures | None) -> dict:
     (for MoE, with the expert coverage that batch reads, and the routing assumed)."""
     if hw is None:
         return {}
-    out = {"ridge_point": ridge_point(hw), "knee_batch": knee_batch(model, hw)}
+    knee = knee_batch(model, hw)
+    out: dict[str, float | str | None] = {"ridge_point": ridge_point(hw), "knee_batch": knee}
     if model.is_moe:
         out["routing"] = model.routing
-        if out["knee_batch"] and model.n_experts:
-            out["knee_experts_per_layer"] = model.experts_read(out["knee_batch"])
+        if knee and model.n_experts:
+            out["knee_experts_per_layer"] = model.experts_read(knee)
     return out
 
 
@@ -173,24 +174,28 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
         spec = (stats or {}).get("speculation")
         if spec and phases["decode"]["ceiling"]:
             phases["decode"] = speculative(phases["decode"], spec, hw.bandwidth, draft_bytes)
-    record = {"version": CEILINGS_VERSION, "source": hw.source, "ref": hw.ref, "bandwidth": hw.bandwidth,
-              "flops": hw.flops, "flops_dtype": hw.flops_dtype, "phases": phases}
+    ceiling: float | None
+    bound: str | None
+    if len(phases) == 1:
+        (only,) = phases.values()
+        ceiling, bound = only["ceiling"], only["bound"]
+    elif all(p["ceiling"] for p in phases.values()):
+        times = {name: tokens / phases[name]["ceiling"] for name, tokens in (("prefill", n_p), ("decode", n_g))}
+        ceiling = (n_p + n_g) / sum(times.values())
+        bound = phases[max(times, key=lambda name: times[name])]["bound"]  # the phase that takes longer
+    else:
+        ceiling, bound = None, None
+    record: dict[str, object] = {"version": CEILINGS_VERSION, "source": hw.source, "ref": hw.ref,
+                                 "bandwidth": hw.bandwidth, "flops": hw.flops, "flops_dtype": hw.flops_dtype,
+                                 "phases": phases}
     if model.is_moe:
         record["routing"] = model.routing
     if "speculative" in phases.get("decode", {}):
         record["speculative"] = True
-    if len(phases) == 1:
-        (only,) = phases.values()
-        record["ceiling"], record["bound"] = only["ceiling"], only["bound"]
-    elif all(p["ceiling"] for p in phases.values()):
-        times = {name: tokens / phases[name]["ceiling"] for name, tokens in (("prefill", n_p), ("decode", n_g))}
-        record["ceiling"] = (n_p + n_g) / sum(times.values())
-        record["bound"] = phases[max(times, key=times.get)]["bound"]  # the phase that takes longer
-    else:
-        record["ceiling"], record["bound"] = None, None
-    if not record["ceiling"]:
+    record["ceiling"], record["bound"] = ceiling, bound
+    if not ceiling:
         record["missing"] = "; ".join(dict.fromkeys(p["missing"] for p in phases.values() if p.get("missing"))) or None
-    judge(record, _rate(stats, "rate"), record["ceiling"], record["bound"], hw.caveat)
+    judge(record, _rate(stats, "rate"), ceiling, bound, hw.caveat)
     if len(phases) == 2:
         for name, key in (("prefill", "prompt_rate"), ("decode", "gen_rate")):
             judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"], hw.caveat)
@@ -205,5 +210,6 @@ def judged(test: dict, stats: dict | None, model: ModelFigures, sources: list[Ha
     records = [test_ceilings(test, stats, model, hw, ubatch, draft_bytes) for hw in sources]
     if len(records) == 1:
         return records[0]
-    binding = min((r for r in records if r["ceiling"]), key=lambda r: r["ceiling"], default=records[0])
+    with_ceiling = [(ceiling, r) for r in records if (ceiling := r["ceiling"])]
+    binding = min(with_ceiling, key=lambda found: found[0])[1] if with_ceiling else records[0]
     return binding | {"sources": {r["source"]: r for r in records}}

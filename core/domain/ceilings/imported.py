@@ -295,7 +295,7 @@ def with_catalog_shape(model: dict, by_count: bool = False) -> dict:
             shape, agrees = counted, True
     if not agrees:
         return model
-    facts = {"catalog_shape": {
+    facts: dict[str, object] = {"catalog_shape": {
         "name": shape.name, "source": shape.source, "matched": words.strip(),
         "assumed": "the catalog shape's dims and experts; each part's bytes in proportion to its parameters"
                    if shape.is_moe else "the catalog shape's dims"}}

@@ -96,9 +96,10 @@ def model_figures(spec: ModelSpec, kv_type: str = "f16") -> tuple[ModelFigures, 
             figures = replace(figures, kv=kv_dims(spec))
         return _with_experts(figures, spec), info["dtype"]
     if spec.shape and spec.model_bytes:
-        return _with_experts(_sized_shape_figures(spec, kv_type), spec), spec.weight_type
+        sized = _sized_shape_figures(spec, spec.shape, spec.model_bytes, kv_type)
+        return _with_experts(sized, spec), spec.weight_type
     if spec.shape:
-        return _with_experts(_shape_figures(spec, element), spec), spec.weight_type
+        return _with_experts(_shape_figures(spec.shape, spec.weight_type, element), spec), spec.weight_type
     if spec.model_bytes or spec.params:
         if not spec.model_bytes:
             raise PdxError("the napkin form needs --model-bytes (the weights read per token)",
@@ -115,34 +116,36 @@ def _with_experts(figures: ModelFigures, spec: ModelSpec) -> ModelFigures:
     """Apply --active-params, --experts and --experts-used over what the model says of itself."""
     if spec.active_params is None and spec.experts is None and spec.experts_used is None:
         return figures
-    if (spec.experts is None) != (spec.experts_used is None):
+    experts, used = spec.experts, spec.experts_used
+    if (experts is None) != (used is None):
         raise PdxError("--experts and --experts-used go together", "e.g. --experts 128 --experts-used 4")
-    if spec.experts is not None and spec.experts_used > spec.experts:
-        raise PdxError(f"--experts-used {spec.experts_used} is more than --experts {spec.experts}")
+    if experts is not None and used is not None and used > experts:
+        raise PdxError(f"--experts-used {used} is more than --experts {experts}")
     if spec.active_params is None:
         if not figures.is_moe:
             raise PdxError("--experts needs to know which weights are experts",
                            "give --active-params too, or a model file or shape with experts")
-        return replace(figures, n_experts=spec.experts, experts_used=spec.experts_used, expert_active=None)
+        assert experts is not None and used is not None, "one of the three was given, and these two go together"
+        return replace(figures, n_experts=experts, experts_used=used, expert_active=None)
     if figures.params is None:
         raise PdxError("--active-params needs --params (the total)", "e.g. --params 117B --active-params 5.1B")
     active = parse_count(spec.active_params, "--active-params")
     if active > figures.params:
         raise PdxError(f"--active-params {spec.active_params} is more than the {figures.params:.4g} parameters")
-    share = spec.experts_used / spec.experts if spec.experts else 0.0
+    share = used / experts if experts and used is not None else 0.0
     # active = total - experts x (1 - k/E); with E and k unknown the inactive part is all there is to know.
     expert_params = (figures.params - active) / (1 - share) if share < 1 else 0.0
     expert_bytes = figures.file_bytes * expert_params / figures.params  # bytes in proportion to parameters
-    return replace(figures, expert_params=expert_params, expert_bytes=expert_bytes, n_experts=spec.experts or 0,
-                   experts_used=spec.experts_used or 0, expert_active=share if spec.experts else 0.0)
+    return replace(figures, expert_params=expert_params, expert_bytes=expert_bytes, n_experts=experts or 0,
+                   experts_used=used or 0, expert_active=share if experts else 0.0)
 
 
-def _sized_shape_figures(spec: ModelSpec, kv_type: str) -> ModelFigures:
+def _sized_shape_figures(spec: ModelSpec, shape_name: str, model_bytes: str, kv_type: str) -> ModelFigures:
     """A file's size (and parameter count) with a shape's dims: read as ``pdx import`` reads a model that
     a table names (:func:`pdx.domain.ceilings.imported.with_catalog_shape`), so both give one ceiling."""
-    shape = get_shape(spec.shape)
+    shape = get_shape(shape_name)
     params = parse_count(spec.params, "--params") if spec.params else shape.n_params
-    model = {"name": shape.name, "n_params": params, "file_bytes": parse_bytes(spec.model_bytes, "--model-bytes")}
+    model = {"name": shape.name, "n_params": params, "file_bytes": parse_bytes(model_bytes, "--model-bytes")}
     shaped = with_catalog_shape(model)
     if shaped is model:
         raise PdxError(f"--params {spec.params} is not the {shape.name} shape's {shape.n_params:.4g} parameters "
@@ -150,10 +153,10 @@ def _sized_shape_figures(spec: ModelSpec, kv_type: str) -> ModelFigures:
     return ceilings.model_figures(shaped, (kv_type, kv_type))
 
 
-def _shape_figures(spec: ModelSpec, element: float) -> ModelFigures:
+def _shape_figures(shape_name: str, weight_type: str, element: float) -> ModelFigures:
     """A named shape in one weight type (every matrix in ``--type``; norms float32)."""
-    s = get_shape(spec.shape)
-    per_weight = weight_bytes_per_param(spec.weight_type)
+    s = get_shape(shape_name)
+    per_weight = weight_bytes_per_param(weight_type)
     matrix, vectors, experts, expert_params = 0, 0, 0.0, 0
     for role, _, dims in s.tensors():
         count = math.prod(dims)
@@ -166,7 +169,7 @@ def _shape_figures(spec: ModelSpec, element: float) -> ModelFigures:
             expert_params += count
     table = s.n_vocab * s.n_embd
     return ModelFigures(
-        name=f"shape {s.name} {spec.weight_type}", file_bytes=matrix * per_weight + 4 * vectors,
+        name=f"shape {s.name} {weight_type}", file_bytes=matrix * per_weight + 4 * vectors,
         params=s.n_params, embedding_params=table,
         embedding_bytes_unread=0.0 if s.tie_embeddings else table * per_weight, output_params=table,
         kv=s.kv_dims(), kv_element_bytes=element, expert_bytes=experts, expert_params=expert_params,
@@ -234,16 +237,17 @@ def _one_report(hw: HardwareFigures, model: ModelFigures, n_prompt: int, depth: 
                       "routing": model.routing}
     if model.kv and model.kv.n_sliding_layers:
         described |= {"sliding_window": model.kv.sliding_window, "sliding_layers": model.kv.n_sliding_layers}
+    knee = knee_batch(model, hw, depth)
     report = {
         "hardware": hw.to_dict(),
         "model": described,
         "decode": decode,
         "prefill": prefill,
         "ridge_point": ridge_point(hw),
-        "knee_batch": knee_batch(model, hw, depth),
+        "knee_batch": knee,
     }
-    if report["knee_batch"] and model.is_moe and model.n_experts:
-        report["knee_experts_per_layer"] = model.experts_read(report["knee_batch"])
+    if knee and model.is_moe and model.n_experts:
+        report["knee_experts_per_layer"] = model.experts_read(knee)
     if hw.memory_bytes and model.kv:
         report["fit"] = kvcache.fit(model.kv, model.kv_element_bytes, max(depth, 1), hw.memory_bytes, model.file_bytes)
     return report

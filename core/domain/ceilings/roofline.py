@@ -107,7 +107,8 @@ class ModelFigures:
         if not self.is_moe:
             return None
         if not self.n_experts:
-            share = f"{self.active_params / self.params:.3g}" if self.params else "an unknown share"
+            active = self.active_params
+            share = f"{active / self.params:.3g}" if active is not None and self.params else "an unknown share"
             return (f"{share} of the weights read per token (active/total parameters, bytes in proportion); "
                     "experts per layer unknown, so a step of many tokens is assumed to read no more experts "
                     "than one token does (an upper bound on the rate)")
@@ -122,9 +123,10 @@ class ModelFigures:
         return 4.0 * self.kv.n_layers * self.kv.n_heads * self.kv.head_dim
 
     def flops_per_token(self, phase: str, context: float, tokens_per_sequence: int = 1) -> float | None:
-        if self.params is None:
+        active = self.active_params
+        if active is None:  # the parameters are unknown
             return None
-        dense = self.active_params - self.embedding_params
+        dense = active - self.embedding_params
         if phase == "prefill":  # logits only for each sequence's last prompt token
             dense -= self.output_params * (1 - 1 / max(1, tokens_per_sequence))
         attended = self.kv.tokens_attended(context) if self.kv else context
@@ -162,7 +164,7 @@ class Phase:
     batch: int
     context: float  # mean context of the timed tokens
     bytes_per_token: float
-    flops_per_token: float
+    flops_per_token: float | None  # None: the parameters are unknown
     memory_bound: float | None  # t/s, all sequences together
     compute_bound: float | None
     ceiling: float | None
@@ -243,17 +245,17 @@ def knee_batch(model: ModelFigures, hw: HardwareFigures, context: float = 0.0) -
     weights a step reads grow with B (expert coverage), so B is found where
     the two step times meet.
     """
-    flops = model.flops_per_token("decode", context)
-    if not (hw.flops and hw.bandwidth and flops):
+    flops, bandwidth = model.flops_per_token("decode", context), hw.bandwidth
+    if not (hw.flops and bandwidth and flops):
         return None
-    per_token = flops / hw.flops - model.kv_bytes_at(context) / hw.bandwidth
+    per_token = flops / hw.flops - model.kv_bytes_at(context) / bandwidth
     if per_token <= 0:
         return None
     if not (model.is_moe and model.n_experts):
-        return (model.step_bytes / hw.bandwidth) / per_token
+        return (model.step_bytes / bandwidth) / per_token
 
     def excess(b: float) -> float:  # compute time over memory time of one step of b tokens
-        return b * per_token - model.weight_bytes(b) / hw.bandwidth
+        return b * per_token - model.weight_bytes(b) / bandwidth
 
     low, high = 1.0, 2.0
     if excess(low) >= 0:

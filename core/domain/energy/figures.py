@@ -42,7 +42,7 @@ def parse_price(text: str) -> tuple[float, str]:
 def phase_tokens(test: dict) -> tuple[str, int]:
     """The test's phase and the tokens its energy is divided by: those of the samples whose windows the
     meters read (``energy.samples_read``; all of them where it is null)."""
-    kind = test.get("kind")
+    kind: str = test.get("kind") or ""
     read = set((test.get("energy") or {}).get("samples_read") or ())
     if kind == "serve":
         done = [r for r in test.get("requests") or [] if r.get("status") == "ok"

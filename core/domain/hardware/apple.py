@@ -30,7 +30,7 @@ def parse_sysctl(text: str) -> dict[str, str]:
 
 def read_sysctl(keys: tuple[str, ...] = SYSCTL_KEYS) -> dict[str, str]:
     """Ask the real ``sysctl`` (macOS); keys it does not know are left out."""
-    found = {}
+    found: dict[str, str] = {}
     for key in keys:
         try:
             out = subprocess.run(["sysctl", key], capture_output=True, text=True, timeout=5)

@@ -29,8 +29,12 @@ def normalize(name: str) -> str:
     return chip_words.key(name, brackets=True)
 
 
+def _given(data: dict, sources: dict) -> Figure:
+    return Figure(**data, url=sources.get(data["source"], {}).get("url"))
+
+
 def _figure(data: dict | None, sources: dict) -> Figure | None:
-    return Figure(**data, url=sources.get(data["source"], {}).get("url")) if data else None
+    return _given(data, sources) if data else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -46,7 +50,7 @@ def _load() -> tuple[dict, tuple[Chip, ...]]:
             id=c["id"], name=c["name"], vendor=c["vendor"], kind=c["kind"], aliases=tuple(c.get("aliases", ())),
             match=c.get("match", {}), memory_gb=_figure(c.get("memory_gb"), raw["sources"]),
             bandwidth_gbs=_figure(c.get("bandwidth_gbs"), raw["sources"]),
-            tflops=_with_gpu_db({k: _figure(v, raw["sources"]) for k, v in c.get("tflops", {}).items()},
+            tflops=_with_gpu_db({k: _given(v, raw["sources"]) for k, v in c.get("tflops", {}).items()},
                                 c.get("gpu_db")),
             note=c.get("note"),
         )

@@ -73,7 +73,7 @@ class Chip:
 
     def figures(self) -> dict:
         """Every number with its source, as stored with a run."""
-        data = {"id": self.id, "name": self.name, "origin": self.origin}
+        data: dict[str, object] = {"id": self.id, "name": self.name, "origin": self.origin}
         for key in ("memory_gb", "bandwidth_gbs"):
             figure = getattr(self, key)
             if figure:

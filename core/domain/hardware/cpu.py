@@ -24,7 +24,8 @@ def usable_cpus() -> int:
 
 
 def parse_cpuinfo(cpuinfo: str) -> dict:
-    model, flags = None, set()
+    model: str | None = None
+    flags: set[str] = set()
     cores: set[tuple[str, str]] = set()
     sockets: set[str] = set()
     physical, core = "0", None

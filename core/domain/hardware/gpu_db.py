@@ -218,7 +218,7 @@ def _upper_bound(name: str, keys: list[str]) -> Chip:
     variants = [chip(k) for k in sorted(keys)]
     first = variants[0]
     bandwidths = [c.bandwidth_gbs for c in variants if c.bandwidth_gbs]
-    tflops = {}
+    tflops: dict[str, Figure] = {}
     for c in variants:
         for dtype, figure in c.tflops.items():
             if dtype not in tflops or figure.value > tflops[dtype].value:

@@ -99,7 +99,8 @@ def _identify_gguf(path: Path) -> ModelInfo:
             type_bytes[t.tensor_type.name] = type_bytes.get(t.tensor_type.name, 0) + int(t.n_bytes)
     n_layers = int(field_value(f"{arch}.block_count", 0) or 0)
     file_type = field_value("general.file_type")
-    dtype = _file_type_name(file_type) if file_type is not None else max(counts, key=counts.get, default="?")
+    dtype = (_file_type_name(file_type) if file_type is not None
+             else max(counts, key=lambda name: counts[name], default="?"))
     stat = path.stat()
     return ModelInfo(
         path=str(path.resolve()),
@@ -202,7 +203,8 @@ def _identify_hf(path: Path) -> ModelInfo:
         config = json.loads((path / "config.json").read_text())
     except (OSError, ValueError) as exc:
         raise ModelError(f"{path / 'config.json'} cannot be read: {exc}") from None
-    n_params, dtypes, embedding_bytes, has_head = 0, {}, 0, False
+    dtypes: dict[str, int] = {}
+    n_params, embedding_bytes, has_head = 0, 0, False
     total_bytes, expert_params, expert_bytes, shared_params, shared_bytes = 0, 0, 0, 0, 0
     files = sorted(path.glob("*.safetensors"))
     if not files:
@@ -226,7 +228,7 @@ def _identify_hf(path: Path) -> ModelInfo:
         elif ".shared_expert" in name:
             shared_params, shared_bytes = shared_params + params, shared_bytes + nbytes
         has_head = has_head or name.startswith("lm_head.")
-    dtype = f"q{quant['bits']}" if quant else max(dtypes, key=dtypes.get)
+    dtype = f"q{quant['bits']}" if quant else max(dtypes, key=lambda name: dtypes[name])
     n_heads = int(config.get("num_attention_heads", 0))
     n_embd = int(config.get("hidden_size", 0))
     table = int(config.get("vocab_size", 0)) * n_embd
@@ -283,7 +285,7 @@ def _mlx_logical_params(name: str, tensors: dict, quant: dict) -> int:
     packed = tensors.get(f"{base}.weight", {}).get("dtype") == "U32" and scales is not None
     if packed and kind in ("scales", "biases"):
         return 0
-    if packed and kind == "weight":
+    if scales is not None and packed and kind == "weight":
         layer = quant.get(base)
         group = int((layer if isinstance(layer, dict) else quant).get("group_size", 64))
         groups = 1

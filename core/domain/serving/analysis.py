@@ -29,7 +29,7 @@ def stall_stats(records: Sequence[RequestRecord]) -> dict | None:
     """How the steady streams fared while the intruder's prompt was prefilled."""
     intruder = next((r for r in records if r.role == "intruder" and r.first_ns is not None), None)
     steady = [r for r in records if r.role == "steady" and len(r.events) > 1]
-    if intruder is None or not steady:
+    if intruder is None or intruder.first_ns is None or not steady:
         return None
     start, end = intruder.send_ns, intruder.send_ns + intruder.first_ns
     before, during, worst = [], [], 0
@@ -119,7 +119,7 @@ def turn_stats(records: Sequence[RequestRecord]) -> list[dict] | None:
         cached = [r.cached_tokens for r in group if r.cached_tokens is not None]
         out.append({"turn": turn, "requests": len(group),
                     "prompt_mean": statistics.fmean(r.n_prompt for r in group),
-                    "ttft_median_ms": statistics.median(r.first_ns for r in group) / 1e6,
+                    "ttft_median_ms": statistics.median(r.first_ns for r in group if r.first_ns is not None) / 1e6,
                     "cached_tokens_mean": statistics.fmean(cached) if cached else None})
     return out
 
@@ -145,7 +145,7 @@ CLIENT_LATE_LIMIT_MS = 1.0  # its timers (scheduled sends), p99
 def client_stats(samples: Sequence[dict]) -> dict | None:
     """What the client processes of a serving test did: how many, the busiest one's CPU and lateness, whether
     any was past its limit, their clocks' agreement and any that died; None for runs without the record."""
-    found = []
+    found: list[dict] = []
     for sample in samples:
         engine = sample.get("engine") or {}
         found += engine.get("clients") or ([dict(engine["client"], shard=None, pool="local")] if engine.get("client")

@@ -123,7 +123,7 @@ def judge(stats: dict, slo: dict[str, float], percentile: float, saturated: bool
     key = f"p{percentile:g}"
     values, over = {}, {}
     for metric, limit in slo.items():
-        dist = next((stats[name] for name in JUDGED[metric] if stats.get(name)), {})
+        dist: dict = next((stats[name] for name in JUDGED[metric] if stats.get(name)), {})
         value = dist.get(key)
         values[metric] = value
         if value is None or (isinstance(value, float) and math.isnan(value)) or value > limit:
@@ -225,6 +225,7 @@ def summary(points: list[dict], lo: float | None, hi: float | None, axis: str, s
     """What the capacity test reports: the capacity with its bracket, every point, and what broke first."""
     first_break = next((p for p in sorted(points, key=lambda p: p["x"]) if not p["held"] and p["x"] == hi), None)
     broke = first_break["broke"][0] if first_break else None
+    capacity: float | None
     if lo is not None and hi is not None:
         capacity = math.floor(lo) if axis == "concurrency" else math.sqrt(lo * hi)
         uncertainty = (hi - lo) / 2

@@ -94,7 +94,7 @@ def parse_percentiles(text: str | None) -> tuple[float, ...]:
 def meets_slo(record: RequestRecord, slo: dict[str, float]) -> bool:
     if not record.ok:
         return False
-    figures = {  # from the schedule: a user who waited for a slot waited
+    figures: dict[str, Sequence[float | None]] = {  # from the schedule: a user who waited for a slot waited
         "ttft": [record.ttft_sched_ns],
         "tpot": [record.tpot_ns] if record.tpot_ns is not None else [],
         "itl": record.itl_ns,
@@ -129,27 +129,28 @@ def serving_stats(records: Sequence[RequestRecord], makespan_ns: int, slo: dict[
     ok = [r for r in records if r.ok]
     seconds = makespan_ns / 1e9 if makespan_ns else None
     rates = [rate for rate in map(decode_rate, ok) if rate]
+    output_tokens = sum(r.n_gen for r in ok)
     stats = {
         "requests": len(records),
         "completed": len(ok),
         "failed": len(records) - len(ok),
         "duration_s": seconds,
         "prompt_tokens": sum(r.n_prompt for r in ok),
-        "output_tokens": sum(r.n_gen for r in ok),
+        "output_tokens": output_tokens,
         "request_throughput": len(ok) / seconds if seconds else None,
-        "output_throughput": sum(r.n_gen for r in ok) / seconds if seconds else None,
+        "output_throughput": output_tokens / seconds if seconds else None,
         "total_token_throughput": sum(r.n_gen + r.n_prompt for r in ok) / seconds if seconds else None,
         "per_stream_decode_rate": statistics.fmean(rates) if rates else None,
-        "ttft_ms": distribution((r.first_ns for r in ok), percentiles),
+        "ttft_ms": distribution((r.first_ns for r in ok if r.first_ns is not None), percentiles),
         "tpot_ms": distribution((r.tpot_ns for r in ok if r.tpot_ns is not None), percentiles),
         "itl_ms": distribution((gap for r in ok for gap in r.itl_ns), percentiles),
-        "e2el_ms": distribution((r.end_ns for r in ok), percentiles),
+        "e2el_ms": distribution((r.end_ns for r in ok if r.end_ns is not None), percentiles),
     }
     chunks = sum(len(r.events) for r in ok)
-    stats["chunks_per_token"] = chunks / stats["output_tokens"] if stats["output_tokens"] else None
+    stats["chunks_per_token"] = chunks / output_tokens if output_tokens else None
     if any(r.scheduled_ns is not None for r in records):
-        stats["ttft_sched_ms"] = distribution((r.ttft_sched_ns for r in ok), percentiles)
-        stats["e2el_sched_ms"] = distribution((r.e2el_sched_ns for r in ok), percentiles)
+        stats["ttft_sched_ms"] = distribution((t for t in (r.ttft_sched_ns for r in ok) if t is not None), percentiles)
+        stats["e2el_sched_ms"] = distribution((t for t in (r.e2el_sched_ns for r in ok) if t is not None), percentiles)
         stats["dispatch_ms"] = distribution((r.dispatch_ns for r in records), percentiles)
     if any(r.n_reasoning for r in ok):
         stats["ttfat_ms"] = distribution((r.ttfat_ns for r in ok if r.ttfat_ns is not None), percentiles)

@@ -18,13 +18,14 @@ histogram), that is kept beside, as a third view.
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pdx.contract.backend import Sample
 from pdx.domain.workload import TestSpec
 
 if TYPE_CHECKING:
     from pdx.contract.backend import Backend
+    from pdx.contract.request import RequestRecord
     from pdx.domain.prompt_stream import Prompts
     from pdx.domain.serving.spec import ServeSpec
 
@@ -36,8 +37,11 @@ def overhead_sample(test: "ServeSpec", server: Callable[[TestSpec, "Prompts"], S
                     reported_prefill_s: Callable[[dict], float | None]) -> Sample:
     """The test's pairs (its warm-up pairs uncounted): ``server(pp, prompts)`` is the server's one-token
     sample of those prompts, its engine figures included; ``engine`` the loaded in-process sibling."""
+    assert test.n_requests is not None, "ServeSpec gives an overhead test its number of requests"
     pp = TestSpec(test.n_prompt, 0)
-    records, prefill, reported = [], [], []
+    records: list[RequestRecord] = []
+    prefill: list[int] = []
+    reported: list[float | None] = []
     for i in range(test.warmup_requests + test.n_requests):
         served = server(pp, next_prompts(pp))
         inside = next(iter(engine.run(pp, 1, 0)))
@@ -48,32 +52,31 @@ def overhead_sample(test: "ServeSpec", server: Callable[[TestSpec, "Prompts"], S
         records += served.requests
         prefill.append(inside.ns)
         reported.append(reported_prefill_s(served.engine))
-    ttft = [r.first_ns for r in records]
+    ttft = [r.first_ns for r in records if r.first_ns is not None]  # all of them: a failed request raised
     return Sample(ns=max(sum(ttft), 1), n_prompt=test.n_prompt * len(records), n_gen=len(records), requests=records,
                   engine={"overhead": {"in_process": engine.name, "engine_prefill_ns": prefill,
                                        "server_reported_prefill_ns": [None if s is None else round(s * 1e9)
                                                                       for s in reported]}})
 
 
-def _ms(values: list[float]) -> float | None:
+def _ms(values: Sequence[float]) -> float | None:
     return statistics.median(values) / 1e6 if values else None
 
 
-def overhead_stats(records: list, samples: list[dict]) -> dict | None:
+def overhead_stats(records: list[RequestRecord], samples: list[dict]) -> dict | None:
     """Medians over the pairs of every sample: TTFT, the engine's prefill, the server's part (per pair:
     TTFT minus prefill) and its share of TTFT, and the server's own prefill figure where it gave one."""
-    found = [(s.get("engine") or {}).get("overhead") for s in samples]
-    found = [f for f in found if f]
+    found = [f for f in ((s.get("engine") or {}).get("overhead") for s in samples) if f]
     if not found:
         return None
-    ttft = [r.first_ns for r in records if r.role == ROLE and r.ok]
+    ttft = [r.first_ns for r in records if r.role == ROLE and r.ok and r.first_ns is not None]
     prefill = [ns for f in found for ns in f["engine_prefill_ns"]]
     reported = [ns for f in found for ns in f["server_reported_prefill_ns"] if ns is not None]
     if len(ttft) != len(prefill):  # a failed request: no pairs to set side by side
         return {"in_process": found[0]["in_process"], "pairs": 0}
     part = [t - p for t, p in zip(ttft, prefill)]
-    median_ttft = _ms(ttft)
+    median_ttft, median_part = _ms(ttft), _ms(part)
     return {"in_process": found[0]["in_process"], "pairs": len(part), "ttft_median_ms": median_ttft,
-            "engine_prefill_median_ms": _ms(prefill), "server_part_median_ms": _ms(part),
-            "server_part_share": _ms(part) / median_ttft if median_ttft else None,
+            "engine_prefill_median_ms": _ms(prefill), "server_part_median_ms": median_part,
+            "server_part_share": median_part / median_ttft if median_part is not None and median_ttft else None,
             "server_reported_prefill_median_ms": _ms(reported)}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Mapping
 
 _LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)")
 _LE = re.compile(r'(?:^|,)\s*le="(?P<le>[^"]*)"')
@@ -49,7 +50,7 @@ def histogram(delta: Series, name: str) -> dict | None:
             "buckets": dict(sorted(buckets.items(), key=lambda kv: float(kv[0])))}
 
 
-def summarize(delta: Series, histograms: dict[str, str], counters: dict[str, str]) -> dict:
+def summarize(delta: Series, histograms: Mapping[str, str], counters: Mapping[str, str]) -> dict:
     """The named histograms and counters of a change, under pdx's names for them."""
     out: dict = {}
     for label, name in histograms.items():

@@ -32,8 +32,10 @@ def _texts(event: dict) -> tuple[str, str]:
         delta = choice.get("delta")
         if isinstance(delta, dict):
             thinking += [delta[k] for k in REASONING_KEYS if isinstance(delta.get(k), str)]
-            text.append(delta.get("content") if isinstance(delta.get("content"), str) else "")
-        text.append(choice.get("text") if isinstance(choice.get("text"), str) else "")
+            content = delta.get("content")
+            text.append(content if isinstance(content, str) else "")
+        said = choice.get("text")
+        text.append(said if isinstance(said, str) else "")
     if isinstance(event.get("content"), str):  # llama-server's own /completion
         text.append(event["content"])
     return "".join(thinking), "".join(text)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from pdx.contract.request import RequestRecord, per_token_gaps  # noqa: F401
 from pdx.contract.errors import PdxError
 
@@ -10,7 +12,7 @@ from pdx.contract.errors import PdxError
 class RequestsFailed(PdxError):
     """Some requests of a test failed; their records travel with the error to the registry."""
 
-    def __init__(self, message: str, requests: list[RequestRecord] = ()) -> None:
+    def __init__(self, message: str, requests: Sequence[RequestRecord] = ()) -> None:
         super().__init__(message)
         self.requests = list(requests)
 

@@ -119,6 +119,8 @@ class ServeSpec:
             raise WorkloadError(f"{self.scenario}: give a number of requests or a duration")
         if self.scenario == "overhead" and (self.n_requests is None or self.n_gen != 1):
             raise WorkloadError("overhead: one-token requests, a number of them (--num-requests)")
+        if self.scenario == "stall" and self.concurrency is None:
+            raise WorkloadError("the stall scenario needs its steady decode streams (-c N)")
         if self.scenario == "stall" and self.inject < 1:
             raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
         if self.saturation_window_s < 0:
@@ -186,6 +188,7 @@ class ServeSpec:
             return f"{name}:{count}" + (f":max{self.max_concurrency}" if self.max_concurrency else "")
         if self.concurrency is not None:
             return f"c{self.concurrency}:{shape}:{count}"
+        assert self.rate is not None, "__post_init__: a load test has a concurrency, a rate or a trace"
         name = f"r{_number(self.rate)}:{shape}:{count}"
         if self.burstiness != 1.0:
             name += f":burst{_number(self.burstiness)}"

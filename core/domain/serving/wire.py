@@ -65,7 +65,7 @@ class Tls:
         self.incoming.write(raw)
         if not self.ready:
             return b"", False
-        out = []
+        out: list[bytes] = []
         while True:
             try:
                 chunk = self.obj.read(READ_SIZE)

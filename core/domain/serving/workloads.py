@@ -5,6 +5,7 @@ reaches up into serving)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from pdx.contract.errors import WorkloadError
 from pdx.domain.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION
@@ -18,6 +19,48 @@ from pdx.domain.workload import Workload
 def stored_workload(data: dict) -> Workload:
     """A stored run's workload, pp/tg tests or serving scenarios."""
     return Workload.from_dict(data, ServeSpec.from_dict)
+
+
+class Traffic(TypedDict, total=False):
+    """The traffic-shape fields given (pdx.domain.serving.traffic), named as :class:`ServeSpec` takes them."""
+
+    system_prompt: int
+    turns: int
+    input_dist: str
+    output_dist: str
+    ramp_s: float
+    trace: str
+    think_s: float
+    trace_sha256: str
+
+
+class _Shared(TypedDict, total=False):
+    """The :class:`ServeSpec` fields every test of one run shares."""
+
+    n_prompt: int
+    n_gen: int
+    warmup_requests: int
+    slo: dict[str, float]
+    percentiles: tuple[float, ...]
+    catch_up: bool
+    saturation_window_s: float
+    clients: int
+    client_pool: str
+    ray_address: str | None
+    # the traffic shape's (Traffic's) fields, added once checked:
+    system_prompt: int
+    turns: int
+    input_dist: str
+    output_dist: str
+    ramp_s: float
+    trace: str
+    think_s: float
+    trace_sha256: str
+
+
+class _Count(TypedDict):
+    n_requests: int | None
+    duration_s: float | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,7 +82,7 @@ class ServeOptions:
     inject: int = 1024
     prefix: int | None = None
     warmup_requests: int = 1
-    slo: dict | None = None
+    slo: dict[str, float] | None = None
     slo_percentile: float = DEFAULT_PERCENTILE
     precision: float = DEFAULT_PRECISION
     budget_s: float = DEFAULT_BUDGET_S
@@ -48,7 +91,7 @@ class ServeOptions:
     seed: int = 42
     catch_up: bool = False
     saturation_window_s: float = DEFAULT_WINDOW_S
-    traffic: dict | None = None
+    traffic: Traffic | None = None
     prompt_lens: list[int] | None = None
     clients: int = 1
     ray_address: str | None = None
@@ -57,19 +100,21 @@ class ServeOptions:
 def serve_workload(options: ServeOptions) -> Workload:
     """The tests of one ``pdx serve-bench`` run."""
     o = options
-    common = dict(n_prompt=o.n_prompt, n_gen=o.n_gen, warmup_requests=o.warmup_requests, slo=dict(o.slo or {}),
+    common: _Shared = dict(n_prompt=o.n_prompt, n_gen=o.n_gen, warmup_requests=o.warmup_requests, slo=dict(o.slo or {}),
                   percentiles=tuple(o.percentiles), catch_up=o.catch_up, saturation_window_s=o.saturation_window_s)
     if o.clients > 1 or o.ray_address:
         if o.scenario not in ("load", "sweep"):
             raise WorkloadError(f"--clients and --ray split load and sweep tests; a {o.scenario} test is one client's")
-        common |= dict(clients=o.clients, client_pool="ray" if o.ray_address else "local", ray_address=o.ray_address)
-    shaped = dict(o.traffic or {})
+        common.update({"clients": o.clients, "client_pool": "ray" if o.ray_address else "local",
+                       "ray_address": o.ray_address})
+    shaped: Traffic = {**(o.traffic or {})}
     if shaped.get("trace"):
         if o.scenario != "load" or o.rates or o.concurrency:
             raise WorkloadError("a trace sets its own arrivals: give --trace with the load scenario, "
                                 "without -c or --request-rate")
         shaped["trace_sha256"] = read_trace(shaped["trace"])[1]
-        return Workload((ServeSpec("load", max_concurrency=o.max_concurrency, **common, **shaped,
+        common.update(shaped)
+        return Workload((ServeSpec("load", max_concurrency=o.max_concurrency, **common,
                                    n_requests=o.n_requests, duration_s=o.duration_s),), repetitions=o.repetitions,
                         warmup=0, seed=o.seed)
     shaped.pop("trace", None)
@@ -78,8 +123,8 @@ def serve_workload(options: ServeOptions) -> Workload:
     if shaped and o.scenario not in ("load", "sweep", "capacity"):
         raise WorkloadError(f"{o.scenario}: traffic shapes (--system-prompt, --turns, --think-time, --input-dist, "
                             "--output-dist, --ramp-up) apply to load, sweep and capacity tests")
-    common |= shaped
-    count = dict(n_requests=o.n_requests, duration_s=o.duration_s)
+    common.update(shaped)
+    count: _Count = dict(n_requests=o.n_requests, duration_s=o.duration_s)
     if o.scenario in ("load", "sweep"):
         if o.rates and o.concurrency:
             raise WorkloadError("give a concurrency (closed loop) or a request rate (open loop), not both")
@@ -94,18 +139,19 @@ def serve_workload(options: ServeOptions) -> Workload:
     elif o.scenario == "capacity":
         if len(o.concurrency or []) > 1 or len(o.rates or []) > 1:
             raise WorkloadError("capacity: give one start (-c N or --request-rate R), not a list")
-        tests = [ServeSpec("capacity", concurrency=(o.concurrency or [None])[0], rate=(o.rates or [None])[0],
+        tests = [ServeSpec("capacity", concurrency=o.concurrency[0] if o.concurrency else None,
+                           rate=o.rates[0] if o.rates else None,
                            burstiness=o.burstiness, max_concurrency=o.max_concurrency, slo_percentile=o.slo_percentile,
                            precision=o.precision, budget_s=o.budget_s, **common,
                            n_requests=o.n_requests, duration_s=o.duration_s)]
     elif o.scenario == "stall":
         tests = [ServeSpec("stall", concurrency=c, inject=o.inject, **common) for c in (o.concurrency or [4])]
     elif o.scenario == "overhead":
-        common |= {"n_gen": 1}
+        common["n_gen"] = 1
         tests = [ServeSpec("overhead", **(common | {"n_prompt": n}), n_requests=o.n_requests or 8, concurrency=1)
                  for n in (o.prompt_lens or [o.n_prompt])]
     elif o.scenario == "cache":
-        count = dict(n_requests=o.n_requests or 8 if not o.duration_s else None, duration_s=o.duration_s)
+        count = {"n_requests": o.n_requests or 8 if not o.duration_s else None, "duration_s": o.duration_s}
         shared = o.prefix if o.prefix is not None else o.n_prompt * 3 // 4
         tests = [ServeSpec("cache-cold", **common, **count),
                  ServeSpec("cache-warm", prefix=shared, **common, **count)]

@@ -67,10 +67,11 @@ def serve_stats(test: dict) -> dict | None:
 
 def _reported_serving(reported: dict) -> dict:
     """A tool's own serving summary in :func:`serving_stats`' shape, flagged as reported."""
-    stats = {"requests": None, "completed": None, "failed": None, "duration_s": None, "prompt_tokens": None,
-             "output_tokens": None, "request_throughput": None, "output_throughput": None,
-             "total_token_throughput": None, "per_stream_decode_rate": None,
-             **{f"{m}_ms": {} for m in ("ttft", "tpot", "itl", "e2el")}}
+    stats: dict[str, object] = {
+        "requests": None, "completed": None, "failed": None, "duration_s": None, "prompt_tokens": None,
+        "output_tokens": None, "request_throughput": None, "output_throughput": None,
+        "total_token_throughput": None, "per_stream_decode_rate": None,
+        **{f"{m}_ms": {} for m in ("ttft", "tpot", "itl", "e2el")}}
     return stats | reported | {"reported": True}
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -89,8 +90,7 @@ def hf_tensor_plan(shape: Shape, dtype: str, seed: int = 0, layout: str = "hf") 
     st_dtype = HF_TYPES[hf_dtype(dtype)][0]
     rng = np.random.default_rng(seed)  # consumed in plan order, so the bytes depend only on shape and seed
     family = shape.family
-    return [TensorPlan(name, st_dtype, dims, lambda dims=dims, fill=family.fill(role, "hf"):
-                       _values(rng, st_dtype, dims, fill))
+    return [TensorPlan(name, st_dtype, dims, partial(_values, rng, st_dtype, dims, family.fill(role, "hf")))
             for name, dims, role in _named_tensors(shape, layout)]
 
 

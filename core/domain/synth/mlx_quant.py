@@ -13,6 +13,7 @@ magnitude, and the very bytes (so the speed) a converted model has.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pdx.domain.synth.safetensors_writer import TensorPlan
@@ -54,8 +55,8 @@ def quantized_plan(plan: list[TensorPlan], bits: int, seed: int = 0) -> list[Ten
         words, groups = (*rows, cols * bits // 32), (*rows, cols // GROUP_SIZE)
         base = tensor.name.removesuffix(".weight")
         out += [
-            TensorPlan(tensor.name, "U32", words, lambda words=words: _packed(rng, words)),
-            TensorPlan(f"{base}.scales", "F16", groups, lambda groups=groups: np.full(groups, scale)),
-            TensorPlan(f"{base}.biases", "F16", groups, lambda groups=groups: np.full(groups, bias)),
+            TensorPlan(tensor.name, "U32", words, partial(_packed, rng, words)),
+            TensorPlan(f"{base}.scales", "F16", groups, partial(np.full, groups, scale)),
+            TensorPlan(f"{base}.biases", "F16", groups, partial(np.full, groups, bias)),
         ]
     return out

@@ -28,18 +28,18 @@ def write_quantized(write_f16: Callable[[Path], Path], dtype: str, path: Path, k
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     source = path.with_name(f".{path.name}.{os.getpid()}.f16.gguf")
-    made = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # a failed or stopped quantiser leaves no file
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # a failed or stopped quantiser leaves no file
     try:
         write_f16(source)
         try:
-            quantizer.quantize(source, made, dtype.upper())
+            quantizer.quantize(source, partial, dtype.upper())
         except PdxError:
             raise
         except Exception as exc:  # a plugin's mistake, said in one line as its own
             raise PdxError(f"quantizer {quantizer.name} (plugin {quantizer.plugin or '?'}) failed: "
                            f"{type(exc).__name__}: {exc}", "report it to the plugin's author") from None
-        os.replace(made, path)
+        os.replace(partial, path)
     finally:
         source.unlink(missing_ok=True)
-        made.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
     return path

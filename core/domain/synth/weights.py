@@ -19,6 +19,6 @@ def random_f16(rng: np.random.Generator, count: int) -> np.ndarray:
 
     bits = np.frombuffer(rng.bytes(count * 2), dtype=np.uint16).copy()
     exponent = 8 + ((bits >> 10) & 3)  # biased exponents 8..11
-    bits = (bits & 0x83FF) | (exponent << 10).astype(np.uint16)
+    bits = (bits & np.uint16(0x83FF)) | (exponent << 10).astype(np.uint16)
     return bits.view(np.float16)
 

@@ -89,14 +89,15 @@ def read(nv: Any = None, smi: Callable[..., str | None] | None = None) -> dict |
 
 def window(start: dict | None, end: dict | None) -> dict | None:
     """A test's GPU conditions: each GPU's reading at its start and at its end (None with no GPU)."""
-    if not start and not end:
+    either = end or start
+    if not either:
         return None
     first = {d["index"]: d for d in (start or {}).get("devices", [])}
     last = {d["index"]: d for d in (end or {}).get("devices", [])}
     devices = [{"index": i, "name": (last.get(i) or first[i])["name"],
                 "start": (first.get(i) or {}).get("reading"), "end": (last.get(i) or {}).get("reading")}
                for i in sorted(first.keys() | last.keys())]
-    return {"source": (end or start)["source"], "devices": devices}
+    return {"source": either["source"], "devices": devices}
 
 
 def notes(gpu: dict | None) -> list[str]:

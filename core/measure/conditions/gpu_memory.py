@@ -12,10 +12,20 @@ swapping, so pdx warns before it runs.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from pdx.measure.conditions.machine import run_tool
 from pdx.domain.hardware.apple import parse_sysctl
 
 WIRED_KEYS = ("iogpu.wired_limit_mb", "debug.iogpu.wired_limit")  # macOS 14+, and the older name (bytes)
+
+
+class Limits(TypedDict):
+    wired_limit_bytes: int | None
+    recommended_working_set_bytes: int | None
+    memory_bytes: int | None
+    limit_bytes: int  # the recommended working set, or the wired limit where MLX does not say
+    limit_source: str
 
 
 def parse_wired_limit(text: str) -> int | None:
@@ -41,21 +51,22 @@ def mlx_device_info() -> dict | None:
         return None
 
 
-def describe(sysctl_text: str | None, device_info: dict | None) -> dict | None:
+def describe(sysctl_text: str | None, device_info: dict | None) -> Limits | None:
     """The GPU memory limits from recorded or live outputs (None when neither says anything)."""
     wired = parse_wired_limit(sysctl_text or "")
     info = device_info or {}
     recommended = info.get("max_recommended_working_set_size")
     recommended = int(recommended) if isinstance(recommended, (int, float)) and recommended > 0 else None
-    if wired is None and recommended is None:
+    limit = recommended or wired
+    if limit is None:
         return None
     return {"wired_limit_bytes": wired, "recommended_working_set_bytes": recommended,
             "memory_bytes": info.get("memory_size") if isinstance(info.get("memory_size"), int) else None,
-            "limit_bytes": recommended or wired,
+            "limit_bytes": limit,
             "limit_source": "max_recommended_working_set_size" if recommended else "iogpu.wired_limit_mb"}
 
 
-def read(system: str, machine: str) -> dict | None:
+def read(system: str, machine: str) -> Limits | None:
     """This Mac's limits (None anywhere but Apple Silicon macOS)."""
     if system != "Darwin" or machine != "arm64":
         return None
@@ -63,10 +74,8 @@ def read(system: str, machine: str) -> dict | None:
     return describe(text, mlx_device_info())
 
 
-def residency(limits: dict | None, model_bytes: float, kv_bytes: float) -> dict | None:
-    """Whether weights plus KV cache stay within the GPU's limit."""
-    if not limits or not limits.get("limit_bytes"):
-        return None
+def residency(limits: Limits, model_bytes: float, kv_bytes: float) -> dict:
+    """Whether weights plus KV cache stay within the GPU's limit (the record's conditions.gpu_memory)."""
     need = model_bytes + kv_bytes
     return {"model_bytes": round(model_bytes), "kv_bytes": round(kv_bytes), "need_bytes": round(need),
             "limit_bytes": limits["limit_bytes"], "limit_source": limits["limit_source"],

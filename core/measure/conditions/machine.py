@@ -64,7 +64,7 @@ def frequency(sys: Path = SYS, proc: Path = PROC) -> dict | None:
 
 def linux_thermal(sys: Path = SYS) -> dict | None:
     """Each thermal zone's temperature (the kernel gives millidegrees Celsius)."""
-    zones = []
+    zones: list[dict] = []
     for zone in sorted((sys / "class/thermal").glob("thermal_zone*")):
         milli = _number(_text(zone / "temp"))
         if milli is not None and -50_000 < milli < 200_000:  # a broken sensor reads absurd values

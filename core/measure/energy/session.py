@@ -102,7 +102,7 @@ class Metering:
     def __init__(self, meters: list[Meter], price_kwh: float = DEFAULT_PRICE_KWH,
                  currency: str = DEFAULT_CURRENCY, price_said: str = "default", idle_s: float = IDLE_S) -> None:
         self.trace = Trace(meters)
-        self.price = {"price_kwh": price_kwh, "currency": currency, "price_said": price_said}
+        self.price_kwh, self.currency, self.price_said = price_kwh, currency, price_said
         self.idle_s = idle_s
         self.idle: dict[str, float] | None = None
         self.idle_window: tuple[int, int] | None = None
@@ -167,5 +167,5 @@ class Metering:
             "samples_read": read if len(read) < len(samples) else None,  # None: every sample's windows
             "coarse": not readable,
             "dropped": dropped or None,
-            **self.price,
+            "price_kwh": self.price_kwh, "currency": self.currency, "price_said": self.price_said,
         }

@@ -10,6 +10,7 @@ Each source imports Zeus only when asked to find its meters, so ``pdx`` starts a
 
 from __future__ import annotations
 
+from functools import partial
 from importlib import metadata
 from typing import Callable
 
@@ -40,6 +41,11 @@ def _why(absent: str, exc: Exception) -> str:
     return absent
 
 
+def _counter(read: Callable[[], object], name: str) -> float | int | None:
+    """One counter of a reading that holds several (zeus reads a CPU package and its DRAM together)."""
+    return getattr(read(), name)
+
+
 def _mj(read: Callable[[], float | int | None]) -> Callable[[], float]:
     def joules() -> float:
         value = read()
@@ -61,7 +67,7 @@ def find_gpus() -> list[Meter]:
         if not gpus.supports_get_total_energy_consumption(index):
             continue  # NVIDIA parts before Volta count no energy; their power could be sampled, but is not here
         found.append(Meter(name=f"gpu:{index}", covers="gpu board", device=str(gpus.get_name(index)),
-                           read=_mj(lambda i=index: gpus.get_total_energy_consumption(i)), source=_via(interface)))
+                           read=_mj(partial(gpus.get_total_energy_consumption, index)), source=_via(interface)))
     if not found:
         raise MeterUnavailable(f"{interface} found {len(gpus)} GPU(s), none with an energy counter")
     return found
@@ -75,12 +81,12 @@ def find_rapl() -> list[Meter]:
         raise MeterUnavailable(_why("no RAPL", exc)) from None
     found = []
     for index in range(len(cpus)):
-        read = lambda i=index: cpus.get_total_energy_consumption(i)  # noqa: E731
+        read = partial(cpus.get_total_energy_consumption, index)
         found.append(Meter(name=f"rapl:{index}", covers="cpu package", device=f"CPU package {index}",
-                           read=_mj(lambda r=read: r().cpu_mj), source=_via("RAPL")))
+                           read=_mj(partial(_counter, read, "cpu_mj")), source=_via("RAPL")))
         if cpus.supports_get_dram_energy_consumption(index):
             found.append(Meter(name=f"rapl:{index}:dram", covers="dram", device=f"DRAM of package {index}",
-                               read=_mj(lambda r=read: r().dram_mj), source=_via("RAPL")))
+                               read=_mj(partial(_counter, read, "dram_mj")), source=_via("RAPL")))
     if not found:
         raise MeterUnavailable("RAPL lists no package")
     return found

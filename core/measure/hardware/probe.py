@@ -40,7 +40,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from typing import Callable, Protocol
+from typing import Callable, Protocol, TypeVar
 
 from pdx.contract.errors import PdxError
 from pdx.base.paths import cache_dir
@@ -140,12 +140,16 @@ _DEVICE_PACKAGES = {"mlx": ("mlx", "MLX", "pip install 'mlx-lm[cpu]' on Linux, '
 BUSY_LOAD = 0.5
 
 
-class Watch(Protocol):
-    """What the machine did while a probe ran: its conditions, and what they say against it."""
+Started = TypeVar("Started")
 
-    def start(self) -> object: ...
 
-    def conditions(self, started: object) -> dict: ...
+class Watch(Protocol[Started]):
+    """What the machine did while a probe ran: its conditions (from what :meth:`start` read), and what
+    they say against it."""
+
+    def start(self) -> Started: ...
+
+    def conditions(self, started: Started) -> dict: ...
 
     def notes(self, result: dict) -> list[str]: ...
 
@@ -218,7 +222,7 @@ def _lower(new: dict, old: dict) -> dict[str, tuple[float, float]]:
             if name in before and value < before[name]}
 
 
-def _measured(measure_now: Callable[[], dict], watch: Watch | None) -> dict:
+def _measured(measure_now: Callable[[], dict], watch: Watch[Started] | None) -> dict:
     """A probe measured now, with the conditions ``watch`` read over it."""
     if watch is None:
         return measure_now()
@@ -227,13 +231,13 @@ def _measured(measure_now: Callable[[], dict], watch: Watch | None) -> dict:
     return result | {"conditions": watch.conditions(started)}
 
 
-def _keep_or_store(path: Path, result: dict, watch: Watch | None) -> dict:
+def _keep_or_store(path: Path, result: dict, watch: Watch[Started] | None) -> dict:
     """A forced probe's result stored in place of the cached one, unless the machine was busy and a
     figure came out lower: the cached one then stays in use, and the result says why (``kept_over``)."""
     loaded = watch.notes(result) if watch else load_average_notes(result)
     old = _cached(path) if loaded else None
     lower = _lower(result, old) if old else {}
-    if not lower:
+    if not lower or old is None:
         return _store(path, result)
     said = ", ".join(f"{name} {_rate(name, new)} < {_rate(name, was)}" for name, (new, was) in lower.items())
     note = (f"measured again under load ({', '.join(loaded)}) and got less ({said}): kept the cached "
@@ -261,7 +265,7 @@ def _cached(path: Path) -> dict | None:
         return None
 
 
-def measure(machine: str, threads: int, force: bool = False, device: str = "cpu", watch: Watch | None = None,
+def measure(machine: str, threads: int, force: bool = False, device: str = "cpu", watch: Watch[Started] | None = None,
             **sizes) -> dict:
     """The probe result for this machine, device and thread count, from the cache unless ``force``;
     measured with the conditions ``watch`` reads. A forced probe that ran on a busy machine (the

@@ -28,7 +28,7 @@ from pdx.base.secrets import is_secret_name, scrub_text, secret_values
 from pdx.domain.serving import prometheus
 from pdx.domain.serving.grid import GridKey
 from pdx.measure.serving.managed import ManagedServer, free_port
-from pdx.measure.serving.openai import TIMEOUT_RULE, CompletionsClient, OpenAICompletions, auth_headers
+from pdx.measure.serving.openai import TIMEOUT_RULE, CompletionsClient, Dialect, OpenAICompletions, auth_headers
 from pdx.domain.serving.overhead import overhead_sample
 from pdx.domain.serving.prompts import PromptMaker
 from pdx.domain.serving.records import RequestsFailed, TokensInOneBurst
@@ -147,7 +147,7 @@ class ServerBackend(Backend):
     #: extra fields of every completions request
     extra_body: ClassVar[Mapping] = {}
     #: the completions protocol the server speaks
-    dialect: ClassVar = OpenAICompletions()
+    dialect: ClassVar[Dialect] = OpenAICompletions()
     #: the environment variable a started server reads its API key from (None: it takes none)
     api_key_variable: ClassVar[str | None] = None
     #: the backend that runs the server's engine in pdx's own process (--scenario overhead)
@@ -334,13 +334,20 @@ class ServerBackend(Backend):
                            "what the server does", f"give {MIN_INTERVAL_MS} or more, or 0 for no series")
         return interval
 
+    def _loaded(self) -> tuple[str, CompletionsClient, ModelInfo]:
+        """The server's URL, the client and the model of :meth:`load`, which a test needs first."""
+        if self.url is None or self.client is None or self.model is None:
+            raise PdxError(f"{self.name}: a test ran before the backend was loaded")
+        return self.url, self.client, self.model
+
     def _with_series(self, make) -> tuple[Sample, str | None]:
         """``make()``'s sample with the server's time series over it (:mod:`pdx.domain.serving.server_series`),
         and the wall-clock time of its load run's start (``origin_unix_ns``: an export's timestamps)."""
         interval = self.series_interval_ms()
         recorder = None
         if interval:
-            recorder = SeriesRecorder(self.url, auth_headers(self.config.api_key), self.metric_series, interval).start()
+            recorder = SeriesRecorder(self._loaded()[0], auth_headers(self.config.api_key), self.metric_series,
+                                      interval).start()
         try:
             sample, failed = make()
         except BaseException:
@@ -365,6 +372,8 @@ class ServerBackend(Backend):
 
     def _in_process_engine(self) -> Backend:
         if self._engine is None:
+            if self.in_process is None:  # unsupported() refuses the overhead scenario first
+                raise PdxError(f"{self.name} has no in-process engine to set its server against")
             import json
 
             try:
@@ -377,13 +386,13 @@ class ServerBackend(Backend):
             engine = cls(BackendConfig(threads=self.engine_threads(), seed=self.config.seed,
                                        options={str(k): v if isinstance(v, str) else json.dumps(v)
                                                 for k, v in options.items()}))
-            self._engine_info = engine.load(self.model)
+            self._engine_info = engine.load(self._loaded()[2])
             self._engine = engine
         return self._engine
 
     def _overhead(self, test) -> tuple[Sample, None]:
         def server(pp: TestSpec, prompts) -> Sample:
-            return self._with_server_figures(lambda: (matrix_sample(self.client, pp, prompts), None))[0]
+            return self._with_server_figures(lambda: (matrix_sample(self._loaded()[1], pp, prompts), None))[0]
 
         return overhead_sample(test, server, self.prompts.next, self._in_process_engine(),
                                self.reported_prefill_s), None
@@ -393,11 +402,11 @@ class ServerBackend(Backend):
             return self._overhead(test)
         if test.kind == "serve":
             return self._with_server_figures(lambda: self._with_series(
-                lambda: scenario_sample(self.client, test, PromptMaker(self.prompts, test.name))))
+                lambda: scenario_sample(self._loaded()[1], test, PromptMaker(self.prompts, test.name))))
         prompts = self.prompts.next(test)
         for retry in range(BURST_RETRIES + 1):
             try:
-                result = self._with_server_figures(lambda: (matrix_sample(self.client, test, prompts), None))
+                result = self._with_server_figures(lambda: (matrix_sample(self._loaded()[1], test, prompts), None))
             except TokensInOneBurst as exc:
                 if retry == BURST_RETRIES:
                     raise TokensInOneBurst(f"{exc} in {retry + 1} tries (a server too busy to stream, or this client "
@@ -454,7 +463,7 @@ class ServerBackend(Backend):
             raise PdxError(f"{test.name}: the warm test never hit the prefix cache", "is prefix caching on?")
 
     def _explain(self, message: str) -> str:
-        if self.server is not None and not self.server.alive():
+        if self.server is not None and self.server.proc is not None and not self.server.alive():
             return f"{message}; {self.server_name} exited with code {self.server.proc.returncode} (log {self.server.log})"
         return message
 

@@ -286,8 +286,8 @@ class StreamLoop:
                 elif mask & selectors.EVENT_READ:
                     stream.readable(wake_ns, offset_ns)
             now = time.perf_counter_ns()
-            for stream in [s for s in self.streams if s.deadline_ns and s.deadline_ns <= now]:
-                stream.expire(stream.deadline_ns)  # when it timed out, however late this loop woke to see it
+            for stream, deadline in [(s, d) for s in self.streams if (d := s.deadline_ns) and d <= now]:
+                stream.expire(deadline)  # when it timed out, however late this loop woke to see it
             while self._timers and self._timers[0][0] <= now:
                 due, _, callback = heapq.heappop(self._timers)
                 self.lateness.append(time.perf_counter_ns() - due)

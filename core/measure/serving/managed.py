@@ -107,6 +107,8 @@ class ManagedServer:
     def wait_healthy(self) -> None:
         import requests  # here, not at the top: every start of pdx registers the server backends
 
+        if self.proc is None:
+            raise PdxError(f"{self.name} was never started")
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             code = self.proc.poll()

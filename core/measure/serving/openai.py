@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Callable
+from typing import Callable, Protocol
 
 from pdx.measure.serving.http_stream import StreamLoop
 from pdx.domain.serving.wire import Target, http_request
@@ -59,6 +59,17 @@ def usage_problem(usage: dict, where: str = "usage") -> str | None:
 
 def auth_headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+class Dialect(Protocol):
+    """How a server's completions endpoint is asked and its events read (:class:`OpenAICompletions`,
+    :class:`LlamaServerCompletion`)."""
+
+    path: str
+
+    def body(self, model: str, prompt: list[int], max_tokens: int) -> dict: ...
+
+    def read(self, event: dict, record: RequestRecord) -> tuple[int, bool]: ...
 
 
 class OpenAICompletions:
@@ -107,7 +118,9 @@ class TextCompletions(OpenAICompletions):
 
 def _text(choice: dict) -> str:
     """A choice's text: ``text`` (completions) or its ``delta``'s content and thinking (chat chunks)."""
-    delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+    delta = choice.get("delta")
+    if not isinstance(delta, dict):
+        delta = {}
     parts = [choice.get("text"), delta.get("content"), delta.get("reasoning_content"), delta.get("reasoning")]
     return "".join(p for p in parts if isinstance(p, str))
 
@@ -151,7 +164,8 @@ def _take_usage(record: RequestRecord, usage: dict) -> None:
 class _Exchange:
     """Feeds one streamed response into its :class:`RequestRecord`."""
 
-    def __init__(self, record: RequestRecord, sent_ns: int, dialect, on_done: Callable[[RequestRecord], None]) -> None:
+    def __init__(self, record: RequestRecord, sent_ns: int, dialect: Dialect,
+                 on_done: Callable[[RequestRecord], None]) -> None:
         self.record, self.sent_ns, self.dialect, self.on_done = record, sent_ns, dialect, on_done
         self.done = False  # the stream's end was seen ([DONE], or the dialect's last event)
         self.streamed = False
@@ -240,7 +254,7 @@ class CompletionsClient:
     limit; None: :func:`default_timeout_s` of its length."""
 
     def __init__(self, url: str, model: str, api_key: str | None = None, timeout_s: float | None = None,
-                 extra_body: dict | None = None, dialect=None) -> None:
+                 extra_body: dict | None = None, dialect: Dialect | None = None) -> None:
         self.target = Target.parse(url)
         self.dialect = dialect or OpenAICompletions()
         self.model = model

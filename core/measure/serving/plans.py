@@ -27,6 +27,7 @@ def scenario_plan(spec: ServeSpec, prompts: PromptMaker) -> tuple[Iterable[Plann
     fresh = lambda role: Planned(prompts.tokens(spec.n_prompt), spec.n_gen, role)  # noqa: E731
     warmup = [fresh("warmup") for _ in range(spec.warmup_requests)]
     if spec.scenario == "stall":
+        assert spec.concurrency is not None, "ServeSpec gives a stall test its steady streams"
         steady = [fresh("steady") for _ in range(spec.concurrency)]
         # Injected once every stream is decoding: a quarter of their tokens in.
         intruder = Planned(prompts.tokens(spec.inject), 1, "intruder", after_tokens=max(2, spec.n_gen // 4))

@@ -21,7 +21,7 @@ from pdx.domain.serving.metrics import serving_stats
 from pdx.measure.serving.openai import CompletionsClient
 from pdx.measure.serving.plans import arrival_seed, scenario_plan
 from pdx.domain.serving.prompts import PromptMaker
-from pdx.domain.serving.records import RequestsFailed, TokensInOneBurst, failure_summary
+from pdx.domain.serving.records import RequestRecord, RequestsFailed, TokensInOneBurst, failure_summary
 from pdx.measure.serving.shards import run_sharded
 from pdx.domain.serving.spec import ServeSpec
 from pdx.domain.workload import TestSpec
@@ -80,14 +80,17 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
     warm = run_load(client, iter([Planned(prompts.tokens(spec.n_prompt), spec.n_gen, "warmup")
                                   for _ in range(max(1, spec.warmup_requests))]), 1)
     closed = spec.concurrency is not None
-    if closed:
+    start: float
+    if spec.concurrency is not None:
         start = spec.concurrency
     elif spec.rate is not None:
         start = spec.rate
     else:  # one request's service rate
         ends = [r.end_ns for r in warm.records if r.ok and r.end_ns]
         start = 1e9 / max(ends) if ends else 1.0
-    records, points, first_origin = [], [], None
+    records: list[RequestRecord] = []
+    points: list[dict] = []
+    first_origin: int | None = None
 
     def measure(x: float) -> bool:
         nonlocal first_origin
@@ -96,7 +99,7 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
         requests = ((prompt, n_out, role, session) for prompt, n_out, _, session in
                     spec.shape.requests(prompts, random.Random(arrival_seed(prompts)), n))
         # A point of a duration has no known count: it runs its course.
-        watch = None if spec.duration_s else capacity.SloWatch(spec.slo, spec.slo_percentile, n)
+        watch = None if spec.duration_s or n is None else capacity.SloWatch(spec.slo, spec.slo_percentile, n)
         if closed:
             plan = shaped_loop(requests, think_s=spec.think_s)
             result = run_load(client, for_duration(plan, spec.duration_s) if spec.duration_s else plan, int(x),

@@ -186,6 +186,8 @@ def measure_offset(shard, pings: int = PINGS) -> Offset:
         t1 = time.perf_counter_ns()
         if best is None or t1 - t0 < best[1]:
             best = (theirs - (t0 + t1) // 2, t1 - t0)
+    if best is None:
+        raise ValueError(f"measure_offset: {pings} pings measure nothing; give 1 or more")
     return Offset(best[0], best[1] // 2)
 
 
