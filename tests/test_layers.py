@@ -28,7 +28,7 @@ LAYER_OF = {
     "pdx.energy.trace": "measure", "pdx.energy.session": "measure", "pdx.energy.zeus_meters": "measure",
     "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure", "pdx.model_arg": "measure",
     "pdx.registry": "registry", "pdx.importer": "registry",  # the importer plugins' facade of registry helpers
-    "pdx.runner": "measure", "pdx.conditions": "measure", "pdx.environment": "measure", "pdx.plugins": "measure",
+    "pdx.runner": "measure", "pdx.gitrepo": "measure", "pdx.conditions": "measure", "pdx.environment": "measure", "pdx.plugins": "measure",
     "pdx.hardware.probe": "measure", "pdx.hardware.probe_child": "measure", "pdx.hardware.detect": "measure",
     "pdx.serving.backend": "measure", "pdx.serving.generic": "measure", "pdx.serving.http_stream": "measure",
     "pdx.serving.load": "measure", "pdx.serving.managed": "measure", "pdx.serving.openai": "measure",
@@ -36,7 +36,7 @@ LAYER_OF = {
     "pdx.stats.results": "reports", "pdx.stats.compare": "reports",
     "pdx.reports": "reports", "pdx.display": "reports", "pdx.figures": "reports",
     "pdx.manifest": "reports",
-    "pdx.api": "api", "pdx.rerun": "api", "pdx.contrib": "api", "pdx.testing": "api",
+    "pdx.api": "api", "pdx.bisect": "api", "pdx.rerun": "api", "pdx.contrib": "api", "pdx.testing": "api",
     "pdx.cli": "cli", "pdx.__main__": "cli",
 }
 # A package whose __init__ gathers modules of a higher layer than the rest of it: the __init__ alone is in

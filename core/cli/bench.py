@@ -105,18 +105,32 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @registry_option
 @json_option
 @click.pass_context
-def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
-          target_ci, max_repetitions, warmup, seed, delay, threads, n_gpu_layers, n_cpu_moe, options, tags, hardware,
-          reprobe, url, api_key, server_args, energy, price_kwh, registry, as_json,
-          **plugin_options) -> None:
+def bench(ctx: click.Context, **params) -> None:
     """Measure prefill (pp) and decode (tg) and store every sample.
 
     Tests follow llama-bench: -p 512,1024 -n 128 -d 0,4096 -b 1,8 -r 5 gives
     pp512, pp1024 and tg128, each at depth 0 and 4096 and batch 1 and 8.
     """
-    from pdx import api
     from pdx.display import make_console
     from pdx.display.ceilings import print_ceiling_moves
+
+    as_json = params["as_json"]
+    runs = execute(bench_plan(ctx, **params), params["registry"], as_json)
+    if as_json:
+        echo_json(runs)
+    elif len(runs) > 1:
+        print_ceiling_moves(runs, make_console())
+    if any(run["status"] != "complete" for run in runs):
+        ctx.exit(1)
+
+
+def bench_plan(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
+               target_ci, max_repetitions, warmup, seed, delay, threads, n_gpu_layers, n_cpu_moe, options, tags,
+               hardware, reprobe, url, api_key, server_args, energy, price_kwh, registry, as_json,
+               **plugin_options) -> list:
+    """The runs ``pdx bench``'s options ask for, as :class:`pdx.api.BenchConfig` (``pdx bisect`` takes the same
+    options after ``--``)."""
+    from pdx import api
 
     first, target = adaptive_settings(repetitions, target_ci)
     workload = BenchOptions(n_prompt=n_prompt, n_gen=n_gen, prompt_gen=prompt_gen, depth=n_depth, batch=batch,
@@ -130,13 +144,7 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     thread_list = parse_int_list(threads, "-t", minimum=1, maximum=MAX_THREADS) if threads else None
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
     variants = option_variants(server_args, n_gpu_layers, n_cpu_moe)
-    runs = execute(api.plan(base, backend_list, thread_list, variants), registry, as_json)
-    if as_json:
-        echo_json(runs)
-    elif len(runs) > 1:
-        print_ceiling_moves(runs, make_console())
-    if any(run["status"] != "complete" for run in runs):
-        ctx.exit(1)
+    return api.plan(base, backend_list, thread_list, variants)
 
 
 def run_and_show(config, store, as_json: bool) -> dict:
