@@ -6,16 +6,18 @@ does is callable from Python with the same checks and the same records.
 
 from __future__ import annotations
 
+import json
 import platform
 import sys
 import uuid
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Iterator
 
 import pdx
 from pdx import ceilings, environment, hardware, model_arg, plugin_manager
 from pdx.adaptive import StopRule
-from pdx.backend import BackendConfig, EngineInfo
+from pdx.backend import Backend, BackendConfig, EngineInfo
 from pdx.ceilings import placement, sources
 from pdx.ceilings.roofline import HardwareFigures, ModelFigures
 from pdx.conditions import gpu_memory
@@ -27,6 +29,7 @@ from pdx.models import ModelInfo
 from pdx.registry import Registry, RunStart
 from pdx.registry.records import environment_id
 from pdx.runner import Progress, TestOutcome, run_tests
+from pdx.runner import run_interleaved as interleave
 from pdx.secrets import scrub, scrub_text
 from pdx.stats.results import derive_stats, read_run
 from pdx.workload import Workload, build_workload
@@ -80,8 +83,19 @@ def plan(config: BenchConfig, backends: list[str] | None = None, threads: list[i
     ]
 
 
-def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
-    """Run one benchmark and store it test by test; returns the stored run."""
+@dataclass
+class _Opened:
+    """A run started in the registry with its backend loaded, ready for its tests."""
+
+    run_id: str
+    backend: Backend
+    save: Callable[[TestOutcome], None]
+    rule: StopRule | None
+    metering: Metering | None
+
+
+def _open(config: BenchConfig, registry: Registry, progress: Progress | None, stack: ExitStack) -> _Opened:
+    """Check ``config``, load its backend (closed when ``stack`` is) and start its run in the registry."""
     given = model_arg.parse(config.model)  # a bad path fails before any engine work
     if config.hardware and config.hardware != ceilings.PROBE:
         hardware.catalog.lookup(config.hardware)  # an unknown name fails before any engine work too
@@ -97,61 +111,130 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
     model = model_arg.resolve(given or backend_cls.served_model(backend_config), backend_cls)
     manifest = environment.collect(threads, workload.seed, config.argv)
     machine = hardware.detect()
-    with backend_cls(backend_config) as backend:
-        engine = backend.load(model)
-        # What is stored carries no secret; the backend keeps what it was given.
-        recorded = replace(engine, settings=scrub(engine.settings), details=scrub(engine.details))
-        provenance = config.verify(model, engine) if config.verify else {}
-        figures, basis = _hardware_figures(config, model, machine, threads, engine)
-        model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
-                                                                 engine.settings.get("type_v", "f16")))
-        basis |= ceilings.predictions(model_figures, figures[0] if figures else None)
-        if figures:  # where the weights live is a GPU machine's question; a CPU build ignores -ngl
-            place = placement.from_settings(engine.settings, model.n_layers) if machine.get("gpus") else None
-            basis |= ceilings.facts(figures[0], model_figures, place)
-        draft = (engine.settings.get("speculation") or {}).get("draft_model") or {}
-        judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures, draft.get("file_bytes"))
-        resident = _residency_check(model_figures, workload, progress)
-        rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
-        run_id = registry.start_run(
-            RunStart(
-                id=uuid.uuid4().hex,
-                backend=name,
-                engine=recorded,
-                model=model,
-                hardware=machine,
-                environment=manifest,
-                environment_id=environment_id(manifest),
-                workload=workload.to_dict(),
-                threads=threads,
-                options=scrub(dict(config.options)),
-                command=manifest["command"],
-                pdx_version=pdx.__version__,
-                tags=config.tags,
-                parent_id=config.parent_id,
-                ceiling_basis=basis,
-                provenance=provenance,
-            )
+    backend = stack.enter_context(backend_cls(backend_config))
+    engine = backend.load(model)
+    # What is stored carries no secret; the backend keeps what it was given.
+    recorded = replace(engine, settings=scrub(engine.settings), details=scrub(engine.details))
+    provenance = config.verify(model, engine) if config.verify else {}
+    figures, basis = _hardware_figures(config, model, machine, threads, engine)
+    model_figures = ceilings.model_figures(model.to_dict(), (engine.settings.get("type_k", "f16"),
+                                                             engine.settings.get("type_v", "f16")))
+    basis |= ceilings.predictions(model_figures, figures[0] if figures else None)
+    if figures:  # where the weights live is a GPU machine's question; a CPU build ignores -ngl
+        place = placement.from_settings(engine.settings, model.n_layers) if machine.get("gpus") else None
+        basis |= ceilings.facts(figures[0], model_figures, place)
+    draft = (engine.settings.get("speculation") or {}).get("draft_model") or {}
+    judge = _ceiling_judge(model_figures, engine.settings.get("n_ubatch"), figures, draft.get("file_bytes"))
+    resident = _residency_check(model_figures, workload, progress)
+    rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
+    run_id = registry.start_run(
+        RunStart(
+            id=uuid.uuid4().hex,
+            backend=name,
+            engine=recorded,
+            model=model,
+            hardware=machine,
+            environment=manifest,
+            environment_id=environment_id(manifest),
+            workload=workload.to_dict(),
+            threads=threads,
+            options=scrub(dict(config.options)),
+            command=manifest["command"],
+            pdx_version=pdx.__version__,
+            tags=config.tags,
+            parent_id=config.parent_id,
+            ceiling_basis=basis,
+            provenance=provenance,
         )
-        try:
-            outcomes = run_tests(
-                backend, workload.tests, workload.repetitions, workload.warmup,
-                save=lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome))).to_record()),
-                progress=progress,
-                rule=rule, delay=config.delay, metering=_metering(config),
-            )
-        except KeyboardInterrupt as exc:
+    )
+    return _Opened(run_id, backend,
+                   lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome))).to_record()),
+                   rule, _metering(config))
+
+
+@contextmanager
+def _finishing(registry: Registry, run_ids: Callable[[], list[str]]) -> Iterator[None]:
+    """Marks the runs ``run_ids()`` names interrupted or failed where the block raises."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        for run_id in run_ids():
             registry.finish_run(run_id, "interrupted", interruption(exc))
-            raise
-        except BaseException as exc:
+        raise
+    except BaseException as exc:
+        for run_id in run_ids():
             registry.finish_run(run_id, "failed", scrub_text(f"{type(exc).__name__}: {exc}"))
-            raise
-        ok = sum(o.status == "ok" for o in outcomes)
-        failed = sum(o.status == "failed" for o in outcomes)
-        status = "failed" if not ok else "partial" if failed else "complete"  # skipped tests are not failures
-        errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
-        registry.finish_run(run_id, status, scrub_text(errors) or None)
-    return read_run(registry, run_id)
+        raise
+
+
+def _finish(registry: Registry, run_id: str, outcomes: list[TestOutcome]) -> None:
+    ok = sum(o.status == "ok" for o in outcomes)
+    failed = sum(o.status == "failed" for o in outcomes)
+    status = "failed" if not ok else "partial" if failed else "complete"  # skipped tests are not failures
+    errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
+    registry.finish_run(run_id, status, scrub_text(errors) or None)
+
+
+def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
+    """Run one benchmark and store it test by test; returns the stored run."""
+    workload = config.workload
+    with ExitStack() as stack:
+        opened = _open(config, registry, progress, stack)
+        with _finishing(registry, lambda: [opened.run_id]):
+            outcomes = run_tests(
+                opened.backend, workload.tests, workload.repetitions, workload.warmup, save=opened.save,
+                progress=progress, rule=opened.rule, delay=config.delay, metering=opened.metering,
+            )
+        _finish(registry, opened.run_id, outcomes)
+    return read_run(registry, opened.run_id)
+
+
+def run_interleaved(configs: list[BenchConfig], registry: Registry, progress: Progress | None = None) -> list[dict]:
+    """One run per config (engine versions, say) of one workload, their repetitions taken in turn:
+    each test runs one repetition on the first, then on the second, ..., and again, so that a drift
+    of the machine over the test falls on all of them alike (:func:`pdx.runner.run_interleaved`). No
+    energy is read (the meters' idle and per-test windows are a single run's) and no adaptive stop."""
+    workloads = {json.dumps(c.workload.to_dict(), sort_keys=True) for c in configs}
+    if len(workloads) != 1:
+        raise PdxError("interleaved runs must share one workload", "give the same tests to every run")
+    workload = configs[0].workload
+    if workload.target_ci:
+        raise PdxError("interleaved runs take a fixed count of repetitions", "give -r N, without auto or --target-ci")
+    opened: list[_Opened] = []
+    with ExitStack() as stack:
+        with _finishing(registry, lambda: [o.run_id for o in opened]):
+            for config in configs:
+                opened.append(_open(replace(config, energy=False), registry, progress, stack))
+            outcomes = interleave(
+                [o.backend for o in opened], workload.tests, workload.repetitions, workload.warmup,
+                [o.save for o in opened], progress, configs[0].delay)
+        for run, done in zip(opened, outcomes):
+            _finish(registry, run.run_id, done)
+    return [read_run(registry, o.run_id) for o in opened]
+
+
+def engine_versions(config: BenchConfig, versions: list[str], say: Callable[[str], None] = lambda line: None
+                    ) -> list[BenchConfig]:
+    """``config`` once per engine version, each pointed at that version's build (found cached or built
+    now, as the engine's :class:`~pdx.contract.engine_build.EngineBuilder` does; ``say`` tells which).
+    A backend whose engine pdx cannot build at a version is a one-line error."""
+    if not versions or len(set(versions)) != len(versions):
+        raise PdxError(f"--engine-version {','.join(versions)}: give different versions, comma-separated",
+                       "e.g. --engine-version 0.3.35,0.3.36")
+    name = config.backend or default_backend(config.options)
+    builder = next((b for b in plugin_manager.engine_builders().values()
+                    if name in (b.name, b.backend) and b.release is not None), None)
+    if builder is None:
+        can = ", ".join(f"{b.backend} ({b.releases or 'releases'})" for b in plugin_manager.engine_builders().values()
+                        if b.release is not None) or "none"
+        raise PdxError(f"--engine-version: backend {name} runs the one version installed; pdx cannot run "
+                       "several versions of its engine yet", f"backends that can: {can}")
+    configs = []
+    for version in versions:
+        built = builder.release(version, say)
+        say(f"{version}: {built.label} ({'cached' if built.cached else 'built now'})")
+        configs.append(replace(config, backend=builder.backend, options=config.options | built.options))
+    return configs
 
 
 def _metering(config: BenchConfig) -> Metering | None:

@@ -1,6 +1,6 @@
 """``pdx bisect`` for real: a git repository made here, whose commits each set the work per token of a
 stand-in engine (tests/data/standin_engine: a real C program built by CMake, printing llama-bench's
-JSONL with its own measured times). One commit triples the work; the bisect builds commits through
+JSONL with its own measured times). One commit multiplies the work by six; the bisect builds commits through
 the llamacpp plugin's builder (a shared clone of the repository, CMake, cached by commit and flags),
 benches each through pdx's own bench path into the registry, judges them on their samples, and must
 name that commit within ceil(log2(n)) + 1 builds, leaving the repository as it was."""
@@ -8,15 +8,13 @@ name that commit within ceil(log2(n)) + 1 builds, leaving the repository as it w
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import pdx_here, run_pdx_here
+from standin_engine import TOOLS, git, make_repo
 
-STANDIN = Path(__file__).with_name("data") / "standin_engine"
 # WORK_PER_TOKEN of each commit after the initial one: changes under 1%, and at index PLANTED six times
 # the work, kept after it. The last commit does not compile. On this project's shared 2-core machines a
 # repetition of the same binary takes from 1x to 3x its quietest time (the other tenants' load), so the
@@ -26,33 +24,14 @@ PLANTED = 5
 FACTOR = ["--factor", "2"]
 BENCH = ["-p", "128", "-n", "0", "-r", "9", "-t", "1"]
 
-pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("cc") and shutil.which("git")),
-                                reason="needs git, cmake and a C compiler")
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+pytestmark = pytest.mark.skipif(not TOOLS, reason="needs git, cmake and a C compiler")
 
 
 @pytest.fixture(scope="module")
 def engine_repo(tmp_path_factory) -> tuple[Path, list[str]]:
     """The repository and its commits: [0] the good one, [PLANTED] the slow one, [-1] a broken build."""
     repo = tmp_path_factory.mktemp("standin") / "engine"
-    repo.mkdir()
-    git(repo, "init", "--quiet", "--initial-branch=master")
-    git(repo, "config", "user.email", "pdx@example.invalid")
-    git(repo, "config", "user.name", "pdx tests")
-    (repo / "README.md").write_text("stand-in engine\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "--quiet", "-m", "initial")  # build number 1, which llama.cpp's rule reads as none
-    for name in ("CMakeLists.txt", "llama-bench.c"):
-        shutil.copy(STANDIN / name, repo / name)
-    commits = []
-    for i, work in enumerate(WORK):
-        (repo / "work.h").write_text(f"#define WORK_PER_TOKEN {work}\n")
-        git(repo, "add", ".")
-        git(repo, "commit", "--quiet", "-m", f"work per token {work}")
-        commits.append(git(repo, "rev-parse", "HEAD"))
+    commits = make_repo(repo, WORK)
     (repo / "llama-bench.c").write_text("this is not C\n")
     git(repo, "commit", "--quiet", "-am", "break the build")
     commits.append(git(repo, "rev-parse", "HEAD"))

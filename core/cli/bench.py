@@ -97,6 +97,9 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @click.option("-ncmoe", "--n-cpu-moe", metavar="N[,N]",
               help="Keep the experts of the first N layers in host memory (llama.cpp); a list makes one run each.")
 @engine_option
+@click.option("--engine-version", metavar="V,V[,V]",
+              help="Run the workload on each of these engine versions, one run each, their repetitions taken in "
+                   "turn (llama.cpp: llama-cpp-python releases, built now where not cached).")
 @tag_option
 @click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), or 'probe' for this machine's probes.")
 @click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine and threads).")
@@ -114,8 +117,13 @@ def bench(ctx: click.Context, **params) -> None:
     from pdx.display import make_console
     from pdx.display.ceilings import print_ceiling_moves
 
-    as_json = params["as_json"]
-    runs = execute(bench_plan(ctx, **params), params["registry"], as_json)
+    as_json, versions = params["as_json"], params.pop("engine_version")
+    configs = bench_plan(ctx, **params)
+    if versions:
+        runs = run_versions(configs, [v.strip() for v in versions.split(",") if v.strip()], params["registry"],
+                            as_json)
+    else:
+        runs = execute(configs, params["registry"], as_json)
     if as_json:
         echo_json(runs)
     elif len(runs) > 1:
@@ -145,6 +153,23 @@ def bench_plan(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen,
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
     variants = option_variants(server_args, n_gpu_layers, n_cpu_moe)
     return api.plan(base, backend_list, thread_list, variants)
+
+
+def run_versions(configs: list, versions: list[str], registry: str | None, as_json: bool) -> list[dict]:
+    """One run per engine version of the one run the options ask for, interleaved, each table printed."""
+    from pdx import api
+    from pdx.display import make_console, print_run
+
+    if len(configs) != 1:
+        raise click.UsageError(f"--engine-version runs one workload per version; the options make {len(configs)} "
+                               "runs (give one backend, one -t and one value of each run axis)")
+    store = api.open_registry(registry)
+    planned = api.engine_versions(configs[0], versions, say=lambda line: click.echo(line, err=True))
+    runs = api.run_interleaved(planned, store)
+    if not as_json:
+        for run in runs:
+            print_run(run, store.display_url, make_console())
+    return runs
 
 
 def run_and_show(config, store, as_json: bool) -> dict:

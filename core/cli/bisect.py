@@ -48,7 +48,10 @@ def bisect(ctx: click.Context, engine, source, good, bad, build_dir, factor, alp
         raise click.BadParameter(f"{engine!r} cannot be built from a commit; engines that can: {known}",
                                  param_hint="--engine")
     args = list(bench_args[1:] if bench_args[:1] == ("--",) else bench_args)
-    configs = bench_plan(sub := bench.make_context("pdx bisect --", args, parent=ctx), **sub.params)
+    sub = bench.make_context("pdx bisect --", args, parent=ctx)
+    if sub.params.pop("engine_version"):
+        raise click.UsageError("--engine-version has no place in a bisect: it builds the commits it tries")
+    configs = bench_plan(sub, **sub.params)
     if len(configs) != 1:
         raise click.UsageError(f"the bench options make {len(configs)} runs per commit; give one backend, "
                                "one -t and one value of each run axis")

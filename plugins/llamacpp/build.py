@@ -231,10 +231,18 @@ def _sdist(version: str, log: Path) -> Path:
 
 
 def _extract(sdist: Path, dest: Path) -> Path:
-    with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers() if "/vendor/llama.cpp/" in m.name]
-        tar.extractall(dest, members=members, filter="data")
-    return next(dest.glob("*/vendor/llama.cpp"))
+    try:
+        with tarfile.open(sdist) as tar:
+            members = [m for m in tar.getmembers() if "/vendor/llama.cpp/" in m.name]
+            tar.extractall(dest, members=members, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        why = str(exc).splitlines()[0]
+        raise PdxError(f"{sdist} is not a readable source release ({why})",
+                       "delete it: pdx downloads the release again with pip") from None
+    found = next(dest.glob("*/vendor/llama.cpp"), None)
+    if found is None:
+        raise PdxError(f"{sdist} holds no vendor/llama.cpp", "delete it: pdx downloads the release again with pip")
+    return found
 
 
 @dataclass(frozen=True)

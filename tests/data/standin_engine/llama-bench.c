@@ -1,7 +1,8 @@
 /* A stand-in for llama.cpp's llama-bench (tests/test_bisect.py): it takes llama-bench's command line,
  * does WORK_PER_TOKEN (work.h) dependent floating-point steps per token of each test, times every
  * repetition with the monotonic clock, and prints one result in llama-bench's JSONL format (-o jsonl)
- * with its own measured times. `--version` prints its build number and commit as llama-bench does. */
+ * with its own measured times. `--version` prints its build number and commit as llama-bench does.
+ * With STANDIN_CALLS set to a file, each benchmark call appends its commit there: the order of the calls. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,14 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (!has(argc, argv, "--no-warmup")) spin(tokens * (long)WORK_PER_TOKEN);
+    const char *calls = getenv("STANDIN_CALLS");
+    if (calls) {
+        FILE *log = fopen(calls, "a");
+        if (log) {
+            fprintf(log, "%s\n", BUILD_COMMIT);
+            fclose(log);
+        }
+    }
     long long *ns = calloc(reps, sizeof *ns);
     double sum = 0;
     for (int r = 0; r < reps; r++) {
