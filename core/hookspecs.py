@@ -318,9 +318,10 @@ def pdx_register_engine_builders(register: Callable[["EngineBuilder"], None]) ->
         @hookimpl
         def pdx_register_engine_builders(register):
             from pdx.contract.engine_build import EngineBuilder
-            from pdx_example.build import build_commit
+            from pdx_example.versions import release
 
-            register(EngineBuilder("example", "example-bench", commit=build_commit))
+            register(EngineBuilder("example", "example-llama-server", release=release,
+                                   releases="llama-server builds in PDX_EXAMPLE_SERVERS/VERSION"))
 
     .. versionadded:: 0.1
     """
