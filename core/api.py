@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import sys
 import uuid
 from contextlib import ExitStack, contextmanager
@@ -221,12 +222,19 @@ def engine_versions(config: BenchConfig, versions: list[str], say: Callable[[str
     if not versions or len(set(versions)) != len(versions):
         raise PdxError(f"--engine-version {','.join(versions)}: give different versions, comma-separated",
                        "e.g. --engine-version 0.3.35,0.3.36")
-    name = config.backend or default_backend(config.options)
-    builder = next((b for b in plugin_manager.engine_builders().values()
-                    if name in (b.name, b.backend) and b.release is not None), None)
+    for version in versions:  # all checked before any is built (a build takes minutes)
+        if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}", version):
+            raise PdxError(f"--engine-version {version!r} is not a version", "give one like 0.3.36")
+    releases = [b for b in plugin_manager.engine_builders().values() if b.release is not None]
+    try:
+        name = config.backend or default_backend(config.options)
+    except PdxError:
+        if not releases:
+            raise
+        name = releases[0].backend  # no engine installed yet: the versions asked for are built now
+    builder = next((b for b in releases if name in (b.name, b.backend)), None)
     if builder is None:
-        can = ", ".join(f"{b.backend} ({b.releases or 'releases'})" for b in plugin_manager.engine_builders().values()
-                        if b.release is not None) or "none"
+        can = ", ".join(f"{b.backend} ({b.releases or 'releases'})" for b in releases) or "none"
         raise PdxError(f"--engine-version: backend {name} runs the one version installed; pdx cannot run "
                        "several versions of its engine yet", f"backends that can: {can}")
     configs = []

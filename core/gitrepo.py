@@ -23,6 +23,8 @@ def git(source: Path, *args: str) -> str:
 
 def resolve(source: Path, ref: str, what: str) -> str:
     """The full hash of commit ``ref`` (a hash, tag or branch) in ``source``; ``what`` names the option."""
+    if not ref or ref.startswith("-"):  # git would read it as an option
+        raise PdxError(f"{what} {ref!r} is not a commit", "give a commit hash, tag or branch")
     if not (Path(source) / ".git").exists():
         git(source, "rev-parse", "--git-dir")  # a worktree or bare repository has no .git folder: ask git
     try:

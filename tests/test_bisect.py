@@ -72,6 +72,7 @@ def test_bisect_names_the_commit_that_slowed_the_engine_and_stores_every_run(eng
     for run_id, commit in zip(made, [commits[0], *verdicts]):
         shown = json.loads(pdx_here("show", run_id, "--registry", url, "--json"))
         assert shown["engine"]["commit"] == commit[:7] and "bisect" in shown["tags"]
+        assert shown["engine"]["details"]["built_from"] == f"commit {commit}"
         assert shown["engine"]["version"] == f"b{commits.index(commit) + 2}"  # the commit count, with the initial
     # ... and in the engine's history, in commit order, with the step where the work grew sixfold
     history = json.loads(pdx_here("history", "--registry", url, "--json"))
@@ -114,6 +115,7 @@ def test_a_commit_that_does_not_build_stops_the_bisect_as_untestable(engine_repo
     (["--good", "HEAD", "--bad", "HEAD~3"], "is not an ancestor of --bad"),
     (["--good", "nosuchref", "--bad", "HEAD"], "--good nosuchref: no such commit"),
     (["--good", "HEAD", "--bad", "HEAD"], "are the same commit"),
+    (["--good", "--output=x", "--bad", "HEAD"], "--good '--output=x' is not a commit"),
 ])
 def test_a_wrong_range_is_one_line(engine_repo, tmp_path, tiny_gguf, args, message):
     repo, _ = engine_repo

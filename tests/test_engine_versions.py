@@ -41,7 +41,7 @@ def test_two_versions_run_the_same_workload_interleaved_into_two_runs(releases, 
         assert f"{version}: llama.cpp" in result.stderr and "(cached)" in result.stderr
     runs = json.loads(result.stdout)
     assert [r["engine"]["commit"] for r in runs] == [c[:7] for c in releases]  # one run per version, in order
-    assert runs[0]["engine"] != runs[1]["engine"]
+    assert [r["engine"]["details"]["built_from"] for r in runs] == [f"llama-cpp-python {v}" for v in VERSIONS]
     assert all(r["backend"] == "llamacpp-bench" and r["status"] == "complete" for r in runs)
     assert [t["name"] for t in runs[0]["tests"]] == [t["name"] for t in runs[1]["tests"]] == ["pp64", "tg16"]
     for test in (t for r in runs for t in r["tests"]):
@@ -52,7 +52,9 @@ def test_two_versions_run_the_same_workload_interleaved_into_two_runs(releases, 
     for mine, other in ((runs[0], runs[1]), (runs[1], runs[0])):
         for test, rival in zip(mine["tests"], other["tests"]):
             assert test["started_at"] <= rival["finished_at"] and rival["started_at"] <= test["finished_at"]
-    # both are in the registry, and the history orders them by version
+    shown = pdx_here("show", runs[1]["id"], "--registry", url)
+    assert f"(built from llama-cpp-python {VERSIONS[1]})" in shown
+    # both are in the registry
     stored = json.loads(pdx_here("runs", "--registry", url, "--json"))
     assert sorted(r["id"] for r in stored) == sorted(r["id"] for r in runs)
 
@@ -78,8 +80,10 @@ def test_a_release_that_is_not_built_is_built_on_demand_and_a_failed_build_is_on
                             "versions of its engine yet; backends that can: llamacpp-bench"),
     (["--backend", "mlx"], "--engine-version: backend mlx runs the one version installed"),
     (["-t", "1,2"], "--engine-version runs one workload per version; the options make 2 runs"),
+    (["--engine-version", "0.3.36,../x"], "--engine-version '../x' is not a version"),
+    (["--engine-version", "0.3.36,0.3.36"], "give different versions, comma-separated"),
 ])
 def test_what_engine_version_cannot_do_is_one_line(tmp_path, tiny_gguf, args, message):
-    result = run_pdx_here("bench", "--engine-version", "0.3.35,0.3.36", "-m", str(tiny_gguf), *args,
+    result = run_pdx_here("bench", "--engine-version", "0.3.35,0.3.36", "-m", str(tiny_gguf), "-p", "16", *args,
                           "--registry", f"sqlite:///{tmp_path / 'x.sqlite'}")
     assert result.returncode == 2 and message in result.stderr, result.stderr

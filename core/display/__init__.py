@@ -10,6 +10,7 @@ from rich.table import Table
 
 from pdx import figures, placement
 from pdx.ceilings import described, overhead
+from pdx.engine_version import engine_text
 from pdx.display.ceilings import basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings
 from pdx.display.serving import print_serving
 from pdx.display.tables import Fitted, fit
@@ -212,7 +213,7 @@ def print_manifest(run: dict, console: Console | None = None) -> None:
         ("created", run["created_at"]),
         ("finished", run["finished_at"] or "-"),
         ("status", run["status"] + (f" ({run['error']})" if run["error"] else "")),
-        ("engine", " ".join(str(x) for x in (engine["name"], engine.get("version"), engine.get("commit")) if x)),
+        ("engine", engine_text(engine)),
         ("settings", settings or "-"),
         ("ran on", placement.text(placement.of_run(run)) or "-"),
         ("model", f"{model['path']}"),

@@ -14,7 +14,7 @@ from typing import Iterator, Mapping
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
-from pdx.plugins.llamacpp.build import tool_version, version_label
+from pdx.plugins.llamacpp.build import built_from, tool_version, version_label
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_bench
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
 from pdx.workload import TestSpec
@@ -103,7 +103,8 @@ class LlamaBench(Backend):
             commit=commit,
             settings=self.settings.to_dict() | {"mode": "llama-bench"},
             # llama-bench takes no token ids: it draws its own (speed does not depend on them).
-            details={"llama_bench": str(self.binary), "prompts": "llama-bench's own"},
+            details={"llama_bench": str(self.binary), "prompts": "llama-bench's own",
+                     **({"built_from": origin} if (origin := built_from(self.binary)) else {})},
         )
 
     def unsupported(self, test: TestSpec) -> str | None:

@@ -170,6 +170,20 @@ def find_build(version: str | None = None, gpu: str | None = None) -> Build | No
                                      b.flags[:len(today)] == today, b.built_at), default=None)
 
 
+def built_from(binary: Path) -> str | None:
+    """What the pdx build holding ``binary`` was built from: ``llama-cpp-python 0.3.36`` (``pdx llamacpp
+    install``) or ``commit <hash>`` (``pdx bisect``); None for a binary pdx did not build. A run keeps
+    it, since a release's llama.cpp has no build number (see tool_version) to tell two releases apart."""
+    try:
+        data = json.loads((Path(binary).parent.parent / BUILD_RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    if not isinstance(version, str) or not version:
+        return None
+    return f"commit {version}" if data.get("source") else f"llama-cpp-python {version}"
+
+
 def tool_version(binary: Path) -> tuple[str | None, int | None]:
     """(commit, build number) from ``llama-bench --version``. The build number is llama.cpp's commit
     count; a source without its history (llama-cpp-python's sdist holds a shallow clone: count 1; a

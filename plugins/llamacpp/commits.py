@@ -7,7 +7,7 @@ checkout, its HEAD, index and worktree list are never touched). The clone holds 
 llama.cpp's own build-info step reads the commit and its build number (the commit count) as it does
 in a checkout, and ``llama-bench --version`` reports them: every run stores the commit as its engine
 version. Only ``llama-bench`` is built (what a bisect runs), with the flags ``pdx llamacpp install``
-uses for this machine's accelerator, into ``<builds>/llama.cpp-<commit>-<key>`` (the key hashes the
+uses for this machine's accelerator (``PDX_LLAMACPP_GPU`` chooses another), into ``<builds>/llama.cpp-<commit>-<key>`` (the key hashes the
 flags, as :func:`pdx.plugins.llamacpp.build.build_dir` does), where a later bisect finds it. The
 default ``<builds>`` is ``<pdx cache>/engines/commits``: outside the folders ``pdx llamacpp info``
 lists, so a commit's build is never the one pdx runs by default.
@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import tempfile
 from datetime import datetime, timezone
@@ -30,7 +31,8 @@ from pdx.errors import PdxError
 from pdx.gitrepo import resolve
 from pdx.paths import cache_dir
 from pdx.plugins.llamacpp.accelerator import detect
-from pdx.plugins.llamacpp.build import BUILD_RECORD, _run, cmake_flags, find_build, install, tool_version
+from pdx.plugins.llamacpp.build import (BUILD_RECORD, _run, chosen_gpu, cmake_flags, find_build, install,
+                                        tool_version)
 
 BENCH = "llama-bench"
 
@@ -41,11 +43,12 @@ def commit_folder(builds: Path, commit: str, flags: list[str]) -> Path:
 
 
 def build_commit(source: Path, commit: str, builds: Path | None = None,
-                 say: Callable[[str], None] = print, gpu: str = "auto", jobs: int | None = None) -> BuiltEngine:
-    """llama-bench built from ``commit`` of the git checkout ``source`` (cached by commit and flags)."""
+                 say: Callable[[str], None] = print, gpu: str | None = None, jobs: int | None = None) -> BuiltEngine:
+    """llama-bench built from ``commit`` of the git checkout ``source`` (cached by commit and flags), for
+    ``gpu`` (default: ``PDX_LLAMACPP_GPU`` where set, else this machine's accelerator)."""
     source = Path(source).expanduser().absolute()
     full = resolve(source, commit, "commit")
-    accelerator = detect(gpu)
+    accelerator = detect(gpu or chosen_gpu() or "auto")
     flags = cmake_flags(accelerator)
     builds = Path(builds) if builds else cache_dir("engines", "commits")
     builds.mkdir(parents=True, exist_ok=True)
@@ -93,6 +96,8 @@ def build_commit(source: Path, commit: str, builds: Path | None = None,
 def build_release(version: str, say: Callable[[str], None] = print) -> BuiltEngine:
     """The llama.cpp of llama-cpp-python ``version``: the cached build for this machine, else built now
     (``pdx llamacpp install --version V --no-bindings``: many minutes)."""
+    if not re.fullmatch(r"[0-9][0-9A-Za-z.+-]{0,39}", version):
+        raise PdxError(f"--engine-version {version!r} is not a llama-cpp-python release", "give one like 0.3.36")
     build = find_build(version)
     if build is not None and build.version == version:
         return BuiltEngine({"llama_bench": str(build.tool(BENCH))}, build.label, True)
