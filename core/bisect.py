@@ -106,7 +106,8 @@ def build_bound(commits: int) -> int:
 def judge(reference: dict, run: dict, factor: float, alpha: float) -> tuple[bool, list[TestComparison]]:
     """(bad, the comparisons) of ``run`` against the good commit's; Undecided where the samples say
     neither (a change beyond the factor that is not significant, a test that failed or is missing)."""
-    comparisons = compare_runs(reference, run, factor, alpha)
+    measured = {t["name"] for t in reference["tests"] if t["status"] == "ok"}  # a test skipped there judges nothing
+    comparisons = [c for c in compare_runs(reference, run, factor, alpha) if c.name in measured]
     if any(c.mark == "+" for c in comparisons):
         return True, comparisons
     unclear = [c for c in comparisons if c.mark not in (" ", "-")]
