@@ -148,6 +148,7 @@ def bisect(registry: Registry, builder: EngineBuilder, source: Path, good: str, 
         return run, Verdict(commit, subject(source, commit), run["id"], built.label, built.cached, False)
 
     reference, result.good = bench(good)
+    say(f"{good[:12]}: the reference (good), run {reference['id'][:8]}")
     lo, hi = 0, len(candidates)  # the first bad is candidates[lo..hi-1], or none (hi == len)
     while lo < hi:
         mid = (lo + hi) // 2
@@ -158,7 +159,7 @@ def bisect(registry: Registry, builder: EngineBuilder, source: Path, good: str, 
             raise Undecided(f"commit {candidates[mid][:12]} is neither good nor bad: {exc.message}", exc.hint) from None
         verdict = replace(verdict, bad=is_bad, comparisons=comparisons)
         result.verdicts.append(verdict)
-        say(f"{candidates[mid][:12]}: {'bad' if is_bad else 'good'} ({_summary(comparisons)})")
+        say(f"{candidates[mid][:12]}: {'bad' if is_bad else 'good'} ({_summary(comparisons)}), run {run['id'][:8]}")
         lo, hi = (lo, mid) if is_bad else (mid + 1, hi)
     if lo == len(candidates):
         raise WrongRange(f"the range is wrong: --bad {bad[:12]} is no slower than --good {good[:12]} "
