@@ -14,7 +14,7 @@ from typing import Iterator, Mapping
 from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.errors import PdxError
 from pdx.models import ModelInfo
-from pdx.plugins.llamacpp.build import built_from, tool_version, version_label
+from pdx.plugins.llamacpp.build import built_from, runs, tool_version, version_label
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_bench
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
 from pdx.workload import TestSpec
@@ -81,6 +81,8 @@ class LlamaBench(Backend):
                                 INSTALL_HINT)
         label = version_label(binary)
         if label is None:
+            if runs(binary):  # older than llama-bench's --version: its runs keep what pdx built it from
+                return Availability(True, version="unknown (its llama-bench has no --version)")
             return Availability(False, f"{binary} does not run (`--version` failed)", INSTALL_HINT)
         return Availability(True, version=label)
 

@@ -199,6 +199,15 @@ def tool_version(binary: Path) -> tuple[str | None, int | None]:
     return match[2], llama_cpp_build(int(match[1]))
 
 
+def runs(binary: Path) -> bool:
+    """Whether ``binary --help`` runs and exits 0: a llama-bench from before ``--version`` (llama-cpp-python
+    0.3.35's refuses the flag) is still a working one."""
+    try:
+        return subprocess.run([str(binary), "--help"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def version_label(binary: Path) -> str | None:
     """What ``--version`` says, as pdx shows it: ``b<build> (<commit>)``, or the commit alone where the
     build number is not real; None when it says nothing."""
