@@ -121,9 +121,10 @@ class LlamaBench(Backend):
         cmd = [
             str(self.binary), "-m", self.model.path, "-o", "jsonl", "-r", str(reps),
             "-t", str(s.threads), "-b", str(s.n_batch), "-ub", str(s.n_ubatch), "-fa", s.flash_attn,
-            "-ngl", str(s.n_gpu_layers), "-ctk", s.type_k, "-ctv", s.type_v, "--repack", "1" if s.repack else "0",
-            "-d", str(test.depth),
+            "-ngl", str(s.n_gpu_layers), "-ctk", s.type_k, "-ctv", s.type_v, "-d", str(test.depth),
         ]
+        if not s.repack:  # only when asked: llama-bench repacks by default, and builds before --repack refuse it
+            cmd += ["--repack", "0"]
         if s.n_cpu_moe:  # only when asked: builds older than llama-bench's -ncmoe still run everything else
             cmd += ["-ncmoe", str(s.n_cpu_moe)]
         if test.kind == "pg":

@@ -34,9 +34,12 @@ def main() -> None:
     print(f"{'version':>10} {'engine':>22} " + " ".join(f"{t['name']:>20}" for t in runs[0]["tests"]))
     for version, run in zip(versions, runs):
         engine = run["engine"]
-        rates = [t["stats"]["rate"] for t in run["tests"]]
-        print(f"{version:>10} {str(engine.get('version') or engine.get('commit')):>22} "
-              + " ".join(f"{r['mean']:>11.2f} ± {r['ci95'] or 0:<6.2f}" for r in rates))
+        cells = [f"{t['stats']['rate']['mean']:>11.2f} ± {t['stats']['rate']['ci95'] or 0:<6.2f}"
+                 if (t.get("stats") or {}).get("rate") else f"{t['status']:>20}" for t in run["tests"]]
+        print(f"{version:>10} {str(engine.get('commit') or engine['details'].get('built_from')):>22} " + " ".join(cells))
+        for test in run["tests"]:
+            if test["status"] != "ok":
+                print(f"  {version} {test['name']}: {test['status']}: {test.get('error')}")
 
 
 if __name__ == "__main__":
