@@ -1,6 +1,6 @@
 """pdx: prefill and decode, measured apart, on any engine."""
 
-from pdx.hookspecs import hookimpl
+from pdx.contract.hookspecs import hookimpl
 
 __version__ = "0.1.0"
 

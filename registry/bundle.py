@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import pdx
-from pdx.errors import ImportFileError, PdxError
-from pdx.files import NotRegularFile, open_regular
-from pdx.numbers import parse_int
+from pdx.contract.errors import ImportFileError, PdxError
+from pdx.base.files import NotRegularFile, open_regular
+from pdx.contract.numbers import parse_int
 from pdx.registry.bundle_schema import SCHEMA_FILE, canonical, digest, field_path, schema_errors  # noqa: F401
 from pdx.registry.fields import CONTENT_ID_FIELDS, CONTENT_ID_VERSION
 from pdx.registry.redact import redact_record

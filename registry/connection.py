@@ -10,9 +10,9 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
-from pdx.errors import RegistryError
-from pdx.files import kind
-from pdx.paths import data_dir
+from pdx.contract.errors import RegistryError
+from pdx.base.files import kind
+from pdx.base.paths import data_dir
 
 _HINT = "check --registry or PDX_REGISTRY (a SQLAlchemy URL such as sqlite:///runs.sqlite or a file path)"
 

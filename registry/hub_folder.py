@@ -2,7 +2,7 @@
 
 Reading goes through the bundle reader (size, JSON, schema, digests), so a
 folder that publishes is one whose every file passes those checks. What a
-site is built from has no secret in it (:func:`pdx.secrets.redact_secrets`),
+site is built from has no secret in it (:func:`pdx.base.secrets.redact_secrets`),
 whoever wrote the file; ``pdx hub verify`` reads the files as they are.
 """
 
@@ -13,14 +13,14 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry import bundle
 from pdx.registry.fields import FILE_NAME_VERSION
-from pdx.secrets import redact_secrets
+from pdx.base.secrets import redact_secrets
 
 SUFFIX = ".pdx.json"
 # Below this many files one process reads a folder (a worker's start costs about as much as 300
-# files); above it, one worker per core (pdx.workers), each taking this many files at a time.
+# files); above it, one worker per core (pdx.base.workers), each taking this many files at a time.
 WORKERS_FROM = 500
 FILES_PER_TASK = 200
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from pdx.energy.figures import ENERGY_VERSION
+from pdx.domain.energy.figures import ENERGY_VERSION
 
 # The most a meter of each kind can draw, in watts: the largest part of that kind shipped, with
 # headroom for what is not yet (each x 1.5 or more). Sources: NVIDIA's B200/B300 board up to 1,400 W

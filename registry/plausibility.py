@@ -1,7 +1,7 @@
 """What no honest record holds, stated once: a rate faster than the fastest chip pdx knows could
 run the model, and a date before pdx and the tools it reads existed or after tomorrow.
 
-A stored ceiling judges a run against its own chip (:mod:`pdx.contrib.plausible`); these bounds
+A stored ceiling judges a run against its own chip (:mod:`pdx.api.contrib.plausible`); these bounds
 need none, so a run stored without a ceiling, or one whose figures were all forged with care and
 re-signed, is still held to physics. Every write checks them (:mod:`pdx.registry.validate`: bench,
 import, pull, push), and so does ``pdx hub verify``.
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
-from pdx.hardware.catalog import CATALOG_PATH
-from pdx.models import words as words_
+from pdx.domain.hardware.catalog import CATALOG_PATH
+from pdx.domain.models import words as words_
 
 HEADROOM = 4.0  # what the two bounds leave out (see above); far below a forgery's 100x
 MOE_SHARE = 1 / 64  # a MoE whose record says no share: thinner than any routed model yet (1/31 at most)

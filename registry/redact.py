@@ -4,7 +4,7 @@ Every string in a record is rewritten, wherever it sits (command lines,
 engine details, error messages, llama-bench's own records...), so a field
 added later is covered too:
 
-- secrets go first, by what a field is wherever it sits (:func:`pdx.secrets.redact_secrets`:
+- secrets go first, by what a field is wherever it sits (:func:`pdx.base.secrets.redact_secrets`:
   an ``api_key`` or ``*_TOKEN`` field's text, a URL's ``user:password@``, a secret flag's value);
 - a URL keeps its scheme, port and path but not its host, unless the host is
   one of the public sources pdx's own hardware catalog cites;
@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 
 import pdx
-from pdx.secrets import MARK, redact_secrets, scrub_text
+from pdx.base.secrets import MARK, redact_secrets, scrub_text
 
 PATH_MARK = "<redacted>"
 HOST_MARK = "<redacted-host>"

@@ -93,7 +93,7 @@ class Run(Base):
     model_id: Mapped[str] = mapped_column(ForeignKey("models.id"), index=True)
     hardware_id: Mapped[str] = mapped_column(ForeignKey("hardware.id"), index=True)
     environment_id: Mapped[str] = mapped_column(ForeignKey("environments.id"))
-    # The hardware figures the run's ceilings use and where they came from (pdx.ceilings.sources.resolve).
+    # The hardware figures the run's ceilings use and where they came from (pdx.measure.ceiling_sources.resolve).
     ceiling_basis: Mapped[Optional[dict[str, Any]]] = mapped_column()
 
     model: Mapped[Model] = relationship(lazy="joined")

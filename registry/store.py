@@ -15,12 +15,12 @@ from sqlalchemy import Select, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from pdx.backend import EngineInfo
+from pdx.contract.backend import EngineInfo
 from pdx.contract.record import RUN_STATUSES
 from pdx.contract.record import Run as RunRecord
 from pdx.contract.record import Test as TestRecord
-from pdx.errors import PdxError, RegistryError
-from pdx.models import ModelInfo
+from pdx.contract.errors import PdxError, RegistryError
+from pdx.domain.models import ModelInfo
 from pdx.registry import bulk, connection, leases, migrate
 from pdx.registry.records import (add_record, add_shared_rows, damage, environment_id, iso, model_record,
                                   run_record, run_row, test_row)
@@ -161,7 +161,7 @@ class Registry:
 
     def runs(self, **filters: str | int | None) -> list[dict]:
         """Stored runs as records, newest first; ``filters``: those of :meth:`run_ids`. Statistics are
-        derived by the readers (:func:`pdx.stats.results.read_runs`), not here. A run that does not read
+        derived by the readers (:func:`pdx.reports.results.read_runs`), not here. A run that does not read
         (a registry altered by hand) is left out and named in :attr:`unreadable`, with why."""
         out = []
         with self._session() as session:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from pdx.ceilings.imported import Given, judge
-from pdx.errors import PdxError
-from pdx.files import write_atomically, write_stdout
-from pdx.models import identify
+from pdx.domain.ceilings.imported import Given, judge
+from pdx.contract.errors import PdxError
+from pdx.base.files import write_atomically, write_stdout
+from pdx.domain.models import identify
 from pdx.registry import Registry
 from pdx.registry.bundle import content_id, make_bundle
 from pdx.registry.importers import read_file
@@ -47,7 +47,7 @@ def export_bundle(registry: Registry, ids: list[str], redact: bool = False) -> d
 
 def write_json(document: dict | list, output: str) -> None:
     """Write to a file atomically (a reader never sees half of it), or to stdout for "-"; a path that
-    is there and is no regular file (a device, a named pipe) is refused (:mod:`pdx.files`)."""
+    is there and is no regular file (a device, a named pipe) is refused (:mod:`pdx.base.files`)."""
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     if output == "-":
         write_stdout(text)
@@ -63,7 +63,7 @@ def _with_model(record: dict, model_path: str) -> dict:
 
 def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,
                 model: str | None = None, given: Given | str | None = None) -> Transfer:
-    """``given``: the chip or figures the user named (a :class:`pdx.ceilings.imported.Given`, or a chip's name)."""
+    """``given``: the chip or figures the user named (a :class:`pdx.domain.ceilings.imported.Given`, or a chip's name)."""
     given = given if isinstance(given, Given) else Given.parse(given)  # an unknown chip fails before the file is read
     found, records = read_file(path, fmt, given.hardware)
     if found == "bundle" and (model or given.any):

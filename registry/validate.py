@@ -27,7 +27,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry.bundle_schema import digest, field_step, schema_errors
 from pdx.registry.measurement_bounds import measurement_problem
 from pdx.registry.plausibility import date_problem, rate_problem, rate_problem_of_test

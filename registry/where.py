@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 WHERE_KEYS = ("backend", "model", "hardware", "tag", "status", "origin")
 

@@ -11,7 +11,7 @@ distributions) and tests with no figure are left out.
 
 from __future__ import annotations
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 FORMATS = {"bmf": "Bencher metric format (throughput, t/s)",
            "gab": "github-action-benchmark, tool customBiggerIsBetter (t/s)"}

@@ -1,6 +1,6 @@
 """Two runs test by test, as pages show them.
 
-The statistics are :mod:`pdx.stats.compare`'s (Mann-Whitney U on the raw samples
+The statistics are :mod:`pdx.reports.sample_compare`'s (Mann-Whitney U on the raw samples
 plus a minimum factor, with asv's marks) and the terminal shows them as
 ``pdx check`` does; this module words them for pages: better, worse, not
 significant.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pdx.reports.rows import PHASE_OF_KIND
-from pdx.stats.compare import DEFAULT_FACTOR, compare_runs
+from pdx.reports.sample_compare import DEFAULT_FACTOR, compare_runs
 
 # asv's marks read "the new run is ... than the baseline".
 VERDICTS = {"-": "better", "+": "worse", "!": "worse", "~": "not significant", " ": "not significant",
@@ -36,7 +36,7 @@ class Line:
 
 def compare(base: dict, new: dict, factor: float | None = None, comparisons: list | None = None) -> list[Line]:
     """Every test of either run, matched by name (depth and batch included); ``comparisons``:
-    pdx.stats.compare's, where the caller has them already."""
+    pdx.reports.sample_compare's, where the caller has them already."""
     kinds = {t["name"]: t["kind"] for run in (base, new) for t in run["tests"]}
     lines = []
     for c in comparisons if comparisons is not None else compare_runs(base, new, factor or DEFAULT_FACTOR):

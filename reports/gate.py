@@ -5,7 +5,7 @@ named, else the newest other run of the same model and backend (without
 that tag, when the baseline is a tag: CI can tag every baseline run). A tag
 resolves to its newest run of the checked run's model and backend that is
 older than the checked run, never the run itself. Every test is compared on
-raw samples (:mod:`pdx.stats.compare`); the gate fails when any test is
+raw samples (:mod:`pdx.reports.sample_compare`); the gate fails when any test is
 significantly slower by more than the factor, or failed where the baseline
 passed. A gate that compared nothing has no verdict: it says why and exits
 with its own code, so CI never reads it as a pass; ``pdx compare`` goes
@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry import Registry
-from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR, TestComparison, compare_runs
-from pdx.stats.results import read_run, read_runs
+from pdx.reports.sample_compare import DEFAULT_ALPHA, DEFAULT_FACTOR, TestComparison, compare_runs
+from pdx.reports.results import read_run, read_runs
 
 # `pdx check`'s exit codes (2, a usage error or an unknown run or tag, is every PdxError's).
 EXIT_PASSED = 0

@@ -3,7 +3,7 @@
 A *configuration* is one hardware x model x backend: a leaderboard row, and a
 comparison page when it holds several runs. Its headline figures are the
 best runs of the selection's headline tests (the pp and tg tests at depth 0,
-batch 1, that most runs share), of its valid runs only (:func:`pdx.headline.left_out`).
+batch 1, that most runs share), of its valid runs only (:func:`pdx.domain.headline.left_out`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pdx import headline as validity
-from pdx.headline import candidate
+from pdx.domain import headline as validity
+from pdx.domain.headline import candidate
 from pdx.registry.importers.common import UNRECORDED_HARDWARE
 from pdx.reports.labels import hardware_label, slug
 from pdx.reports.rows import DECODE, PHASE_OF_KIND, PREFILL, Row, run_rows
@@ -62,7 +62,7 @@ def config_slug(run: dict) -> str:
 
 def headline_candidates(run: dict) -> list[list]:
     """[phase, test name, its place in the run] of each test that can be a headline
-    (:func:`pdx.headline.candidate`: a pp or tg test measured at depth 0, batch 1)."""
+    (:func:`pdx.domain.headline.candidate`: a pp or tg test measured at depth 0, batch 1)."""
     return [[phase, test["name"], index] for index, test in enumerate(run["tests"])
             if (phase := PHASE_OF_KIND.get(test["kind"])) in (PREFILL, DECODE) and candidate(test)]
 
@@ -129,7 +129,7 @@ class Group:
     def headline(self, tests: dict[str, str]) -> dict[str, tuple[dict, Row] | None]:
         """{phase: the valid run with the highest mean rate on that phase's test, and its row}; each
         run's rows made once for every phase, and the answer kept. A run left out
-        (:func:`pdx.headline.left_out`: above its ceiling, noisy, overloaded) is never the best."""
+        (:func:`pdx.domain.headline.left_out`: above its ceiling, noisy, overloaded) is never the best."""
         known = self._headlines.get(tuple(tests.items()))
         if known is not None:
             return known
@@ -146,7 +146,7 @@ class Group:
 
 
 def left_out_note(configs) -> str | None:
-    """How many runs of these groups give no headline, and why (:func:`pdx.headline.left_out_note`)."""
+    """How many runs of these groups give no headline, and why (:func:`pdx.domain.headline.left_out_note`)."""
     return validity.left_out_note([validity.left_out(run) for group in configs for run in group.every])
 
 

@@ -1,5 +1,5 @@
 """An engine's history: for one machine, model and backend, each test's runs in engine-version order,
-with the steps :mod:`pdx.stats.steps` finds in them.
+with the steps :mod:`pdx.domain.stats.steps` finds in them.
 
 Runs are ordered by the engine version they recorded (numbers inside a version compare as numbers:
 b99 < b100, 0.9.2 < 0.10.0), then by date; when any run has no version, by the run's date alone,
@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry import Registry
 from pdx.reports.gate import NothingCompared
-from pdx.stats.compare import DEFAULT_FACTOR
-from pdx.stats.results import read_runs
-from pdx.stats.steps import Point, Step, detect_steps
+from pdx.reports.sample_compare import DEFAULT_FACTOR
+from pdx.reports.results import read_runs
+from pdx.domain.stats.steps import Point, Step, detect_steps
 
 
 @dataclass(frozen=True)

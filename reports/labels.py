@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from pdx.units import human_bytes, human_count
+from pdx.base.units import human_bytes, human_count
 
 __all__ = ["human_bytes", "human_count", "slug", "hardware_label", "system_label", "fmt_rate", "fmt_pct"]
 

@@ -65,7 +65,7 @@ class Row:
 def ceiling_of(test: dict, phase: str) -> Ceiling | None:
     """The stored ceiling of one phase of a test, if the run has one.
 
-    ``test["ceilings"]`` (pdx.ceilings) holds the test's own ceiling, bound and
+    ``test["ceilings"]`` (pdx.domain.ceilings) holds the test's own ceiling, bound and
     fraction at its top level and each phase's bounds under ``phases``; a
     ``pp+tg`` test's top level is its blended figure and its phases carry their
     own fractions. Runs made without ceilings have none.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry.where import describe as describe_where
-from pdx.stats.results import read_runs, read_runs_of
+from pdx.reports.results import read_runs, read_runs_of
 
 
 def describe(refs: Sequence[str], where: dict[str, str]) -> str:

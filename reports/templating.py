@@ -18,14 +18,15 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from pdx import headline, placement, plugin_manager
-from pdx.errors import PdxError
+from pdx.domain import headline, placement
+from pdx.base import plugin_manager
+from pdx.contract.errors import PdxError
 from pdx.reports import labels, views
 from pdx.reports.charts.specs import chart_text
 from pdx.reports.hub import hubdata
 from pdx.reports.site import leaderboard
 from pdx.reports.urls import web_url
-from pdx.units import fmt_si
+from pdx.base.units import fmt_si
 
 TEMPLATES = Path(__file__).with_name("templates")
 DEFAULT_PREFIX = "default"  # "default:NAME" is pdx's own template NAME, for an override that extends it

@@ -6,15 +6,16 @@ and each table cell that sorts carries its raw value.
 
 from __future__ import annotations
 
-from pdx import figures, headline, placement
-from pdx.ceilings import described, overhead
-from pdx.engine_version import engine_text
-from pdx.manifest import model_hash_text, repetitions_text, workload_text
+from pdx.reports import figures
+from pdx.domain import headline, placement
+from pdx.domain.ceilings import described, overhead
+from pdx.domain.engine_version import engine_text
+from pdx.reports.manifest import model_hash_text, repetitions_text, workload_text
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
 from pdx.reports.urls import web_url
-from pdx.stats.compare import sample_rates
-from pdx.units import si_parts
+from pdx.reports.sample_compare import sample_rates
+from pdx.base.units import si_parts
 
 
 def _bar(row: Row, scale: float) -> dict:
@@ -67,7 +68,7 @@ def samples_summary(lines: list[dict]) -> str:
 
 
 def figures_of(run: dict) -> figures.Shown:
-    """What a run shows besides its pp/tg table, as pdx.figures describes it: the serving table, the
+    """What a run shows besides its pp/tg table, as pdx.reports.figures describes it: the serving table, the
     latency distributions, each test's notes and those across tests, the conditions of each test."""
     return figures.shown(run)
 
@@ -84,7 +85,7 @@ def serving_cards(run: dict) -> list[dict]:
 
 
 def serving_matrix(runs: list[dict]) -> dict | None:
-    """Serving tests down (each figure of :data:`pdx.figures.SIDE_BY_SIDE` a line), runs across; the
+    """Serving tests down (each figure of :data:`pdx.reports.figures.SIDE_BY_SIDE` a line), runs across; the
     best of each line marked. None where fewer than two runs have serving tests."""
     per_run = [{t["name"]: t for t in run["tests"] if figures.layout(t) == "serving" and t.get("stats")}
                for run in runs]
@@ -98,7 +99,7 @@ def serving_matrix(runs: list[dict]) -> dict | None:
             values = [figure.value(tests[name]["stats"]) if name in tests else None for tests in per_run]
             if not any(isinstance(v, (int, float)) for v in values):
                 continue
-            # A run left out (pdx.headline.left_out: above a ceiling, noisy, overloaded) is never the best.
+            # A run left out (pdx.domain.headline.left_out: above a ceiling, noisy, overloaded) is never the best.
             numbers = [v for v, why in zip(values, reasons) if isinstance(v, (int, float)) and not why]
             best = (max if figure.better == "higher" else min)(numbers) if figure.better and len(numbers) > 1 else None
             cells = [{"text": figure.text(tests[name]["stats"]) if name in tests else "—", "value": v,
@@ -172,7 +173,7 @@ def hardware_figures(run: dict) -> list[dict]:
 
 def matrix(runs: list[dict]) -> dict:
     """Tests down, runs across, in the order the tests first appear; each line's best of the valid
-    runs (a run left out, :func:`pdx.headline.left_out`, is shown but never the best: ``left_out``
+    runs (a run left out, :func:`pdx.domain.headline.left_out`, is shown but never the best: ``left_out``
     says why per run, ``note`` how many)."""
     per_run = [{(r.test, r.phase, r.part): r for r in run_rows(run)} for run in runs]
     reasons = [headline.left_out(run) for run in runs]

@@ -176,7 +176,7 @@ def assert_judged_with_the_window(run: dict, shape, window: int = 64) -> None:
     the window and whose weights are the active ones: every measured test has a fraction, flagged
     where above 1 (a probe cached on a busy machine can sit below a quiet run), and each decode
     step reads the weights of its batch and the KV of its context."""
-    from pdx import ceilings
+    from pdx.domain import ceilings
 
     figures = ceilings.model_figures(run["model"])
     assert (figures.kv.sliding_window, figures.kv.n_sliding_layers) == (window, shape.n_sliding_layers)
@@ -194,7 +194,7 @@ def assert_judged_with_the_window(run: dict, shape, window: int = 64) -> None:
 
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory) -> Path:
-    from pdx.synth import get_shape, write_gguf
+    from pdx.domain.synth import get_shape, write_gguf
 
     return write_gguf(get_shape("tiny"), "f16", tmp_path_factory.mktemp("models") / "tiny-f16.gguf")
 

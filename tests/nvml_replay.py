@@ -9,8 +9,8 @@ import json
 import types
 from pathlib import Path
 
-from pdx.conditions import nvidia_smi
-from pdx.conditions.gpu_figures import REASON
+from pdx.measure.conditions import nvidia_smi
+from pdx.measure.conditions.gpu_figures import REASON
 
 H200 = Path(__file__).parent / "data" / "h200"
 

@@ -2,7 +2,7 @@
 registry's public API exactly as ``pdx bench`` stores real ones.
 
 The figures are made up: for a machine in the hardware catalog, each test runs
-at 40-80% of the ceiling pdx.ceilings computes for it (and the run stores those
+at 40-80% of the ceiling pdx.domain.ceilings computes for it (and the run stores those
 ceilings, as pdx bench does); for one that is not (two CPUs here), at a
 plausible rate and with no ceilings. Tests that need real measurements use
 real llama.cpp runs instead.
@@ -15,16 +15,16 @@ import random
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from pdx import ceilings
-from pdx.ceilings import sources
-from pdx.backend import EngineInfo, Sample
-from pdx.errors import PdxError
-from pdx.hardware import catalog
-from pdx.models import ModelInfo
+from pdx.domain import ceilings
+from pdx.measure import ceiling_sources as sources
+from pdx.contract.backend import EngineInfo, Sample
+from pdx.contract.errors import PdxError
+from pdx.domain.hardware import catalog
+from pdx.domain.models import ModelInfo
 from pdx.registry import Registry, RunStart
-from pdx.stats.results import derive_stats
-from pdx.runner import TestOutcome
-from pdx.workload import TestSpec
+from pdx.reports.results import derive_stats
+from pdx.measure.runner import TestOutcome
+from pdx.domain.workload import TestSpec
 
 HARDWARE = ["Apple M2 Max", "Apple M3 Ultra", "NVIDIA H100 SXM", "NVIDIA RTX 4090", "AMD EPYC 9654",
             "Intel Xeon Platinum 8480", "AMD Ryzen AI Max+ 395", "NVIDIA L40S", "Apple M4 Pro", "NVIDIA A100 80GB"]
@@ -135,7 +135,7 @@ FOUR = [("Apple M2 Max", "llamacpp-bench"), ("NVIDIA H100 SXM", "llamacpp-bench"
 
 def four_runs(url: str) -> list[dict]:
     """Four runs of one model on four machines and two engines, read back whole: a report sets them side by side."""
-    from pdx.stats.results import read_run
+    from pdx.reports.results import read_run
 
     registry = Registry(url)
     return [read_run(registry, add_run(registry, hardware(name, i), model("llama-3.1-8b-instruct-q4_0", i), backend,

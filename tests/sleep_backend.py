@@ -16,11 +16,11 @@ import types
 from importlib.metadata import EntryPoint, distribution
 from typing import Iterator
 
-from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
-from pdx.errors import PdxError
-from pdx.models import ModelInfo, identify
-from pdx.serving.records import RequestRecord, RequestsFailed
-from pdx.workload import TestSpec
+from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.contract.errors import PdxError
+from pdx.domain.models import ModelInfo, identify
+from pdx.domain.serving.records import RequestRecord, RequestsFailed
+from pdx.domain.workload import TestSpec
 
 TOKEN_S = 0.0002  # what one token costs the "engine"
 
@@ -108,7 +108,7 @@ def register_as_plugin(monkeypatch, module_name: str, with_pdx_plugins: bool = F
     """SleepBackend registered through an entry point, as a plugin would be; alone, or beside pdx's own
     plugins (``with_pdx_plugins``: a site's pages register through the same hook). The caller resets the
     plugin manager after its test (``plugin_manager.reset()``)."""
-    from pdx import plugin_manager
+    from pdx.base import plugin_manager
 
     module = types.ModuleType(module_name)
     module.pdx_register_backends = lambda register: register(SleepBackend)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import run_pdx
-from pdx.hardware import catalog
+from pdx.domain.hardware import catalog
 
 APPLE = [chip for chip in catalog.chips() if chip.vendor == "Apple"]
 # Apple's GPU core count per entry: the largest bin of a chip (a ceiling must bound

@@ -62,14 +62,14 @@ def imports_of(module: str, source: str | None = None) -> set[str]:
 
 
 def test_the_module_list_is_the_package():
-    assert {"pdx", "pdx.api", "pdx.registry.store", "pdx.stats.results", "pdx.plugins.llamacpp.server"} <= set(MODULES)
+    assert {"pdx", "pdx.api", "pdx.registry.store", "pdx.reports.results", "pdx.plugins.llamacpp.server"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("pdx.registry")))
 def test_the_registry_imports_no_reader_runner_or_display(module):
     """Records flow runner -> registry -> readers: the registry stores and returns records, and the
-    statistics, displays and reports are derived from them by the readers (pdx.stats.results and up)."""
-    banned = ("pdx.runner", "pdx.stats.results", "pdx.stats", "pdx.reports", "pdx.plugins", "pdx.cli", "pdx.api")
+    statistics, displays and reports are derived from them by the readers (pdx.reports.results and up)."""
+    banned = ("pdx.measure.runner", "pdx.reports.results", "pdx.domain.stats", "pdx.reports", "pdx.plugins", "pdx.cli", "pdx.api")
     bad = sorted(m for m in imports_of(module) if m.startswith(banned) or "display" in m)
     assert not bad, f"{module} imports {bad}"
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from conftest import pdx_import, run_pdx_here
 
-from pdx import headline
-from pdx.contrib.submit import refusals
-from pdx.contrib.plausible import SAMPLE_TOLERANCE, rate_problems
+from pdx.domain import headline
+from pdx.api.contrib.submit import refusals
+from pdx.api.contrib.plausible import SAMPLE_TOLERANCE, rate_problems
 from pdx.registry import Registry
-from pdx.stats.results import with_stats
+from pdx.reports.results import with_stats
 
 RECORDED = Path(__file__).with_name("recorded_llama_bench.py")
 RECORDING = Path(__file__).with_name("data") / "llama_bench_tiny.jsonl"

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 import pytest
 
 from conftest import run_pdx
-from pdx.paths import cache_dir
+from pdx.base.paths import cache_dir
 
 pytestmark = pytest.mark.browser
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pdx.contrib.publish import publish_bundles
-from pdx.errors import PdxError
+from pdx.api.contrib.publish import publish_bundles
+from pdx.contract.errors import PdxError
 from pdx.reports.hub.bundle_cache import BundleCache, default_path
 from pdx.reports.site.runs import SiteRuns
-from pdx.reports.writer import SiteWriter
+from pdx.reports.site.writer import SiteWriter
 
 from test_bundle_site import _files, results  # noqa: F401 (the fixture: 24 runs as `pdx submit` writes them)
 

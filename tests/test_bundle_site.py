@@ -13,14 +13,14 @@ import pytest
 
 import runfactory
 from conftest import run_pdx
-from pdx.contrib.publish import publish_bundles
-from pdx.errors import PdxError
+from pdx.api.contrib.publish import publish_bundles
+from pdx.contract.errors import PdxError
 from pdx.registry import Registry, bundle
 from pdx.registry import hub_folder as results_folder
 from pdx.reports.hub import bundle_site
 from pdx.reports.site.builder import publish
-from pdx.stats.results import with_stats
-from pdx.workers import WorkerFailed, ordered_map
+from pdx.reports.results import with_stats
+from pdx.base.workers import WorkerFailed, ordered_map
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_the_bundle_build_in_workers_is_the_in_memory_site_byte_for_byte(results
 
 
 def test_a_bundle_site_keeps_its_title_when_published_again_without_one(results, tmp_path):
-    from pdx.reports.writer import SiteWriter
+    from pdx.reports.site.writer import SiteWriter
 
     site = tmp_path / "site"
     publish_bundles(results, site, title="hub", workers=1)
@@ -212,7 +212,7 @@ def test_a_worker_that_dies_is_an_error_not_a_hang():
 
 
 def test_verify_in_workers_finds_what_one_process_finds(results, tmp_path, monkeypatch):
-    from pdx.contrib import verify
+    from pdx.api.contrib import verify
 
     work = tmp_path / "runs"
     (work / "copies").mkdir(parents=True)

@@ -3,8 +3,8 @@ issue asks for are there, and names users type resolve."""
 
 import pytest
 
-from pdx.errors import PdxError
-from pdx.hardware import catalog
+from pdx.contract.errors import PdxError
+from pdx.domain.hardware import catalog
 
 REQUIRED = {
     "apple-m1", "apple-m1-pro", "apple-m1-max", "apple-m1-ultra", "apple-m2", "apple-m2-pro", "apple-m2-max",

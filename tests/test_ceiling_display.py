@@ -5,7 +5,7 @@ import json
 
 from rich.console import Console
 
-from pdx.display import print_run
+from pdx.reports.display import print_run
 
 from conftest import run_pdx
 
@@ -59,8 +59,8 @@ def test_runs_stored_before_ceilings_still_show():
 
 
 def test_pdx_hw_shows_machine_catalog_and_probe(tmp_path, monkeypatch):
-    from pdx import hardware
-    from pdx.hardware import probe
+    from pdx.domain import hardware
+    from pdx.measure.hardware import probe
 
     # A small probe, cached where `pdx hw` looks, so the command shows it without a full-size run.
     monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))

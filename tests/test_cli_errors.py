@@ -96,7 +96,7 @@ def test_version_and_help():
         assert flag in help_text
 
 
-# Every numeric option goes through pdx.numbers: NaN, infinities, non-ASCII digits and absurd
+# Every numeric option goes through pdx.contract.numbers: NaN, infinities, non-ASCII digits and absurd
 # magnitudes are one line naming the option, and never reach an engine or the registry.
 NUMERIC = [
     (["bench", "-p", "²"], ["-p: '²' is not a non-negative number"]),

@@ -5,13 +5,13 @@ import random
 
 import pytest
 
-from pdx.adaptive import StopRule, relative_ci
-from pdx.backend import Sample
-from pdx.stats.compare import compare_runs, compare_tests, mann_whitney_u, smallest_p
-from pdx.stats.results import derive_stats
-from pdx.runner import run_tests
-from pdx.stats import outliers
-from pdx.workload import TestSpec
+from pdx.domain.adaptive import StopRule, relative_ci
+from pdx.contract.backend import Sample
+from pdx.reports.sample_compare import compare_runs, compare_tests, mann_whitney_u, smallest_p
+from pdx.reports.results import derive_stats
+from pdx.measure.runner import run_tests
+from pdx.domain.stats import outliers
+from pdx.domain.workload import TestSpec
 
 
 @pytest.mark.parametrize("a, b, u, p", [

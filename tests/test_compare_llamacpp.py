@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import run_pdx
 

@@ -23,9 +23,9 @@ import time
 import pytest
 from hypothesis import given, strategies as st
 
-from pdx import conditions
-from pdx.conditions import cpu, gpu_memory, machine
-from pdx.display.conditions import condition_text
+from pdx.measure import conditions
+from pdx.measure.conditions import cpu, gpu_memory, machine
+from pdx.reports.display.conditions import condition_text
 
 # --- parsers ------------------------------------------------------------------------------------------
 
@@ -165,7 +165,7 @@ def _test(cv: float, conds: dict | None) -> tuple[dict, dict]:
 
 
 def test_noisy_says_why_when_pdx_knows_and_a_quiet_run_says_nothing():
-    from pdx.display import _noise
+    from pdx.reports.display import _noise
 
     busy = {"other_cpu_cores": 0.92, "steal_cores": 0.0}
     assert _noise(*_test(0.61, busy)) == "  ([yellow]noisy: cv 61%, other processes used 0.9 cores[/yellow])"
@@ -212,7 +212,7 @@ def _detached_busy_loop() -> int:
 @pytest.fixture
 def sleep_plugin(monkeypatch):
     """tests/sleep_backend.py registered through an entry point, as a plugin would be."""
-    from pdx import plugin_manager
+    from pdx.base import plugin_manager
 
     from sleep_backend import register_as_plugin
 

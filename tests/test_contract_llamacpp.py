@@ -70,8 +70,8 @@ class TestLlamaServer(BackendContract):
 def llama_server(tmp_path_factory):
     """A llama-server of pdx's build, as a user would start one, serving a small model."""
     from pdx.plugins.llamacpp.locate import find_llama_server
-    from pdx.serving.managed import ManagedServer, free_port
-    from pdx.synth import get_shape, write_gguf
+    from pdx.measure.serving.managed import ManagedServer, free_port
+    from pdx.domain.synth import get_shape, write_gguf
     from pdx.testing.target import STREAMING_DIMS
 
     folder = tmp_path_factory.mktemp("llama-server")

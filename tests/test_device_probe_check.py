@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pdx.hardware import cuda_probe
+from pdx.domain.hardware import cuda_probe
 
 ROOT = Path(__file__).parent
 RECORDED = json.loads((ROOT / "data" / "h200" / "pdx-hw-probe-cuda.json").read_text())
@@ -82,7 +82,7 @@ def test_a_figure_above_the_vendor_peak_fails(tmp_path, capsys, figure):
 
 
 def _catalog_h200():
-    from pdx.hardware import catalog
+    from pdx.domain.hardware import catalog
 
     return catalog.get("nvidia-h200")
 
@@ -109,7 +109,7 @@ def test_the_probe_times_8_bit_products_in_cublaslt_s_layout_first():
 
 
 def test_pdx_hw_probe_shows_each_layout_of_an_8_bit_product(capsys):
-    from pdx.display.hardware import print_device_probe
+    from pdx.reports.display.hardware import print_device_probe
 
     print_device_probe(_fixed() | {"cached": False})
     out = capsys.readouterr().out

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from pdx.ceilings import sources
-from pdx.errors import PdxError
-from pdx.hardware import catalog, probe
+from pdx.measure import ceiling_sources as sources
+from pdx.contract.errors import PdxError
+from pdx.domain.hardware import catalog
+from pdx.measure.hardware import probe
 
 SMALL = {"array_bytes": 8 * 2**20, "matmul_n": 128, "reps": 2}
 CHECKER = Path(__file__).parent / "gpu" / "check_device_probes.py"
@@ -59,7 +60,7 @@ def test_hw_probe_of_mlx_without_mlx_says_so_not_another_environment_s_cache():
     not installed: one line, non-zero exit."""
     from conftest import assert_one_line_error, run_pdx
 
-    from pdx import hardware
+    from pdx.domain import hardware
 
     machine, threads = hardware.detect()["id"], hardware.default_threads()
     device = probe.device_name("mlx")

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from pdx import plugin_manager
-from pdx.energy import figures as energy_figures
-from pdx.energy import trace as trace_module
-from pdx.energy.meter import Meter, MeterSource, MeterUnavailable, check_meter
-from pdx.energy.session import Metering, find
-from pdx.energy.trace import Trace
-from pdx.errors import PdxError
+from pdx.base import plugin_manager
+from pdx.domain.energy import figures as energy_figures
+from pdx.measure.energy import trace as trace_module
+from pdx.contract.meter import Meter, MeterSource, MeterUnavailable, check_meter
+from pdx.measure.energy.session import Metering, find
+from pdx.measure.energy.trace import Trace
+from pdx.contract.errors import PdxError
 
 from conftest import pdx_here, run_pdx_here
 
@@ -301,7 +301,7 @@ def test_a_meter_that_dies_mid_run_costs_its_figures_not_the_run(plugged, monkey
     from energy_plug import Plug
 
     monkeypatch.setenv("PDX_EXAMPLE_PLUG_FILE", str(plugged))
-    import pdx.energy.session as session
+    import pdx.measure.energy.session as session
 
     started = session.Metering.start
 
@@ -319,9 +319,9 @@ def test_a_meter_that_dies_mid_run_costs_its_figures_not_the_run(plugged, monkey
 def test_a_backend_cannot_place_its_repetition_outside_the_call_that_measured_it():
     import time
 
-    from pdx.backend import Sample
-    from pdx.runner import check_sample
-    from pdx.workload import TestSpec
+    from pdx.contract.backend import Sample
+    from pdx.measure.runner import check_sample
+    from pdx.domain.workload import TestSpec
 
     test = TestSpec(0, 16)
     since = time.monotonic_ns()
@@ -344,7 +344,7 @@ class CpuTimeMeter:
     def pdx_register_meters(self, register):
         import os
 
-        from pdx.conditions.cpu import clock_ticks, parse_pid_stat
+        from pdx.measure.conditions.cpu import clock_ticks, parse_pid_stat
 
         seen: dict[int, int] = {}  # every process of the tree ever read, at its most: an exited one keeps its time
 
@@ -417,7 +417,7 @@ def test_the_bench_summary_line_says_how_many_repetitions_the_meters_needed(plug
 
 def test_the_summary_names_every_lengthened_test_as_the_h200_run_needed():
     """The H200 run (shared/recorded/h200/README.md): 174 repetitions added to pp512 and 10 to tg128."""
-    from pdx.figures import lengthened_text
+    from pdx.reports.figures import lengthened_text
 
     run = {"tests": [{"name": "pp512", "energy": {"lengthened": 174}}, {"name": "tg128", "energy": {"lengthened": 10}},
                      {"name": "tg128@d4096", "energy": {"lengthened": 0}}, {"name": "pp64", "energy": None}]}

@@ -1,4 +1,4 @@
-"""pdx's built-in meters (pdx.energy.zeus_meters) through Zeus's real readers, driven by replayed
+"""pdx's built-in meters (pdx.measure.energy.zeus_meters) through Zeus's real readers, driven by replayed
 counters: NVML's functions answered from a replay, RAPL's sysfs files laid out in a folder.
 
 Neither replay is a recording yet: this VM has no NVIDIA GPU and no RAPL, and no GPU machine was
@@ -17,10 +17,10 @@ import pytest
 pytest.importorskip("zeus")
 pynvml = pytest.importorskip("pynvml")
 
-from pdx.energy import trace as trace_module  # noqa: E402
-from pdx.energy import zeus_meters  # noqa: E402
-from pdx.energy.meter import MeterUnavailable  # noqa: E402
-from pdx.energy.trace import Trace  # noqa: E402
+from pdx.measure.energy import trace as trace_module  # noqa: E402
+from pdx.measure.energy import zeus_meters  # noqa: E402
+from pdx.contract.meter import MeterUnavailable  # noqa: E402
+from pdx.measure.energy.trace import Trace  # noqa: E402
 
 pytestmark = pytest.mark.energy
 

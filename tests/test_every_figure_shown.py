@@ -1,5 +1,5 @@
 """Every figure a test stores has a place on its run page, in `pdx report` and in `pdx show`, from the
-one description of what each test kind shows (pdx.figures): one run of each kind pdx can store is
+one description of what each test kind shows (pdx.reports.figures): one run of each kind pdx can store is
 made here (pp/tg at depth and batch, pp+tg split, over HTTP; serving load closed and open loop, with
 an SLO, turns, a prefix-cache claim, an over-saturation stop; stall; cache cold/warm; capacity;
 overhead; a tool's reported summary; a failed test), and each reader is searched for each figure as
@@ -15,20 +15,20 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pdx import figures
-from pdx.backend import EngineInfo, Sample
+from pdx.reports import figures
+from pdx.contract.backend import EngineInfo, Sample
 from pdx.registry import Registry, RunStart
 from pdx.registry.bundle_schema import load_schema
 from pdx.reports.labels import fmt_pct, fmt_rate
 from pdx.reports.report.single_file import render_report
 from pdx.reports.rows import run_rows
 from pdx.reports.site.builder import publish
-from pdx.runner import TestOutcome
-from pdx.serving import capacity
-from pdx.serving.records import RequestRecord
-from pdx.serving.spec import SCENARIOS, ServeSpec
-from pdx.stats.results import derive_stats, read_run, read_runs
-from pdx.workload import TestSpec
+from pdx.measure.runner import TestOutcome
+from pdx.domain.serving import capacity
+from pdx.domain.serving.records import RequestRecord
+from pdx.domain.serving.spec import SCENARIOS, ServeSpec
+from pdx.reports.results import derive_stats, read_run, read_runs
+from pdx.domain.workload import TestSpec
 
 from conftest import pdx_here
 from test_browser import browser, open_page  # noqa: F401  (the Chromium fixture, and the page opener)
@@ -87,7 +87,7 @@ def _rates_run(registry: Registry) -> str:
     rng = random.Random(3)
     tests = [TestSpec(512, 0), TestSpec(0, 128), TestSpec(512, 128), TestSpec(0, 128, depth=4096),
              TestSpec(0, 128, batch=4)]
-    from pdx import ceilings
+    from pdx.domain import ceilings
 
     for ordinal, test in enumerate(tests):
         rate = ceilings.test_ceilings(test.to_dict(), None, *judged)["ceiling"] * (0.06 if ordinal == 0 else 0.5)
@@ -353,7 +353,7 @@ def _shown_has_row(shown: str, values: list[str]) -> bool:
 
 
 def _expected(run: dict) -> tuple[list[list[str]], list[str]]:
-    """What a reader must show of ``run``, as pdx.figures writes it: the rows of its serving and latency
+    """What a reader must show of ``run``, as pdx.reports.figures writes it: the rows of its serving and latency
     tables (each row's cells, in order) and its notes and conditions (sentences)."""
     rows, sentences = [], []
     shown = figures.shown(run)

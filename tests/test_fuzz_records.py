@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry import Registry, bundle
 from pdx.registry.plausibility import EARLIEST, rate_problem
 from pdx.registry.validate import RecordError, check_records
@@ -340,7 +340,7 @@ _MS = st.one_of(st.floats(0, 1e5).map(lambda v: f"{v:.2f}"), st.sampled_from(["n
                                    st.one_of(st.none(), st.tuples(_COUNT, _COUNT))), min_size=1, max_size=5),
        model=st.text(max_size=12))
 def test_a_llama_server_log_of_any_figures_is_refused_in_one_line_or_stored_valid(tmp_path, requests, model):
-    from pdx.errors import ImportFileError
+    from pdx.contract.errors import ImportFileError
     from pdx.registry.importers import llama_server_log
 
     lines = [f"srv    load_model: loading model '{model}'"]

@@ -5,10 +5,10 @@ import dataclasses
 import json
 from datetime import datetime, timedelta, timezone
 
-from pdx.models import identify
+from pdx.domain.models import identify
 from pdx.registry import Registry
 from pdx.reports.gate import EXIT_NOTHING_COMPARED, EXIT_REGRESSION
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 from conftest import assert_one_line_error, run_pdx_here
 from test_registry import make_start, outcome

@@ -61,7 +61,7 @@ def test_the_trimmed_source_keeps_what_a_cuda_build_compiles(name, kept):
 def test_the_trimmed_source_configures_for_the_cpu(tmp_path):
     """The real source release from pdx's cache, trimmed, configured and every input of pdx's targets found
     (ninja's dry run); skipped where the release or cmake and ninja are absent."""
-    from pdx.paths import cache_dir
+    from pdx.base.paths import cache_dir
     from pdx.plugins.llamacpp.build import LLAMA_CPP_PYTHON_VERSION, cmake_flags
 
     sdist = cache_dir("engines", "src") / f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"

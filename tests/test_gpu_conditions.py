@@ -10,9 +10,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdx import figures
-from pdx.conditions import gpu, notes, nvidia_smi
-from pdx.conditions.gpu_figures import FIGURES, REASONS
+from pdx.reports import figures
+from pdx.measure.conditions import gpu, notes, nvidia_smi
+from pdx.measure.conditions.gpu_figures import FIGURES, REASONS
 from pdx.registry.bundle_schema import schema_errors
 
 from conftest import pdx_here

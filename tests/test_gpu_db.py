@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import pdx_here
-from pdx.hardware import catalog, gpu_db, named
+from pdx.domain.hardware import catalog, gpu_db, named
 
 
 @pytest.mark.parametrize("arch, entry", [(a, e) for a, e in gpu_db.rates()["architectures"].items() if "check" in e])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pdx import placement
+from pdx.domain import placement
 
 from conftest import pdx_here, pdx_import, run_pdx_here, show
 
@@ -83,7 +83,7 @@ def test_the_recorded_h200_import_is_cuda_on_the_catalogs_h200_with_its_ceilings
 
 def test_a_build_number_is_llama_cpps_only_where_it_is_real():
     """One rule for pdx's builds and imported files: 0 and 1 come from a source without its history."""
-    from pdx.engine_version import llama_cpp_build, llama_cpp_version
+    from pdx.domain.engine_version import llama_cpp_build, llama_cpp_version
 
     assert [llama_cpp_build(n) for n in (None, 0, 1, 2, 4589, True, "4589")] == [None, None, None, 2, 4589, None, None]
     assert llama_cpp_version(4589) == "b4589" and llama_cpp_version(1) is None

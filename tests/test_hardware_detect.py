@@ -11,9 +11,9 @@ The Linux CPU path runs for real here.
 
 import pytest
 
-from pdx import hardware
-from pdx.hardware import apple, catalog, nvidia
-from pdx.hardware.cpu import parse_cpuinfo
+from pdx.domain import hardware
+from pdx.domain.hardware import apple, catalog, nvidia
+from pdx.domain.hardware.cpu import parse_cpuinfo
 
 # --- nvidia-smi --query-gpu=... --format=csv, recorded on real GPUs ------------------------------------
 
@@ -156,11 +156,11 @@ def test_core_count_from_machdep_when_hw_physicalcpu_was_not_captured():
 def test_a_mac_run_on_its_gpu_is_judged_by_its_chip(monkeypatch, tmp_path):
     """What detection, the MLX backend and the ceilings do on a Mac, on the M2 Ultra capture above:
     sysctl is the one part replaced (it cannot run here); everything after it is the real code."""
-    from pdx.ceilings import sources
-    from pdx.hardware import cpu
-    from pdx.models import identify
+    from pdx.measure import ceiling_sources as sources
+    from pdx.domain.hardware import cpu
+    from pdx.domain.models import identify
     from pdx.plugins.mlx import backend as mlx_backend
-    from pdx.synth import get_shape, write_hf
+    from pdx.domain.synth import get_shape, write_hf
 
     monkeypatch.setattr(apple, "read_sysctl", lambda keys=apple.SYSCTL_KEYS: apple.parse_sysctl(M2_ULTRA))
     monkeypatch.setattr(cpu.platform, "system", lambda: "Darwin")

@@ -1,4 +1,4 @@
-"""One rule for a run's headline pp and tg tests (pdx.headline): `pdx runs`, the site's run
+"""One rule for a run's headline pp and tg tests (pdx.domain.headline): `pdx runs`, the site's run
 listings and the hub's estimates name the same test, measured at depth 0 and batch 1, whatever
 order the run measured its tests in."""
 
@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import random
 
-from pdx.headline import headline_test
+from pdx.domain.headline import headline_test
 from pdx.registry import Registry
 from pdx.reports import groups
 from pdx.reports.hub import hubdata
-from pdx.stats.results import read_runs
-from pdx.workload import TestSpec
+from pdx.reports.results import read_runs
+from pdx.domain.workload import TestSpec
 
 from conftest import run_pdx
 from runfactory import START, add_run, hardware, model

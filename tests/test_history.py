@@ -18,7 +18,7 @@ FAST, SLOW = 0.001, 0.0014  # seconds a token costs before and after the planted
 @pytest.fixture
 def sleep_plugin(monkeypatch):
     """tests/sleep_backend.py registered through an entry point, as a plugin would be, beside pdx's own."""
-    from pdx import plugin_manager
+    from pdx.base import plugin_manager
 
     from sleep_backend import register_as_plugin
 
@@ -160,7 +160,7 @@ def test_a_run_exports_for_bencher_and_github_action_benchmark(planted, tmp_path
 
 
 def test_a_sparkline_spans_its_values_and_shows_the_newest():
-    from pdx.display.history import SPARK_POINTS, sparkline
+    from pdx.reports.display.history import SPARK_POINTS, sparkline
 
     assert sparkline([1.0, 2.0, 3.0]) == "▁▅█" and sparkline([5.0, 5.0]) == "▅▅" and sparkline([]) == ""
     assert len(sparkline([float(i) for i in range(100)])) == SPARK_POINTS

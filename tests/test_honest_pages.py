@@ -22,8 +22,8 @@ from pdx.reports.charts import specs as charts
 from pdx.reports.charts.render import unsafe_markup
 from pdx.reports.site.builder import publish
 from pdx.reports.site.leaderboard import leaderboard_chart
-from pdx.stats.results import read_runs
-from pdx.workload import TestSpec
+from pdx.reports.results import read_runs
+from pdx.domain.workload import TestSpec
 
 from runfactory import START, add_run, hardware, model
 from test_report_figures import _test, run_dict

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 import runfactory
 from pdx.registry.hub_folder import SUFFIX, file_name, iter_bundles
-from pdx.contrib.publish import publish_bundles
-from pdx.contrib.verify import verify_folder
-from pdx.models import identify
+from pdx.api.contrib.publish import publish_bundles
+from pdx.api.contrib.verify import verify_folder
+from pdx.domain.models import identify
 from pdx.registry import Registry, bundle
 
 LLAMA_BENCH = Path(__file__).with_name("data") / "llama_bench_tiny_pp512.json"
@@ -447,7 +447,7 @@ def test_the_data_layout_doc_names_every_hub_field(repo, tmp_path):
 @given(intercept=st.floats(1e-4, 1.0), slope=st.floats(0, 1e-4),
        xs=st.lists(st.integers(0, 100_000), min_size=2, max_size=30, unique=True))
 def test_the_depth_fit_recovers_a_line(intercept, slope, xs):
-    from pdx.stats import linear_fit
+    from pdx.domain.stats import linear_fit
 
     fit = linear_fit(xs, [intercept + slope * x for x in xs])
     assert fit["slope"] == pytest.approx(slope, rel=1e-6, abs=1e-12)

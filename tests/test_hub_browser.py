@@ -79,14 +79,14 @@ def test_the_hub_pages_load_without_errors_and_their_links_resolve(repo, tmp_pat
 
 @pytest.fixture(scope="module")
 def big_site(tmp_path_factory):
-    """A site of 260 runs: more than the runs page lists (pdx.reports.pages.RUNS_SHOWN)."""
+    """A site of 260 runs: more than the runs page lists (pdx.reports.site.pages.RUNS_SHOWN)."""
     import json
 
     import runfactory
     from pdx.registry.hub_folder import file_name
     from pdx.registry import Registry, bundle
     from pdx.registry.redact import redact_record
-    from pdx.contrib.publish import publish_bundles
+    from pdx.api.contrib.publish import publish_bundles
 
     scratch = tmp_path_factory.mktemp("big")
     registry = Registry(f"sqlite:///{scratch / 'r.sqlite'}")

@@ -142,7 +142,7 @@ def shared_registry(tmp_path_factory):
 
 def _imports_exactly_or_refuses(registry, tmp_path, text, name):
     from pdx.registry import transfer
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
 
     path = _write(tmp_path, name, text)
     before = set(registry.run_ids())

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdx.errors import ImportFileError
+from pdx.contract.errors import ImportFileError
 from pdx.registry.importers import llama_server_log
 
 from conftest import assert_one_line_error, pdx_here, pdx_import, run_pdx_here, show

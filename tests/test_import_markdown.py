@@ -59,7 +59,7 @@ def test_m1_max_decode_at_its_memory_bound_as_pdx_ceiling_says(registry_url):
     basis = run["ceiling_basis"]
     assert basis["imported"] and basis["device_from"] == "--hardware" and basis["ref"] == "apple-m1-max"
     shown = pdx_here("show", run["id"], "--registry", registry_url)
-    from pdx.display.ceilings import rate
+    from pdx.reports.display.ceilings import rate
 
     assert "an imported run" in shown and "as reported" in shown and rate(expected["ceiling"]) in shown
     told = " ".join(shown.split())

@@ -41,8 +41,8 @@ def _shape_of(value):
 
 def test_imports_have_the_shapes_of_pdx_runs(everything):
     """Hardware, model and environment blocks: the keys pdx's own runs have, each of one type or null."""
-    from pdx.environment import collect
-    from pdx.hardware import detect
+    from pdx.measure.environment import collect
+    from pdx.measure.hardware import detect
 
     url, ids = everything
     own_hardware, own_environment = detect(), collect(2, 0, ["pdx", "bench"])

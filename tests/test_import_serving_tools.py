@@ -157,7 +157,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(["info", "prompt_tokens", "output_tokens", "cached_tokens", "request_start_time"]), _JSON)
 def test_any_value_in_a_guidellm_request_is_read_or_refused_in_one_line(tmp_path, key, value):
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.registry.importers import read_file
 
     report = json.loads(GUIDELLM.read_text())

@@ -206,7 +206,7 @@ def test_sglangs_look_alike_is_not_taken_for_vllms(registry_url, tmp_path):
 def test_the_command_and_vllms_own_lines_say_the_load(tmp_path):
     """The block's lines win over vLLM's log lines before it, those over the Namespace line, and that over
     the command line."""
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.registry.importers import read_file
 
     block = GEMMA.read_text().split("vllm bench serve --model google/gemma-3-27b-it --base-url "
@@ -251,7 +251,7 @@ _LINES = [f"{' Serving Benchmark Result ':=^50}", "=" * 50, "-" * 15 + "Time to 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(st.text(max_size=60), st.sampled_from(_LINES)), max_size=40))
 def test_any_text_is_read_or_refused_with_pdxs_own_error(lines):
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.registry.importers import read_file
 
     with tempfile.TemporaryDirectory() as folder:
@@ -325,7 +325,7 @@ def test_a_printed_result_reads_back_to_its_figures(document, indent):
 def test_every_cut_of_a_paste_is_its_run_or_a_one_line_refusal():
     """A paste cut anywhere (a truncated copy) imports as the whole result, when its closing line
     survives, or is refused as truncated, never read as some other result."""
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.registry.importers import read_file
 
     text = GEMMA.read_text()

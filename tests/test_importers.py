@@ -160,7 +160,7 @@ def test_malformed_and_oversized_files(registry_url, tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def llama_bench_outputs(tmp_path_factory):
     from pdx.plugins.llamacpp.locate import find_llama_bench
-    from pdx.synth import get_shape, write_gguf
+    from pdx.domain.synth import get_shape, write_gguf
 
     binary = find_llama_bench()
     folder = tmp_path_factory.mktemp("llama-bench")

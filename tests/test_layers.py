@@ -1,7 +1,7 @@
 """shared/DESIGN.md's layers, bottom up: each module imports only from its own layer and those below
 (contract < domain < registry < measure < reports and display < api < cli), counting lazy imports
 inside functions too (not those under ``if TYPE_CHECKING``: annotations only). No import points up.
-A layer is a module's, not its package's: a package may hold modules of two layers (pdx.serving's
+A layer is a module's, not its package's: a package may hold modules of two layers (pdx.domain.serving's
 arithmetic is domain, its HTTP client measures), and then its own imports still go down only. No two
 packages import each other, taken whole or layer by layer."""
 
@@ -17,31 +17,31 @@ LAYERS = ("contract", "domain", "registry", "measure", "reports", "api", "cli")
 # A module's layer is that of its longest prefix here. "pdx" itself is its __init__ (the version
 # and the hookimpl marker) only: a new top-level module needs its own line.
 LAYER_OF = {
-    "pdx": "contract", "pdx.errors": "contract", "pdx.backend": "contract", "pdx.hookspecs": "contract",
-    "pdx.plugin_manager": "contract", "pdx.contract": "contract", "pdx.units": "contract", "pdx.numbers": "contract",
-    "pdx.paths": "contract", "pdx.files": "contract", "pdx.secrets": "contract", "pdx.workers": "contract",
-    "pdx.energy.meter": "contract",
-    "pdx.stats": "domain", "pdx.ceilings": "domain", "pdx.models": "domain", "pdx.hardware": "domain",
-    "pdx.headline": "domain", "pdx.serving": "domain", "pdx.synth": "domain", "pdx.workload": "domain",
-    "pdx.prompt_stream": "domain", "pdx.engine_version": "domain", "pdx.speculation": "domain", "pdx.adaptive": "domain", "pdx.energy": "domain",
-    "pdx.placement": "domain",
-    "pdx.energy.trace": "measure", "pdx.energy.session": "measure", "pdx.energy.zeus_meters": "measure",
-    "pdx.energy.builtin": "measure", "pdx.ceilings.sources": "measure", "pdx.model_arg": "measure",
-    "pdx.registry": "registry", "pdx.importer": "registry",  # the importer plugins' facade of registry helpers
-    "pdx.runner": "measure", "pdx.gitrepo": "measure", "pdx.conditions": "measure", "pdx.environment": "measure", "pdx.plugins": "measure",
-    "pdx.hardware.probe": "measure", "pdx.hardware.probe_child": "measure", "pdx.hardware.detect": "measure",
-    "pdx.serving.backend": "measure", "pdx.serving.generic": "measure", "pdx.serving.http_stream": "measure",
-    "pdx.serving.load": "measure", "pdx.serving.managed": "measure", "pdx.serving.openai": "measure",
-    "pdx.serving.runs": "measure", "pdx.serving.shards": "measure", "pdx.serving.plans": "measure",
-    "pdx.stats.results": "reports", "pdx.stats.compare": "reports",
-    "pdx.reports": "reports", "pdx.display": "reports", "pdx.figures": "reports",
-    "pdx.manifest": "reports",
-    "pdx.api": "api", "pdx.bisect": "api", "pdx.rerun": "api", "pdx.contrib": "api", "pdx.testing": "api",
+    "pdx": "contract", "pdx.contract.errors": "contract", "pdx.contract.backend": "contract", "pdx.contract.hookspecs": "contract",
+    "pdx.base.plugin_manager": "contract", "pdx.contract": "contract", "pdx.base.units": "contract", "pdx.contract.numbers": "contract",
+    "pdx.base.paths": "contract", "pdx.base.files": "contract", "pdx.base.secrets": "contract", "pdx.base.workers": "contract",
+    "pdx.contract.meter": "contract",
+    "pdx.domain.stats": "domain", "pdx.domain.ceilings": "domain", "pdx.domain.models": "domain", "pdx.domain.hardware": "domain",
+    "pdx.domain.headline": "domain", "pdx.domain.serving": "domain", "pdx.domain.synth": "domain", "pdx.domain.workload": "domain",
+    "pdx.domain.prompt_stream": "domain", "pdx.domain.engine_version": "domain", "pdx.domain.speculation": "domain", "pdx.domain.adaptive": "domain", "pdx.domain.energy": "domain",
+    "pdx.domain.placement": "domain",
+    "pdx.measure.energy.trace": "measure", "pdx.measure.energy.session": "measure", "pdx.measure.energy.zeus_meters": "measure",
+    "pdx.measure.energy.builtin": "measure", "pdx.measure.ceiling_sources": "measure", "pdx.measure.model_arg": "measure",
+    "pdx.registry": "registry", "pdx.registry.importers.kit": "registry",  # the importer plugins' facade of registry helpers
+    "pdx.measure.runner": "measure", "pdx.measure.gitrepo": "measure", "pdx.measure.conditions": "measure", "pdx.measure.environment": "measure", "pdx.plugins": "measure",
+    "pdx.measure.hardware.probe": "measure", "pdx.measure.hardware.probe_child": "measure", "pdx.measure.hardware.detect": "measure",
+    "pdx.measure.serving.backend": "measure", "pdx.measure.serving.generic": "measure", "pdx.measure.serving.http_stream": "measure",
+    "pdx.measure.serving.load": "measure", "pdx.measure.serving.managed": "measure", "pdx.measure.serving.openai": "measure",
+    "pdx.measure.serving.runs": "measure", "pdx.measure.serving.shards": "measure", "pdx.measure.serving.plans": "measure",
+    "pdx.reports.results": "reports", "pdx.reports.sample_compare": "reports",
+    "pdx.reports": "reports", "pdx.reports.display": "reports", "pdx.reports.figures": "reports",
+    "pdx.reports.manifest": "reports",
+    "pdx.api": "api", "pdx.api.bisect": "api", "pdx.api.rerun": "api", "pdx.api.contrib": "api", "pdx.testing": "api",
     "pdx.cli": "cli", "pdx.__main__": "cli",
 }
 # A package whose __init__ gathers modules of a higher layer than the rest of it: the __init__ alone is in
-# that layer (pdx.hardware offers detect() beside the catalog).
-FACADES = {"pdx.hardware": "measure"}
+# that layer (pdx.domain.hardware offers detect() beside the catalog).
+FACADES = {"pdx.domain.hardware": "measure"}
 
 
 def layer_of(module: str) -> str:
@@ -95,7 +95,7 @@ def test_no_import_cycle_between_packages(by_layer):
 
 @pytest.mark.parametrize("planted, target", [
     ("from pdx.cli import main", "pdx.cli"),
-    ("def later():\n    from pdx.stats.results import derive_stats", "pdx.stats.results"),  # lazy counts too
+    ("def later():\n    from pdx.reports.results import derive_stats", "pdx.reports.results"),  # lazy counts too
 ])
 def test_a_planted_upward_import_is_found(planted, target):
     source = MODULES["pdx.registry.store"].read_text() + "\n\n" + planted + "\n"
@@ -111,7 +111,7 @@ def test_the_hook_specifications_stand_on_the_contract_alone():
     """hookspecs names the types plugins hand over, annotations included: every one is the contract's."""
     import ast
 
-    tree = ast.parse(MODULES["pdx.hookspecs"].read_text())
+    tree = ast.parse(MODULES["pdx.contract.hookspecs"].read_text())
     named = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     named |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
     ours = {name for name in named if name.startswith("pdx.")}
@@ -121,7 +121,7 @@ def test_the_hook_specifications_stand_on_the_contract_alone():
 def test_the_contract_package_imports_nothing_of_pdx_but_its_errors():
     """pdx.contract is what plugins and pdx both stand on: it must not grow a dependency on either."""
     for module in (m for m in MODULES if m == "pdx.contract" or m.startswith("pdx.contract.")):
-        assert {t for t in imports_of(module) if not t.startswith("pdx.contract")} <= {"pdx.errors"}, module
+        assert {t for t in imports_of(module) if not t.startswith("pdx.contract")} <= {"pdx.contract.errors"}, module
 
 
 # What each start of pdx loads, and so must keep light: every `pdx` command's (its help is the least one
@@ -173,9 +173,9 @@ def test_a_function_imports_pdx_s_modules_only_to_keep_them_off_a_start():
     a cycle: there are none (tests/test_architecture.py, modules; above, packages)."""
     starts = {name: loaded_by(code) for name, code in STARTS.items()}
     assert {"pdx.cli", "pdx.cli.bench", "pdx.registry.importers"} <= starts["pdx --help"]
-    assert not {"pdx.api", "pdx.registry.store"} & starts["pdx --help"] and "pdx.stats.derived" not in set().union(*starts.values())
-    planted = "def f():\n    from pdx.errors import PdxError\n"
-    assert needless("pdx.stats.derived", starts, planted)  # loaded by no start: at the top
+    assert not {"pdx.api", "pdx.registry.store"} & starts["pdx --help"] and "pdx.domain.stats.derived" not in set().union(*starts.values())
+    planted = "def f():\n    from pdx.contract.errors import PdxError\n"
+    assert needless("pdx.domain.stats.derived", starts, planted)  # loaded by no start: at the top
     assert needless("pdx.cli.bench", starts, planted)  # loaded by a start, and so is what it imports
     assert not needless("pdx.cli.bench", starts, "def f():\n    from pdx import api\n")  # keeps pdx.api off
     found = [line for module in MODULES for line in needless(module, starts)]

@@ -30,7 +30,7 @@ def registry(tmp_path) -> str:
 @pytest.fixture
 def runs(registry) -> list[dict]:
     from pdx.registry import Registry
-    from pdx.stats.results import read_runs
+    from pdx.reports.results import read_runs
 
     return read_runs(Registry(registry), samples=True)
 
@@ -59,7 +59,7 @@ class _FullDisk:
     (A file cut short by a full disk is the tmpfs test's, below.)"""
 
     def __init__(self, monkeypatch, after: int) -> None:
-        from pdx.reports import writer
+        from pdx.reports.site import writer
 
         self.left = after
         for name in ("_atomic_write", "_exclusive_write"):
@@ -77,7 +77,7 @@ class _FullDisk:
 
 @pytest.mark.parametrize("after", [0, 12])
 def test_a_publish_stopped_by_a_full_disk_can_be_published_again(runs, tmp_path, monkeypatch, after):
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.reports.site.builder import publish
 
     site = tmp_path / "site"
@@ -96,7 +96,7 @@ def test_a_publish_onto_a_real_full_file_system_can_be_published_again(runs, tmp
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(disk)],
                       capture_output=True).returncode != 0:
         pytest.skip("mounting a tmpfs needs root")
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.reports.site.builder import publish
 
     try:
@@ -173,7 +173,7 @@ def silent_server():
 
 
 def test_a_server_that_never_answers_holds_a_short_request_for_seconds(silent_server, tmp_path):
-    from pdx.serving.openai import TIMEOUT_BASE_S, default_timeout_s
+    from pdx.measure.serving.openai import TIMEOUT_BASE_S, default_timeout_s
 
     limit = default_timeout_s(1, 1)
     assert limit < 60 and TIMEOUT_BASE_S < limit
@@ -190,7 +190,7 @@ def test_a_server_that_never_answers_holds_a_short_request_for_seconds(silent_se
 
 
 def test_the_default_limit_follows_the_request_and_is_stated_in_the_help():
-    from pdx.serving.openai import default_timeout_s
+    from pdx.measure.serving.openai import default_timeout_s
 
     assert default_timeout_s(128, 32) < default_timeout_s(8192, 32) < default_timeout_s(8192, 1024)
     assert default_timeout_s(128, 32, in_flight=16) > default_timeout_s(128, 32)
@@ -235,7 +235,7 @@ def test_a_lease_of_another_machine_or_a_live_process_is_left_alone(tmp_path):
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     store = Registry(url)
     from test_registry import make_start
-    from pdx.models import ModelInfo
+    from pdx.domain.models import ModelInfo
 
     model = ModelInfo(path="/m.gguf", name="m", format="gguf", architecture="llama", n_params=1, dtype="f16",
                       n_layers=1, n_heads=1, n_kv_heads=1, head_dim=1, n_embd=1, n_ff=1, n_vocab=1, n_ctx_train=1,

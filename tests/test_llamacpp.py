@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import assert_one_line_error, run_pdx
 
@@ -273,12 +273,12 @@ def test_llama_server_through_the_serving_client(registry_url, tmp_path):
 def test_in_process_decodes_the_prompt_streams_ids(tiny_gguf):
     """What llama_decode receives, token by token, is the prompt stream's: the ids every other backend
     is fed for the same seed and test (tests/test_prompt_stream.py)."""
-    from pdx.backend import BackendConfig
-    from pdx.models import identify
-    from pdx.plugin_manager import get_backend
+    from pdx.contract.backend import BackendConfig
+    from pdx.domain.models import identify
+    from pdx.base.plugin_manager import get_backend
     from pdx.plugins.llamacpp.inprocess import feed
-    from pdx.prompt_stream import PromptStream
-    from pdx.workload import TestSpec
+    from pdx.domain.prompt_stream import PromptStream
+    from pdx.domain.workload import TestSpec
 
     model = identify(tiny_gguf)
     backend = get_backend("llamacpp-python")(BackendConfig(threads=1, seed=11))

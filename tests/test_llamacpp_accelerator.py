@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.plugins.llamacpp import accelerator, commands
 
 from conftest import assert_one_line_error, run_pdx

@@ -14,7 +14,7 @@ from typing import Iterator
 import pytest
 from hypothesis import given, strategies as st
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.plugins.llamacpp import build, locate
 from pdx.plugins.llamacpp.accelerator import Accelerator, detect
 from pdx.plugins.llamacpp.progress import NinjaProgress, ninja_step

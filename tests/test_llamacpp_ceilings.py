@@ -64,7 +64,7 @@ def test_a_catalog_chip_can_be_named_for_the_ceilings(registry_url, tiny_gguf):
 
 def test_200m_f16_at_one_and_two_threads_names_each_phase_s_bound(registry_url):
     # ENGINES.md's model (~200M, F16). Which bound binds is read from the probes, never assumed.
-    from pdx.synth import ensure_gguf
+    from pdx.domain.synth import ensure_gguf
 
     model = ensure_gguf("200m", "f16")
     result = run_pdx("bench", "--registry", registry_url, "--backend", "llamacpp-python", "-m", str(model),

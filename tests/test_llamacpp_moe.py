@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from pdx import ceilings
-from pdx.models import identify
-from pdx.synth import get_shape, write_gguf
+from pdx.domain import ceilings
+from pdx.domain.models import identify
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import run_pdx
 

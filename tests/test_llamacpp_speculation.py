@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import run_pdx
 

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from pdx.stats.compare import compare_runs
+from pdx.reports.sample_compare import compare_runs
 
 from conftest import assert_one_line_error, run_pdx
 
@@ -29,7 +29,7 @@ def bench_json(*args: str, env: dict | None = None) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def tiny_hf(tmp_path_factory):
-    from pdx.synth import get_shape, write_hf
+    from pdx.domain.synth import get_shape, write_hf
 
     return write_hf(get_shape("tiny"), "float32", tmp_path_factory.mktemp("models") / "tiny-f32")
 
@@ -95,7 +95,7 @@ def test_mlx_quantised_forms_load_as_mlx_lm_quantised_layers(tmp_path):
     import mlx.core as mx
     from mlx_lm import load
 
-    from pdx.synth import get_shape, write_hf
+    from pdx.domain.synth import get_shape, write_hf
 
     for dtype, bits in (("mlx-q4", 4), ("mlx-q8", 8)):
         model, _ = load(str(write_hf(get_shape("tiny"), dtype, tmp_path / dtype)))
@@ -201,11 +201,11 @@ def test_mlx_lm_benchmark_output_imports_beside_pdx_run(registry_url, tiny_hf, t
 def test_the_model_is_fed_the_prompt_streams_ids(tiny_hf):
     """What the MLX model is called with, array by array, is the prompt stream's: the ids every other
     backend is fed for the same seed and test (tests/test_prompt_stream.py)."""
-    from pdx.backend import BackendConfig
-    from pdx.models import identify
-    from pdx.plugin_manager import get_backend
-    from pdx.prompt_stream import PromptStream
-    from pdx.workload import TestSpec
+    from pdx.contract.backend import BackendConfig
+    from pdx.domain.models import identify
+    from pdx.base.plugin_manager import get_backend
+    from pdx.domain.prompt_stream import PromptStream
+    from pdx.domain.workload import TestSpec
 
     model = identify(tiny_hf)
     backend = get_backend("mlx")(BackendConfig(threads=1, seed=11))

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from pdx.synth import get_shape, write_hf
+from pdx.domain.synth import get_shape, write_hf
 
 from conftest import assert_judged_with_the_window, assert_one_line_error, run_pdx
 

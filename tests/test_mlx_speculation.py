@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from pdx.synth import get_shape, write_hf
+from pdx.domain.synth import get_shape, write_hf
 
 from conftest import assert_one_line_error, run_pdx
 
@@ -150,7 +150,7 @@ def test_the_drafts_counted_are_the_draft_model_s_own_passes(models, which, num_
     from mlx_lm import load
 
     from pdx.plugins.mlx.measure import Draft, Measure
-    from pdx.workload import TestSpec
+    from pdx.domain.workload import TestSpec
 
     target, other = models
     mx.set_default_device(mx.cpu)

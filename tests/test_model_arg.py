@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from pdx import plugin_manager
+from pdx.base import plugin_manager
 
-from pdx.models import hub
+from pdx.domain.models import hub
 
-from pdx import model_arg
-from pdx.errors import ModelError
-from pdx.synth import get_shape, write_hf
+from pdx.measure import model_arg
+from pdx.contract.errors import ModelError
+from pdx.domain.synth import get_shape, write_hf
 
 from conftest import assert_one_line_error, run_pdx
 
@@ -77,7 +77,7 @@ def test_mlx_quantised_layout(tmp_path):
         assert tensors[f"{down}.scales"].shape == tensors[f"{down}.biases"].shape == (shape.n_embd, shape.n_ff // 64)
         assert tensors["model.layers.0.input_layernorm.weight"].dtype.name == "float16"
         assert "model.embed_tokens.scales" in tensors
-        from pdx.models import identify
+        from pdx.domain.models import identify
 
         info = identify(path)
         assert (info.dtype, info.n_params) == (f"q{bits}", shape.n_params)  # parameters, not packed words

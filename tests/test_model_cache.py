@@ -1,4 +1,4 @@
-"""What reading a model file found is cached between calls (pdx.models.cache): a GGUF file's identity
+"""What reading a model file found is cached between calls (pdx.domain.models.cache): a GGUF file's identity
 (metadata, tensor table, vocabulary size) and any file's content hash, keyed by path, size, mtime and
 inode; a damaged or stale entry is ignored and written again; `pdx cache clear` forgets them all.
 Every test writes a real GGUF file and reads it through pdx; the cache lives in a private directory."""
@@ -12,8 +12,8 @@ import shutil
 import pytest
 
 from conftest import run_pdx_here
-from pdx.models import cache, identify
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.models import cache, identify
+from pdx.domain.synth import get_shape, write_gguf
 
 
 @pytest.fixture(autouse=True)

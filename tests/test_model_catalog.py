@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdx.models import kvcache
-from pdx.synth import SHAPES, get_shape
-from pdx.synth.shapes import catalog
+from pdx.domain.models import kvcache
+from pdx.domain.synth import SHAPES, get_shape
+from pdx.domain.synth.shapes import catalog
 
 from conftest import run_pdx
 
@@ -108,7 +108,7 @@ def test_sliding_windows_reach_the_ceilings():
     ("gemma-3-12b-it-Q4_K_M", "gemma-3-12b"), ("llama 8B Q4_0", "llama-3.1-8b"), ("tiny", None),
 ])
 def test_a_free_form_model_name_finds_its_catalog_shape(text, name):
-    from pdx.synth.shapes import find_shape
+    from pdx.domain.synth.shapes import find_shape
 
     found = find_shape(text)
     assert (found.name if found else None) == name
@@ -116,7 +116,7 @@ def test_a_free_form_model_name_finds_its_catalog_shape(text, name):
 
 @given(st.text(max_size=80))
 def test_any_name_finds_a_real_shape_or_none(text):
-    from pdx.synth.shapes import find_shape
+    from pdx.domain.synth.shapes import find_shape
 
     found = find_shape(text)
     assert found is None or not found.source.startswith("pdx")

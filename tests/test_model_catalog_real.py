@@ -5,9 +5,9 @@ Llama 3.1 405B "llama ?B"), and each as large as its makers say."""
 
 import pytest
 
-from pdx.ceilings.imported import with_catalog_shape
-from pdx.synth import SHAPES, get_shape
-from pdx.synth.shapes import catalog, find_shape
+from pdx.domain.ceilings.imported import with_catalog_shape
+from pdx.domain.synth import SHAPES, get_shape
+from pdx.domain.synth.shapes import catalog, find_shape
 
 # Shapes added with llama-bench's names; each with the count its makers publish, and where.
 CARD = "https://huggingface.co/{}"

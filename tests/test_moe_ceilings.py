@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdx import ceilings
-from pdx.ceilings import sources
-from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase
+from pdx.domain import ceilings
+from pdx.measure import ceiling_sources as sources
+from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase
 
 from conftest import assert_one_line_error, run_pdx
 
@@ -135,7 +135,7 @@ def test_two_sources_the_lower_ceiling_binds_and_both_are_kept():
 
 
 def test_a_catalog_chip_run_is_also_judged_by_the_cached_cpu_probe(monkeypatch):
-    from pdx.hardware import probe
+    from pdx.measure.hardware import probe
 
     cached = {"threads": 2, "bandwidth": {"best": 3e10, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 2e11}}}
     monkeypatch.setattr(probe, "cached", lambda machine, threads: cached if machine == "box" else None)
@@ -200,7 +200,7 @@ def test_bad_moe_options_are_one_line(args, needles):
 
 
 def test_a_shape_s_weight_type_is_costed_from_llama_cpp_s_block_table():
-    from pdx.ceilings.napkin import weight_bytes_per_param
+    from pdx.domain.ceilings.napkin import weight_bytes_per_param
 
     assert weight_bytes_per_param("q4_0") == 18 / 32 and weight_bytes_per_param("Q4_K") == 144 / 256
     assert weight_bytes_per_param("mxfp4") == 17 / 32 and weight_bytes_per_param("bf16") == 2
@@ -210,9 +210,9 @@ def test_a_shape_s_weight_type_is_costed_from_llama_cpp_s_block_table():
 
 def test_a_napkin_for_this_machine_s_chip_is_also_judged_by_its_probe(monkeypatch):
     # A Mac cannot exist here: detection is replaced by what an M1 Max reports, the probe cache by a result.
-    from pdx import hardware
-    from pdx.ceilings import napkin
-    from pdx.hardware import probe
+    from pdx.domain import hardware
+    from pdx.domain.ceilings import napkin
+    from pdx.measure.hardware import probe
 
     cached = {"threads": 8, "bandwidth": {"best": 2.5e11, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 4e12}}}
     monkeypatch.setattr(hardware, "detect", lambda: {"id": "mac", "kind": "cpu", "catalog": "apple-m1-max"})
@@ -230,7 +230,7 @@ def test_a_napkin_for_this_machine_s_chip_is_also_judged_by_its_probe(monkeypatc
 
 
 def test_hardware_probe_judges_by_this_machine_s_probe(monkeypatch):
-    from pdx.hardware import probe
+    from pdx.measure.hardware import probe
 
     result = {"threads": 2, "bandwidth": {"best": 4e10, "best_kernel": "copy"}, "matmul": {"f32": {"flops": 1e11}}}
     monkeypatch.setattr(probe, "measure", lambda machine, threads, force=False, **_: result)

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdx import ceilings
-from pdx.units import human_count
-from pdx.models import expert_summary, identify
-from pdx.synth import get_shape, write_gguf, write_hf
+from pdx.domain import ceilings
+from pdx.base.units import human_count
+from pdx.domain.models import expert_summary, identify
+from pdx.domain.synth import get_shape, write_gguf, write_hf
 
 from conftest import run_pdx
 

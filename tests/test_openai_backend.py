@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from pdx.serving.load import Planned, run_load
-from pdx.serving.openai import CompletionsClient, OpenAICompletions, TextCompletions
+from pdx.measure.serving.load import Planned, run_load
+from pdx.measure.serving.openai import CompletionsClient, OpenAICompletions, TextCompletions
 
 from conftest import assert_one_line_error, run_pdx
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import pdx_here, pdx_import
-from pdx.ceilings import overhead
+from pdx.domain.ceilings import overhead
 
 H200 = Path(__file__).with_name("data") / "h200"
 DEPTH_SWEEP = H200 / "llama-bench-cuda-1b-f16-depth.json"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pdx import backend as backend_module
-from pdx import hookspecs
+from pdx.contract import backend as backend_module
+from pdx.contract import hookspecs
 
 from plugin_guide import EXAMPLE, GUIDE, code_blocks, commands, sections
 

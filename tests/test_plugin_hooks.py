@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from pdx import hookspecs, plugin_manager
-from pdx.hookspecs import PdxDeprecationWarning, hookspec
+from pdx.contract import hookspecs
+from pdx.base import plugin_manager
+from pdx.contract.hookspecs import PdxDeprecationWarning, hookspec
 
 from conftest import run_pdx_here
-from pdx.stats.results import read_runs
+from pdx.reports.results import read_runs
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "example-plugin"
 HOOKS = [name for name in vars(hookspecs) if name.startswith("pdx_")]
@@ -382,7 +383,7 @@ def test_hook_pdx_register_engine_builders_gives_pdx_bench_its_engine_versions(t
 def test_hook_pdx_register_meters_adds_a_meter_to_pdx_hw_and_bench(tmp_path, monkeypatch):
     """The example's wall-plug meter: named by `pdx hw` with why it is absent, then found and read
     (a whole run through it: tests/test_energy.py)."""
-    from pdx.energy.session import find
+    from pdx.measure.energy.session import find
 
     monkeypatch.delenv("PDX_EXAMPLE_PLUG_FILE", raising=False)
     absent = run_pdx_here("hw", "--no-probe", "--json")

@@ -5,9 +5,9 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from pdx import plugin_manager
-from pdx.backend import Availability, Backend
-from pdx.errors import PdxError
+from pdx.base import plugin_manager
+from pdx.contract.backend import Availability, Backend
+from pdx.contract.errors import PdxError
 
 
 @pytest.fixture(autouse=True)
@@ -200,6 +200,6 @@ def test_pdx_plugins_lists_every_plugin_and_what_became_of_it(monkeypatch):
 
 def test_unknown_engine_options_are_refused():
     with pytest.raises(PdxError, match="has no option 'bogus'"):
-        from pdx.backend import BackendConfig
+        from pdx.contract.backend import BackendConfig
 
         Dummy(BackendConfig(options={"bogus": "1"}))

@@ -12,10 +12,11 @@ import signal
 
 import pytest
 
-from pdx import ceilings, conditions, hardware
-from pdx.ceilings import sources
-from pdx.ceilings.sources import REPROBE, busy, caveat, measure_probe
-from pdx.hardware import probe
+from pdx.domain import ceilings, hardware
+from pdx.measure import conditions
+from pdx.measure import ceiling_sources as sources
+from pdx.measure.ceiling_sources import REPROBE, busy, caveat, measure_probe
+from pdx.measure.hardware import probe
 
 from conftest import pdx_here
 from test_conditions import _detached_busy_loop, sleep_plugin  # noqa: F401 (a fixture)

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from pdx.ceilings import sources
-from pdx.hardware import probe
+from pdx.measure import ceiling_sources as sources
+from pdx.measure.hardware import probe
 
 SMALL = {"array_bytes": 4 * 2**20, "matmul_n": 128, "bandwidth_reps": 2, "matmul_reps": 2}
 
@@ -122,7 +122,7 @@ def test_a_forced_probe_replaces_the_cached_one_when_quiet_or_no_worse(monkeypat
 def test_hw_probe_force_says_when_it_kept_the_cached_probe(monkeypatch):
     from conftest import run_pdx_here
 
-    from pdx import hardware
+    from pdx.domain import hardware
 
     machine, threads = hardware.detect()["id"], hardware.default_threads()
     monkeypatch.setattr(probe, "_child", _measured(30e9, 600e9))

@@ -1,4 +1,4 @@
-"""One prompt stream (pdx.prompt_stream): the ids themselves, their addressing, and every backend
+"""One prompt stream (pdx.domain.prompt_stream): the ids themselves, their addressing, and every backend
 fed the same ids for the same seed and test. What each backend hands its engine is taken from
 the function that builds it (llama.cpp's decode batches, MLX's arrays, vLLM's add_request
 prompt, each server dialect's request body); the server backends are also caught sending them
@@ -14,17 +14,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdx.backend import BackendConfig
-from pdx.plugin_manager import get_backend
+from pdx.contract.backend import BackendConfig
+from pdx.base.plugin_manager import get_backend
 from pdx.plugins.llamacpp.inprocess import feed
 from pdx.plugins.mlx.measure import token_rows
 from pdx.plugins.vllm.offline import engine_prompt
-from pdx.prompt_stream import FIRST_ID, UNKNOWN_VOCAB, VERSION, PromptStream, token_ids
-from pdx.serving.openai import CompletionsClient, LlamaServerCompletion, OpenAICompletions, TextCompletions
-from pdx.serving.prompts import PromptMaker
-from pdx.serving.records import RequestsFailed
-from pdx.serving.runs import depth_request, matrix_requests
-from pdx.workload import TestSpec, Workload, build_workload
+from pdx.domain.prompt_stream import FIRST_ID, UNKNOWN_VOCAB, VERSION, PromptStream, token_ids
+from pdx.measure.serving.openai import CompletionsClient, LlamaServerCompletion, OpenAICompletions, TextCompletions
+from pdx.domain.serving.prompts import PromptMaker
+from pdx.domain.serving.records import RequestsFailed
+from pdx.measure.serving.runs import depth_request, matrix_requests
+from pdx.domain.workload import TestSpec, Workload, build_workload
 
 from conftest import run_pdx
 

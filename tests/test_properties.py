@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdx.backend import Option, int_option, option_pairs, read_options
-from pdx.errors import PdxError
-from pdx.numbers import MAX_TOKENS, parse_float, parse_int
+from pdx.contract.backend import Option, int_option, option_pairs, read_options
+from pdx.contract.errors import PdxError
+from pdx.contract.numbers import MAX_TOKENS, parse_float, parse_int
 from pdx.registry.bundle import digest, make_bundle, read_bundle
 from pdx.registry.validate import RecordError, check_records
 from pdx.registry.where import WHERE_KEYS, describe, parse_where
-from pdx.units import parse_bandwidth, parse_bytes, parse_count, parse_flops
-from pdx.workload import MAX_VALUES, TestSpec, parse_int_list
+from pdx.base.units import parse_bandwidth, parse_bytes, parse_count, parse_flops
+from pdx.domain.workload import MAX_VALUES, TestSpec, parse_int_list
 
 TEXT = st.text(max_size=40)
 ANY_TEXT = st.one_of(TEXT, st.text(alphabet="0123456789-+*,.eE ²٣４naif%_=", max_size=30))
@@ -197,9 +197,9 @@ def test_an_option_shows_its_default_as_written_on_a_command_line():
 
 @pytest.fixture(scope="module")
 def record(tmp_path_factory, tiny_gguf) -> dict:
-    from pdx.models import identify
+    from pdx.domain.models import identify
     from pdx.registry import Registry
-    from pdx.workload import TestSpec as Spec
+    from pdx.domain.workload import TestSpec as Spec
 
     from test_registry import make_start, outcome
 

@@ -12,19 +12,20 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
 
-from pdx import environment, hardware
+from pdx.measure import environment
+from pdx.domain import hardware
 from pdx.registry.records import environment_id
-from pdx.backend import EngineInfo, Sample
-from pdx.errors import PdxError, RegistryError
-from pdx.models import identify
+from pdx.contract.backend import EngineInfo, Sample
+from pdx.contract.errors import PdxError, RegistryError
+from pdx.domain.models import identify
 from pdx.registry import Registry, RunStart
 from pdx.registry.migrate import head_revision
 from pdx.registry.schema import Base
-from pdx.runner import TestOutcome
-from pdx.workload import TestSpec
+from pdx.measure.runner import TestOutcome
+from pdx.domain.workload import TestSpec
 
 from conftest import assert_one_line_error, run_pdx
-from pdx.stats.results import read_run, read_runs
+from pdx.reports.results import read_run, read_runs
 
 TABLES = {"runs", "run_tags", "run_leases", "tests", "samples", "requests", "models", "hardware", "environments",
           "alembic_version"}
@@ -143,7 +144,7 @@ def test_reading_many_runs_gives_what_reading_one_gives(registry_url, tiny_gguf)
     listed = registry.runs()
     assert len(listed) == 2 and listed[0]["created_at"] >= listed[1]["created_at"]
     assert listed == [registry.get_run(r["id"]) for r in listed]
-    # The registry gives what is stored; statistics are the readers' (pdx.stats.results), derived the same
+    # The registry gives what is stored; statistics are the readers' (pdx.reports.results), derived the same
     # from either path.
     assert all("stats" not in t and t["samples"] for r in listed for t in r["tests"])
     assert read_runs(registry, samples=True) == [read_run(registry, r["id"]) for r in listed]
@@ -289,8 +290,8 @@ def test_a_registry_from_before_ceilings_upgrades_and_keeps_its_runs(tmp_path, t
 
 
 def test_request_records_are_stored_and_travel_with_the_run(tmp_path, tiny_gguf):
-    from pdx.serving.records import RequestRecord
-    from pdx.serving.spec import ServeSpec
+    from pdx.domain.serving.records import RequestRecord
+    from pdx.domain.serving.spec import ServeSpec
 
     registry = Registry(f"sqlite:///{tmp_path / 'a.sqlite'}")
     run_id = registry.start_run(make_start(identify(tiny_gguf)))

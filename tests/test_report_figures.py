@@ -1,4 +1,4 @@
-"""What the report pages compute: phase rows, ceilings as stored by pdx.ceilings,
+"""What the report pages compute: phase rows, ceilings as stored by pdx.domain.ceilings,
 knees, chart data, and the charts' units. No engine, no browser."""
 
 import copy

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry import Registry
 from pdx.registry.where import parse_where
 from pdx.reports import selection
@@ -19,7 +19,7 @@ from pdx.reports.site.builder import publish
 
 from conftest import assert_one_line_error, run_pdx
 from runfactory import START, add_run, fill, hardware, model
-from pdx.stats.results import read_runs
+from pdx.reports.results import read_runs
 
 XSS = "<script>alert(1)</script>"
 
@@ -251,7 +251,8 @@ def test_templates_can_be_overridden_by_a_folder_and_by_a_plugin(filled, registr
     assert result.returncode == 0, result.stderr
     assert "ACME benchmarks" in out.read_text() and "Side by side" in out.read_text()
 
-    from pdx import hookimpl, plugin_manager
+    from pdx import hookimpl
+    from pdx.base import plugin_manager
     from pdx.reports.report.single_file import render_report
 
     plugin_dir = tmp_path / "plugin"

@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import assert_one_line_error, run_pdx
 

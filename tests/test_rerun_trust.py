@@ -14,12 +14,12 @@ from datetime import datetime, timezone
 
 import pytest
 
-from pdx.errors import PdxError
-from pdx.models import identify
+from pdx.contract.errors import PdxError
+from pdx.domain.models import identify
 from pdx.registry import Registry
 from pdx.registry.bundle import digest
-from pdx.rerun import rerun_options, unsafe_reason
-from pdx.workload import TestSpec
+from pdx.api.rerun import rerun_options, unsafe_reason
+from pdx.domain.workload import TestSpec
 
 from conftest import assert_one_line_error, pdx_import, run_pdx, run_pdx_here, show
 from runfactory import add_run, hardware, model

@@ -3,10 +3,10 @@ ceiling, fractions and the above-ceiling flag."""
 
 import pytest
 
-from pdx import ceilings
+from pdx.domain import ceilings
 
-from pdx.models import kvcache
-from pdx.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
+from pdx.domain.models import kvcache
+from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures, knee_batch, phase, ridge_point
 
 HW = HardwareFigures(bandwidth=400e9, flops=27e12, flops_dtype="fp16", source="given", ref="test", label="test")
 LLAMA2_7B_Q4 = ModelFigures(name="llama-2-7b q4_0", file_bytes=3.83e9, params=7e9)

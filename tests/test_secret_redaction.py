@@ -20,14 +20,14 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdx.models import identify
+from pdx.domain.models import identify
 from pdx.registry import Registry
 from pdx.registry.bundle import content_id, digest
 from pdx.registry.hub_folder import file_name
 from pdx.registry.importers import vllm_bench
 from pdx.registry.redact import redact_record
-from pdx.secrets import MARK, is_secret_field, redact_secrets, secret_fields
-from pdx.workload import TestSpec
+from pdx.base.secrets import MARK, is_secret_field, redact_secrets, secret_fields
+from pdx.domain.workload import TestSpec
 
 from conftest import pdx_here, run_pdx_here, show
 from runfactory import add_run, hardware, model

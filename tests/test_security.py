@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from conftest import FAKE_SERVER, assert_one_line_error, run_pdx
 from runfactory import START, add_run, fill, hardware, model
-from pdx.secrets import MARK, is_placeholder, is_secret_name, scrub, scrub_args, scrub_text, secret_values
-from pdx.stats.results import read_runs
+from pdx.base.secrets import MARK, is_placeholder, is_secret_name, scrub, scrub_args, scrub_text, secret_values
+from pdx.reports.results import read_runs
 
 PASSWORD = "Pa55-w0rd-XYZZY"
 API_KEY = "sk-live-SECRET-KEY-0042"
@@ -331,8 +331,8 @@ def _tree(folder: Path) -> dict:
 
 
 def test_publish_refuses_root_home_and_folders_it_did_not_make(stored, registry_url, tmp_path):
-    from pdx.errors import PdxError
-    from pdx.reports.writer import SiteWriter
+    from pdx.contract.errors import PdxError
+    from pdx.reports.site.writer import SiteWriter
 
     for special in ("/", str(Path.home())):
         with pytest.raises(PdxError, match="cannot publish into"):
@@ -350,7 +350,7 @@ def test_publish_refuses_root_home_and_folders_it_did_not_make(stored, registry_
 
 
 def test_a_planted_manifest_deletes_and_overwrites_nothing(stored, tmp_path):
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.reports.site.builder import publish
 
     outside = tmp_path / "outside.txt"
@@ -377,7 +377,7 @@ def test_a_planted_manifest_deletes_and_overwrites_nothing(stored, tmp_path):
 
 
 def test_symlinks_inside_the_folder_are_never_followed(stored, tmp_path):
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.reports.site.builder import publish
 
     runs = read_runs(stored, samples=True)
@@ -443,10 +443,11 @@ _WRAPPER = ("import runpy, sys; print('started with', sys.argv[1:], flush=True);
 def test_server_args_secrets_never_reach_the_record_or_the_log(tiny_gguf, registry_url, monkeypatch):
     import sys
 
-    from pdx import api, plugin_manager
-    from pdx.serving.backend import SERVER_OPTIONS
-    from pdx.serving.generic import OpenAIBackend
-    from pdx.workload import build_workload
+    from pdx import api
+    from pdx.base import plugin_manager
+    from pdx.measure.serving.backend import SERVER_OPTIONS
+    from pdx.measure.serving.generic import OpenAIBackend
+    from pdx.domain.workload import build_workload
 
     class StartedServer(OpenAIBackend):
         name = "started-fake"
@@ -454,7 +455,7 @@ def test_server_args_secrets_never_reach_the_record_or_the_log(tiny_gguf, regist
 
         @classmethod
         def server_availability(cls):
-            from pdx.backend import Availability
+            from pdx.contract.backend import Availability
 
             return Availability(True, version="1")
 

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from pdx.environment import redact_argv
-from pdx.errors import PdxError
-from pdx.serving.managed import ManagedServer, free_port
-from pdx.serving.backend import public_url
+from pdx.measure.environment import redact_argv
+from pdx.contract.errors import PdxError
+from pdx.measure.serving.managed import ManagedServer, free_port
+from pdx.measure.serving.backend import public_url
 
 from conftest import FAKE_SERVER, assert_one_line_error, run_pdx
 
@@ -88,7 +88,7 @@ def test_serving_errors_are_one_line(fake_server, registry_url, tiny_gguf):
 def test_an_unreachable_server_is_said_in_a_few_clean_words():
     import requests
 
-    from pdx.serving.backend import network_reason, served_models
+    from pdx.measure.serving.backend import network_reason, served_models
 
     with pytest.raises(PdxError) as refused:
         served_models("http://127.0.0.1:1", None)
@@ -144,8 +144,8 @@ def test_managed_server_that_exits_or_never_answers(tmp_path):
 
 @pytest.mark.parametrize("backend, variable", [("llamacpp-server", "LLAMA_API_KEY"), ("vllm-server", "VLLM_API_KEY")])
 def test_a_started_servers_api_key_goes_by_its_environment_only(monkeypatch, backend, variable):
-    from pdx.backend import BackendConfig
-    from pdx.plugin_manager import get_backend
+    from pdx.contract.backend import BackendConfig
+    from pdx.base.plugin_manager import get_backend
 
     cls = get_backend(backend)
     monkeypatch.setenv(variable, "left-over-key")  # pdx's own environment never hands a key on unasked

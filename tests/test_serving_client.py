@@ -8,8 +8,8 @@ import statistics
 import pytest
 import requests
 
-from pdx.serving.load import Planned, arrivals, closed_loop, for_duration, open_loop, run_load
-from pdx.serving.openai import CompletionsClient
+from pdx.measure.serving.load import Planned, arrivals, closed_loop, for_duration, open_loop, run_load
+from pdx.measure.serving.openai import CompletionsClient
 
 
 def client(url, timeout_s=10.0, **extra):

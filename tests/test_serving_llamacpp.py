@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pdx.serving.capacity import SIDES
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.serving.capacity import SIDES
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import run_pdx
 

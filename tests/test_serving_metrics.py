@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from pdx.errors import PdxError, WorkloadError
-from pdx.serving.analysis import stall_stats
-from pdx.serving.metrics import concurrency_knee, distribution, meets_slo, parse_percentiles, parse_slo, serving_stats
-from pdx.serving.records import RequestRecord
-from pdx.serving.spec import ServeSpec
-from pdx.serving.workloads import stored_workload
-from pdx.workload import Workload
+from pdx.contract.errors import PdxError, WorkloadError
+from pdx.domain.serving.analysis import stall_stats
+from pdx.domain.serving.metrics import concurrency_knee, distribution, meets_slo, parse_percentiles, parse_slo, serving_stats
+from pdx.domain.serving.records import RequestRecord
+from pdx.domain.serving.spec import ServeSpec
+from pdx.domain.serving.workloads import stored_workload
+from pdx.domain.workload import Workload
 
 MS = 1_000_000
 
@@ -87,7 +87,7 @@ def test_serve_specs_name_validate_and_round_trip():
     workload = Workload((spec, open_spec), repetitions=1, warmup=0)
     again = stored_workload(workload.to_dict())
     with pytest.raises(WorkloadError, match="serving scenario"):
-        Workload.from_dict(workload.to_dict())  # pdx.workload alone reads pp/tg tests
+        Workload.from_dict(workload.to_dict())  # pdx.domain.workload alone reads pp/tg tests
     assert again.tests == workload.tests and again.tests[0].slo == {"ttft": 500.0}
     for bad in (dict(scenario="load", n_prompt=8, n_gen=8, n_requests=4),
                 dict(scenario="stall", n_prompt=8, n_gen=8, concurrency=2),
@@ -98,7 +98,7 @@ def test_serve_specs_name_validate_and_round_trip():
 
 
 def test_a_load_tests_prefix_cache_claim_is_checked_against_the_servers_hits():
-    from pdx.serving.analysis import cache_claim
+    from pdx.domain.serving.analysis import cache_claim
 
     cold = {"scenario": "load", "turns": 1, "system_prompt": 0}
     assert cache_claim(cold, {"prefix_cache_hits": 3}, 4) == {"claim": "cold", "hits": 3, "holds": True}  # chance

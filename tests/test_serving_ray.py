@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import run_pdx
 

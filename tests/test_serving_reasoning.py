@@ -1,4 +1,4 @@
-"""A reasoning model's stream split into thinking and answer (pdx.serving.reasoning), through the real
+"""A reasoning model's stream split into thinking and answer (pdx.domain.serving.reasoning), through the real
 streaming client against tests/fake_openai_server.py: a recorded vLLM reasoning stream
 (``reasoning_content`` deltas, tests/data/reasoning/README.md says where it comes from), inline
 ``<think>`` spans, and a plain stream whose TTFT must not change."""
@@ -8,12 +8,12 @@ from pathlib import Path
 
 from hypothesis import given, strategies as st
 
-from pdx import figures
-from pdx.serving.load import closed_loop, run_load
-from pdx.serving.metrics import serving_stats
-from pdx.serving.openai import CompletionsClient, TextCompletions
-from pdx.serving.reasoning import ANSWER, REASONING, Phases
-from pdx.serving.records import RequestRecord
+from pdx.reports import figures
+from pdx.measure.serving.load import closed_loop, run_load
+from pdx.domain.serving.metrics import serving_stats
+from pdx.measure.serving.openai import CompletionsClient, TextCompletions
+from pdx.domain.serving.reasoning import ANSWER, REASONING, Phases
+from pdx.domain.serving.records import RequestRecord
 
 RECORDED = Path(__file__).parent / "data" / "reasoning" / "vllm_deepseek_r1_chat_stream.jsonl"
 
@@ -93,9 +93,9 @@ def test_a_delta_is_read_by_its_fields():
 def _stored(record: RequestRecord) -> dict:
     from datetime import datetime, timezone
 
-    from pdx.backend import Sample
-    from pdx.runner import TestOutcome
-    from pdx.serving.spec import ServeSpec
+    from pdx.contract.backend import Sample
+    from pdx.measure.runner import TestOutcome
+    from pdx.domain.serving.spec import ServeSpec
 
     now = datetime.now(timezone.utc)
     sample = Sample(ns=record.end_ns, n_prompt=record.n_prompt, n_gen=record.n_gen, requests=[record])
@@ -106,7 +106,7 @@ def _stored(record: RequestRecord) -> dict:
 def test_the_registry_refuses_phases_that_disagree_with_the_stream():
     import pytest
 
-    from pdx.errors import PdxError
+    from pdx.contract.errors import PdxError
     from pdx.registry.validate import check_test
 
     MS = 1_000_000

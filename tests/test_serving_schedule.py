@@ -7,9 +7,9 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pdx.serving.metrics import meets_slo, serving_stats
-from pdx.serving.records import RequestRecord
-from pdx.serving.saturation import MIN_POINTS, slope, verdict
+from pdx.domain.serving.metrics import meets_slo, serving_stats
+from pdx.domain.serving.records import RequestRecord
+from pdx.domain.serving.saturation import MIN_POINTS, slope, verdict
 
 from conftest import run_pdx
 
@@ -151,8 +151,8 @@ def test_a_server_that_keeps_up_is_not_stopped(fake_server, registry_url):
 
 # Capacity search: the bracketing on a known threshold, then end to end on a server that queues.
 
-from pdx.errors import PdxError  # noqa: E402
-from pdx.serving.capacity import (SIDES, Search, SloWatch, bracket, certain_over, judge,  # noqa: E402
+from pdx.contract.errors import PdxError  # noqa: E402
+from pdx.domain.serving.capacity import (SIDES, Search, SloWatch, bracket, certain_over, judge,  # noqa: E402
                                   parse_capacity_slo)
 
 
@@ -251,7 +251,7 @@ def test_a_point_given_up_could_not_have_held(planned, p, data):
     ranks it reads can be a value under the limit, so the point could still hold."""
     import math
 
-    from pdx.serving.metrics import percentile
+    from pdx.domain.serving.metrics import percentile
 
     need = certain_over(planned, p)
     assert 1 <= need <= planned
@@ -262,7 +262,7 @@ def test_a_point_given_up_could_not_have_held(planned, p, data):
 
 
 def test_the_slo_watch_counts_per_request_targets_and_errors():
-    from pdx.serving.records import RequestRecord
+    from pdx.domain.serving.records import RequestRecord
 
     def ended(ttft_ms, ok=True, scheduled_late_ms=0):
         record = RequestRecord(idx=0, n_prompt=8, max_tokens=4, send_ns=int(scheduled_late_ms * 1e6),

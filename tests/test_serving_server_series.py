@@ -1,4 +1,4 @@
-"""The server's own time series during a serving test (pdx.serving.server_series): read from a real
+"""The server's own time series during a serving test (pdx.domain.serving.server_series): read from a real
 llama-server started by pdx with --metrics, stored on the load run's clock, summarised in `pdx show`
 and drawn under the timeline on the run page."""
 
@@ -7,8 +7,8 @@ import json
 import pytest
 
 from pdx.reports.charts.runcharts import run_charts
-from pdx.serving.server_series import series_summary
-from pdx.synth import get_shape, write_gguf
+from pdx.domain.serving.server_series import series_summary
+from pdx.domain.synth import get_shape, write_gguf
 
 from conftest import run_pdx
 
@@ -28,7 +28,7 @@ def test_a_summary_takes_peaks_of_levels_and_increases_of_counters():
 
 
 def test_a_long_series_stays_bounded_and_says_its_spacing():
-    from pdx.serving.server_series import SeriesRecorder
+    from pdx.domain.serving.server_series import SeriesRecorder
 
     recorder = SeriesRecorder("http://127.0.0.1:9", {}, {"running": ("x",)}, 10, max_points=8)
     t = 0
@@ -41,7 +41,7 @@ def test_a_long_series_stays_bounded_and_says_its_spacing():
 
 
 def test_a_server_without_metrics_gives_no_series():
-    from pdx.serving.server_series import SeriesRecorder
+    from pdx.domain.serving.server_series import SeriesRecorder
 
     recorder = SeriesRecorder("http://127.0.0.1:9", {}, {"running": ("x",)}, 10).start()
     assert recorder.stop(None) is None and recorder.failed >= 1

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdx.registry.redact import HOST_MARK, redact_record
-from pdx.serving.load import Planned
-from pdx.serving.shards import caps, merge, share
+from pdx.measure.serving.load import Planned
+from pdx.measure.serving.shards import caps, merge, share
 
 from conftest import assert_one_line_error, pdx_here, run_pdx_here
 
@@ -88,7 +88,7 @@ def _workers_of(pid: int) -> list[int]:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"pdx.workers" in cmdline:
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"pdx.base.workers" in cmdline:
                 found.append(int(entry.name))
     return found
 
@@ -146,8 +146,8 @@ def test_what_cannot_be_split_is_refused_in_one_line(fake_server, args, message)
 
 
 def test_a_client_past_its_limit_is_said_in_one_line_and_a_quiet_one_is_not():
-    from pdx import figures
-    from pdx.serving.analysis import client_stats
+    from pdx.reports import figures
+    from pdx.domain.serving.analysis import client_stats
 
     def notes(client: dict) -> list:
         test = {"name": "r400", "kind": "serve", "spec": {}, "requests": [],

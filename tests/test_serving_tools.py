@@ -1,7 +1,7 @@
 """GuideLLM and AIPerf themselves (tox -e tools installs both) against a real llama-server on a pdx
 synthetic model, pointed at its HF tokenizer: their files imported, shown, reported and published.
 That the tools' token counts agree with the server's is the check that the synthetic GGUF and HF
-tokenizer are one tokenizer (pdx.synth.vocabulary). Tiny workloads: the point is the path, not the
+tokenizer are one tokenizer (pdx.domain.synth.vocabulary). Tiny workloads: the point is the path, not the
 figures."""
 
 import json
@@ -12,8 +12,8 @@ import subprocess
 import pytest
 
 from pdx.plugins.llamacpp.locate import find_llama_server
-from pdx.serving.managed import ManagedServer, free_port
-from pdx.synth import get_shape, write_gguf, write_hf
+from pdx.measure.serving.managed import ManagedServer, free_port
+from pdx.domain.synth import get_shape, write_gguf, write_hf
 
 from conftest import pdx_here
 

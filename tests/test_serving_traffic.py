@@ -1,4 +1,4 @@
-"""Traffic shapes (pdx.serving.traffic): shared system prompts, multi-turn conversations, length
+"""Traffic shapes (pdx.domain.serving.traffic): shared system prompts, multi-turn conversations, length
 distributions, trace replay and ramp-up, token-exact from the seed."""
 
 import json
@@ -7,12 +7,12 @@ import random
 import pytest
 from hypothesis import given, strategies as st
 
-from pdx.errors import PdxError, WorkloadError
-from pdx.serving.load import arrivals
-from pdx.prompt_stream import PromptStream
-from pdx.serving.prompts import PromptMaker
-from pdx.serving.spec import ServeSpec
-from pdx.serving.traffic import Lengths, Shape, read_trace, trace_requests
+from pdx.contract.errors import PdxError, WorkloadError
+from pdx.measure.serving.load import arrivals
+from pdx.domain.prompt_stream import PromptStream
+from pdx.domain.serving.prompts import PromptMaker
+from pdx.domain.serving.spec import ServeSpec
+from pdx.domain.serving.traffic import Lengths, Shape, read_trace, trace_requests
 
 from conftest import assert_one_line_error, run_pdx
 
@@ -151,7 +151,7 @@ def test_multi_turn_through_the_cli(fake_server, registry_url, tmp_path):
 
 def test_a_test_name_fits_the_registry_however_many_options_it_has():
     from pdx.contract.record import TEST_NAME_MAX
-    from pdx.serving.spec import ServeSpec
+    from pdx.domain.serving.spec import ServeSpec
 
     long_ones = [ServeSpec("capacity", 32, 8, concurrency=1, slo={"ttft": 2000, "tpot": 200, "itl": 50, "e2el": 9000},
                            n_requests=8, system_prompt=160, turns=t, input_dist="uniform:0.25",

@@ -16,11 +16,11 @@ from pdx.registry.transfer import import_file
 from pdx.reports import comparison, groups, labels
 from pdx.reports.charts import figures
 from pdx.reports.hub import hubdata
-from pdx.reports.pages import SiteLinks
+from pdx.reports.site.pages import SiteLinks
 from pdx.reports.site.builder import SiteBuilder, build_site
 from pdx.reports.site.runs import SiteRuns
-from pdx.stats.results import read_runs
-from pdx.workload import TestSpec
+from pdx.reports.results import read_runs
+from pdx.domain.workload import TestSpec
 
 from runfactory import HARDWARE, START, add_run, fill, hardware, model
 

@@ -11,11 +11,11 @@ import struct
 import numpy as np
 import pytest
 
-from pdx.errors import ModelError
-from pdx.models import identify
-from pdx.synth import get_shape, write_gguf, write_hf
-from pdx.synth.gguf_writer import expected_file_bytes
-from pdx.synth.hf_writer import hf_tensor_shapes
+from pdx.contract.errors import ModelError
+from pdx.domain.models import identify
+from pdx.domain.synth import get_shape, write_gguf, write_hf
+from pdx.domain.synth.gguf_writer import expected_file_bytes
+from pdx.domain.synth.hf_writer import hf_tensor_shapes
 
 from conftest import run_pdx
 
@@ -203,9 +203,9 @@ def test_model_info_shows_architecture_experts_and_window(files, arch, layout):
 def test_a_cache_written_as_llama_by_an_older_pdx_is_written_again(tmp_path, monkeypatch):
     import gguf
 
-    from pdx.synth import ensure_gguf, ensure_hf
-    from pdx.synth.gguf_writer import default_model_path
-    from pdx.synth.hf_writer import default_hf_path
+    from pdx.domain.synth import ensure_gguf, ensure_hf
+    from pdx.domain.synth.gguf_writer import default_model_path
+    from pdx.domain.synth.hf_writer import default_hf_path
 
     monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))
     as_llama = dataclasses.replace(OSS, architecture="llama", sliding_window=0, sliding_pattern=0)

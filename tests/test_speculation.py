@@ -7,11 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdx import ceilings, figures
-from pdx.ceilings.roofline import HardwareFigures
-from pdx.errors import PdxError
+from pdx.domain import ceilings
+from pdx.reports import figures
+from pdx.domain.ceilings.roofline import HardwareFigures
+from pdx.contract.errors import PdxError
 from pdx.plugins.llamacpp import speculation
-from pdx.speculation import NGRAM_NOTE, speculation_stats
+from pdx.domain.speculation import NGRAM_NOTE, speculation_stats
 
 
 def _request(drafted, accepted, predicted, role="tg", status="ok"):
@@ -180,10 +181,10 @@ def _speculating_run(tmp_path, counted: dict | None) -> str:
 
     from rich.console import Console
 
-    from pdx.display import print_run
+    from pdx.reports.display import print_run
     from pdx.registry import Registry
-    from pdx.stats.results import read_run
-    from pdx.workload import TestSpec
+    from pdx.reports.results import read_run
+    from pdx.domain.workload import TestSpec
     from runfactory import START, add_run, hardware, model
 
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"

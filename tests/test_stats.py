@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from pdx.stats.results import derive_stats as derive
-from pdx.stats import rates, summarize, t95
+from pdx.reports.results import derive_stats as derive
+from pdx.domain.stats import rates, summarize, t95
 
 
 def test_summary_matches_hand_computation():

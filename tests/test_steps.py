@@ -1,4 +1,4 @@
-"""Step detection (pdx.stats.steps): a planted step is found at its version, noise alone has none.
+"""Step detection (pdx.domain.stats.steps): a planted step is found at its version, noise alone has none.
 
 Series here are built from the samples of a real llama-bench run on an NVIDIA H200 (tests/data/h200/,
 recorded there: see its README), cut into runs of ten repetitions, and from seeded noise around known
@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from pdx.reports.history import version_key
-from pdx.stats.steps import Point, detect_steps
+from pdx.domain.stats.steps import Point, detect_steps
 
 
 def series(levels: list[float], seed: int = 0, run_sd: float = 0.01, within: float = 0.01) -> list[Point]:

@@ -5,10 +5,10 @@ import struct
 import numpy as np
 import pytest
 
-from pdx.errors import ModelError, PdxError
-from pdx.models import identify
-from pdx.synth import GGUF_TYPES, SHAPES, get_shape, vocabulary, write_gguf
-from pdx.synth.gguf_writer import expected_file_bytes
+from pdx.contract.errors import ModelError, PdxError
+from pdx.domain.models import identify
+from pdx.domain.synth import GGUF_TYPES, SHAPES, get_shape, vocabulary, write_gguf
+from pdx.domain.synth.gguf_writer import expected_file_bytes
 
 from conftest import assert_one_line_error, run_pdx
 
@@ -83,7 +83,7 @@ def test_identify_hugging_face_directory(tmp_path):
 
 
 def test_hash_is_cached_by_path_size_and_mtime(tmp_path):
-    from pdx.models import content_hash
+    from pdx.domain.models import content_hash
 
     path = tmp_path / "blob"
     path.write_bytes(b"a" * 1000)
@@ -110,8 +110,8 @@ def test_synthetic_hf_model_has_hf_names_and_reads_back(tmp_path, dtype, st_dtyp
     from safetensors.numpy import load_file
     from tokenizers import Tokenizer
 
-    from pdx.synth import write_hf
-    from pdx.synth.hf_writer import hf_tensor_shapes
+    from pdx.domain.synth import write_hf
+    from pdx.domain.synth.hf_writer import hf_tensor_shapes
 
     shape = get_shape("tiny")
     path = write_hf(shape, dtype, tmp_path / "tiny")
@@ -144,7 +144,7 @@ def test_synthetic_hf_model_has_hf_names_and_reads_back(tmp_path, dtype, st_dtyp
 
 
 def test_synthetic_hf_models_are_seeded_and_tie_when_the_shape_does(tmp_path):
-    from pdx.synth import write_hf
+    from pdx.domain.synth import write_hf
 
     shape = get_shape("tiny")
     a, b = write_hf(shape, "f16", tmp_path / "a", seed=1), write_hf(shape, "f16", tmp_path / "b", seed=1)
@@ -160,8 +160,8 @@ def test_synthetic_hf_models_are_seeded_and_tie_when_the_shape_does(tmp_path):
 
 
 def test_hf_backends_get_a_default_synthetic_model(tmp_path, monkeypatch):
-    from pdx import plugin_manager
-    from pdx import model_arg
+    from pdx.base import plugin_manager
+    from pdx.measure import model_arg
 
     monkeypatch.setenv("PDX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(model_arg, "DEFAULT_SHAPE", "tiny")
@@ -183,8 +183,8 @@ def test_a_quantised_synth_file_is_named_for_its_type(tmp_path, monkeypatch):
     input (llama-quantize keeps every key of it the same way; tests/test_llamacpp_moe.py runs it)."""
     import shutil
 
-    from pdx import plugin_manager
-    from pdx.synth.quantizers import Quantizer
+    from pdx.base import plugin_manager
+    from pdx.domain.synth.quantizers import Quantizer
 
     copy = Quantizer("copy", ("Q4_K_M",), lambda source, dest, qtype: shutil.copyfile(source, dest))
     monkeypatch.setattr(plugin_manager, "quantizers", lambda: (copy,))

@@ -12,11 +12,11 @@ import re
 import pytest
 from rich.console import Console
 
-from pdx import figures
-from pdx.display import print_run
+from pdx.reports import figures
+from pdx.reports.display import print_run
 from pdx.registry import Registry
-from pdx.stats.results import read_run
-from pdx.workload import TestSpec
+from pdx.reports.results import read_run
+from pdx.domain.workload import TestSpec
 
 from conftest import pdx_here, run_pdx
 from runfactory import START, add_run, hardware, model
@@ -168,7 +168,7 @@ def test_pdx_runs_keeps_an_id_pdx_show_takes_and_both_rates(tmp_path, width):
 def test_pdx_hw_list_fits_and_keeps_each_chip_s_name_and_figures(width):
     """`pdx hw list` in a subprocess: every chip's name (what --hardware takes) and its bandwidth and compute
     in the table, whole; its id beside it where there is room, else under the table."""
-    from pdx.hardware import catalog
+    from pdx.domain.hardware import catalog
 
     listed = run_pdx("hw", "list", env={"COLUMNS": str(width)})
     assert listed.returncode == 0, listed.stderr

@@ -4,9 +4,9 @@ survives, twice adds nothing, a bad file stores nothing."""
 import json
 import re
 
-from pdx.models import identify
+from pdx.domain.models import identify
 from pdx.registry import Registry
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 from conftest import assert_one_line_error, pdx_here, run_pdx_here
 from test_registry import make_start, outcome

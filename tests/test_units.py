@@ -2,8 +2,8 @@
 
 import pytest
 
-from pdx.errors import PdxError
-from pdx.units import fmt_si, parse_bandwidth, parse_bytes, parse_count, parse_flops
+from pdx.contract.errors import PdxError
+from pdx.base.units import fmt_si, parse_bandwidth, parse_bytes, parse_count, parse_flops
 
 
 @pytest.mark.parametrize("text, value", [

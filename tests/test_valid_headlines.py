@@ -15,9 +15,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pdx import headline
+from pdx.domain import headline
 from pdx.registry import Registry
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 from conftest import run_pdx_here
 from runfactory import START, add_run, hardware, model
@@ -91,7 +91,7 @@ def registry(tmp_path) -> tuple[str, str, str]:
 
 
 def test_the_rule_names_the_above_run_only(registry):
-    from pdx.stats.results import read_run
+    from pdx.reports.results import read_run
 
     url, valid, above = registry
     store = Registry(url)
@@ -174,8 +174,8 @@ def _serve_test(first_ms: list[int], tokens: int = 10, gap_ms: int = 90, failed:
                 scenario: str = "load") -> dict:
     """A serving test of requests all sent at 0, each first token at ``first_ms`` and then ``tokens``
     - 1 more every ``gap_ms``, with its statistics derived as every reader derives them."""
-    from pdx.serving.records import RequestRecord
-    from pdx.stats.results import derive_stats
+    from pdx.domain.serving.records import RequestRecord
+    from pdx.reports.results import derive_stats
 
     records = []
     for idx, first in enumerate(first_ms):
@@ -192,7 +192,7 @@ def _serve_test(first_ms: list[int], tokens: int = 10, gap_ms: int = 90, failed:
 def test_a_queued_serving_run_is_overloaded_a_parallel_one_is_not():
     """One slot for eight requests sent at once: each waits for those before it (median TTFT 36x the
     first's, most of its E2EL): overloaded, no headline, refused by submit; eight slots: valid."""
-    from pdx.contrib.submit import refusals
+    from pdx.api.contrib.submit import refusals
 
     queued = _serve_test([100 + 1000 * i for i in range(8)])
     kind, words = headline.problem_of(queued)

@@ -7,19 +7,19 @@ import sqlite3
 
 import pytest
 
-from pdx.backend import Sample
-from pdx.errors import PdxError
-from pdx.models import identify
+from pdx.contract.backend import Sample
+from pdx.contract.errors import PdxError
+from pdx.domain.models import identify
 from pdx.registry import Registry
 from pdx.registry.bundle import digest
 from pdx.registry.validate import RecordError, check_records, count, finite_number, timestamp
-from pdx.runner import TestOutcome
-from pdx.workload import TestSpec
+from pdx.measure.runner import TestOutcome
+from pdx.domain.workload import TestSpec
 
 from conftest import assert_one_line_error, pdx_here, run_pdx_here
 from test_registry import make_start, outcome
 from test_transfer import fill
-from pdx.stats.results import read_run
+from pdx.reports.results import read_run
 
 
 @pytest.fixture(scope="module")
@@ -367,12 +367,12 @@ def test_a_test_field_is_one_line_in_its_record_and_its_migration(tmp_path):
 
 def test_the_runner_s_types_carry_every_stored_sample_and_request_column():
     """Samples and requests cross from the runner into the registry by their column names: each column
-    is a field (or property) of pdx.backend.Sample and pdx.serving.records.RequestRecord, and a test
+    is a field (or property) of pdx.contract.backend.Sample and pdx.domain.serving.records.RequestRecord, and a test
     outcome refuses a field it does not declare (set by a misspelt name, it would never be stored)."""
-    from pdx.backend import Sample
+    from pdx.contract.backend import Sample
     from pdx.registry.fields import REQUEST_COLUMNS, SAMPLE_FIELDS
-    from pdx.runner import TestOutcome
-    from pdx.serving.records import RequestRecord
+    from pdx.measure.runner import TestOutcome
+    from pdx.domain.serving.records import RequestRecord
 
     sample = Sample(ns=1_000, n_prompt=8, n_gen=0)
     request = RequestRecord(idx=0, n_prompt=8, max_tokens=4)
@@ -385,12 +385,12 @@ def test_the_runner_s_types_carry_every_stored_sample_and_request_column():
 
 
 def test_a_model_s_facts_are_the_fields_of_its_record():
-    """What pdx reads of a model file (:class:`pdx.models.ModelInfo`) is its record's model entry but
+    """What pdx reads of a model file (:class:`pdx.domain.models.ModelInfo`) is its record's model entry but
     its id (the record names it by content: the id is the sha256)."""
     from dataclasses import fields as dataclass_fields
 
     from pdx.contract import record
-    from pdx.models import ModelInfo
+    from pdx.domain.models import ModelInfo
 
     assert {f.name for f in dataclass_fields(ModelInfo)} == set(record.Model.__annotations__) - {"id"}
 

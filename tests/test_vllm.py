@@ -16,9 +16,9 @@ import time
 import pytest
 import requests
 
-from pdx.serving.managed import ManagedServer, free_port, port_in_use
-from pdx.serving.prometheus import parse
-from pdx.synth import get_shape, write_hf
+from pdx.measure.serving.managed import ManagedServer, free_port, port_in_use
+from pdx.domain.serving.prometheus import parse
+from pdx.domain.synth import get_shape, write_hf
 
 from conftest import assert_one_line_error, run_pdx, timed_or_burst
 
@@ -312,9 +312,9 @@ def test_server_gone_mid_run_keeps_completed_work(registry_url, keyed_server):
 def test_offline_backend_leaves_the_environment_as_it_found_it(tiny_hf):
     """vLLM takes its settings from the environment; what the in-process backend sets there is its own,
     so a `vllm serve` started later by the same process is not handed an in-process engine core."""
-    from pdx.backend import BackendConfig
-    from pdx.models import identify
-    from pdx.plugin_manager import get_backend
+    from pdx.contract.backend import BackendConfig
+    from pdx.domain.models import identify
+    from pdx.base.plugin_manager import get_backend
 
     # vLLM's import sets variables of its own (LD_PRELOAD, LOCAL_WORLD_SIZE...); these are pdx's.
     keys = ("VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_LOGGING_LEVEL", "VLLM_LOGGING_STREAM", "VLLM_CPU_KVCACHE_SPACE",
@@ -332,11 +332,11 @@ def test_offline_backend_leaves_the_environment_as_it_found_it(tiny_hf):
 def test_offline_engine_is_given_the_prompt_streams_ids(tiny_hf):
     """What vLLM's engine is given (add_request's token ids) is the prompt stream's: the ids every other
     backend is fed for the same seed and test (tests/test_prompt_stream.py)."""
-    from pdx.backend import BackendConfig
-    from pdx.models import identify
-    from pdx.plugin_manager import get_backend
-    from pdx.prompt_stream import PromptStream
-    from pdx.workload import TestSpec
+    from pdx.contract.backend import BackendConfig
+    from pdx.domain.models import identify
+    from pdx.base.plugin_manager import get_backend
+    from pdx.domain.prompt_stream import PromptStream
+    from pdx.domain.workload import TestSpec
 
     model = identify(tiny_hf)
     backend = get_backend("vllm")(BackendConfig(threads=1, seed=11, options={"engine_args": json.dumps(ENGINE_ARGS)}))

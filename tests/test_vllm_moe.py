@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from pdx import ceilings
-from pdx.synth import get_shape, write_hf
+from pdx.domain import ceilings
+from pdx.domain.synth import get_shape, write_hf
 
 from conftest import run_pdx
 

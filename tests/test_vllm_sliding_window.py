@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pdx.synth import get_shape, write_hf
+from pdx.domain.synth import get_shape, write_hf
 
 from conftest import assert_judged_with_the_window, run_pdx
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from pdx.synth import get_shape, write_hf
+from pdx.domain.synth import get_shape, write_hf
 
 from conftest import run_pdx
 

@@ -1,4 +1,4 @@
-"""The synthetic models' one vocabulary (pdx.synth.vocabulary): the HF tokenizer pdx writes
+"""The synthetic models' one vocabulary (pdx.domain.synth.vocabulary): the HF tokenizer pdx writes
 round-trips any text, and gives the ids of the GGUF's tokens. The same texts against
 llama.cpp's own tokenizer are in tests/test_llamacpp_tools.py, against vLLM's in
 tests/test_vllm.py."""
@@ -6,7 +6,7 @@ tests/test_vllm.py."""
 from hypothesis import given, settings, strategies as st
 from tokenizers import Tokenizer
 
-from pdx.synth import get_shape, vocabulary, write_hf
+from pdx.domain.synth import get_shape, vocabulary, write_hf
 
 import pytest
 
@@ -59,8 +59,8 @@ def test_llama_server_tokenizes_every_text_as_the_hf_tokenizer_does(tokenizer, t
     import requests
 
     from pdx.plugins.llamacpp.locate import find_llama_server
-    from pdx.serving.managed import ManagedServer, free_port
-    from pdx.synth import write_gguf
+    from pdx.measure.serving.managed import ManagedServer, free_port
+    from pdx.domain.synth import write_gguf
 
     model = write_gguf(SHAPE, "f16", tmp_path / "tiny.gguf")
     port = free_port()

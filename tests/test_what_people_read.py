@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pdx.display import print_run
+from pdx.reports.display import print_run
 from pdx.registry import Registry
-from pdx.reports import pages
+from pdx.reports.site import pages
 from pdx.reports.report.single_file import render_report
 from pdx.reports.site.builder import PageRenderer
-from pdx.stats.results import read_run
-from pdx.workload import TestSpec
+from pdx.reports.results import read_run
+from pdx.domain.workload import TestSpec
 
 from conftest import pdx_here, pdx_import
 from runfactory import FOUR, START, add_run, four_runs, hardware, model

@@ -1,7 +1,7 @@
 import pytest
 
-from pdx.errors import WorkloadError
-from pdx.workload import TestSpec, build_workload, parse_int_list
+from pdx.contract.errors import WorkloadError
+from pdx.domain.workload import TestSpec, build_workload, parse_int_list
 
 
 @pytest.mark.parametrize(

@@ -14,12 +14,12 @@ import threading
 
 import click
 
-from pdx import plugin_manager
+from pdx.base import plugin_manager
 from pdx.cli import (backends, bench, bisect, cache, ceiling, hardware, hub, models, plugins, reports, repro, runs, serve,
                      share)
 from pdx.cli.base import cli
-from pdx.errors import PdxError, Terminated
-from pdx.secrets import scrub_text  # a message that quotes a URL or a flag shows no secret
+from pdx.contract.errors import PdxError, Terminated
+from pdx.base.secrets import scrub_text  # a message that quotes a URL or a flag shows no secret
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
@@ -40,7 +40,7 @@ def build_cli() -> click.Group:
 
 
 def fail(message: str, code: int = 2) -> None:
-    from pdx.display.text import printable
+    from pdx.reports.display.text import printable
 
     click.echo(f"pdx: error: {printable(scrub_text(message))}", err=True)
     sys.exit(code)
@@ -75,7 +75,7 @@ def _warn_left_out() -> None:
 
 
 # What writing to a full disk, a closed pipe or a lost terminal raises: a write no pdx code caught
-# (its own files are written through pdx.files, whose errors are one line already) is the output's.
+# (its own files are written through pdx.base.files, whose errors are one line already) is the output's.
 _OUTPUT_ERRORS = {errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT, errno.EFBIG}
 
 

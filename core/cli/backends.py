@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pdx import plugin_manager
-from pdx.backend import option_help
+from pdx.base import plugin_manager
+from pdx.contract.backend import option_help
 from pdx.cli.base import echo_json, json_option
 
 

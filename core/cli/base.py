@@ -7,9 +7,9 @@ import json
 import click
 
 import pdx
-from pdx.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH, parse_price
-from pdx.errors import PdxError
-from pdx.numbers import MAX_FLOAT, MAX_INT, parse_float, parse_int
+from pdx.domain.energy.figures import DEFAULT_CURRENCY, DEFAULT_PRICE_KWH, parse_price
+from pdx.contract.errors import PdxError
+from pdx.contract.numbers import MAX_FLOAT, MAX_INT, parse_float, parse_int
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -126,7 +126,7 @@ def energy_options(command):
 
 
 class Integer(click.ParamType):
-    """A whole number through :func:`pdx.numbers.parse_int`: ASCII digits, bounded, one line naming the option."""
+    """A whole number through :func:`pdx.contract.numbers.parse_int`: ASCII digits, bounded, one line naming the option."""
 
     name = "integer"
 
@@ -152,7 +152,7 @@ class IntegerList(Integer):
 
 
 class Number(click.ParamType):
-    """A finite number through :func:`pdx.numbers.parse_float`: never NaN or infinite, bounded."""
+    """A finite number through :func:`pdx.contract.numbers.parse_float`: never NaN or infinite, bounded."""
 
     name = "number"
 

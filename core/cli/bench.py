@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from pdx.backend import option_pairs
-from pdx.errors import PdxError
+from pdx.contract.backend import option_pairs
+from pdx.contract.errors import PdxError
 from pdx.cli.base import (Integer, Number, echo_json, energy_options, engine_option, json_option, registry_option,
                           server_options, tag_option, warn_energy)
-from pdx.numbers import MAX_COUNT, MAX_THREADS, parse_int
-from pdx.workload import (AUTO_FIRST_BATCH, DEFAULT_MAX_REPETITIONS, DEFAULT_TARGET_CI, BenchOptions, parse_int_list,
+from pdx.contract.numbers import MAX_COUNT, MAX_THREADS, parse_int
+from pdx.domain.workload import (AUTO_FIRST_BATCH, DEFAULT_MAX_REPETITIONS, DEFAULT_TARGET_CI, BenchOptions, parse_int_list,
                           parse_target_ci)
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
@@ -114,8 +114,8 @@ def bench(ctx: click.Context, **params) -> None:
     Tests follow llama-bench: -p 512,1024 -n 128 -d 0,4096 -b 1,8 -r 5 gives
     pp512, pp1024 and tg128, each at depth 0 and 4096 and batch 1 and 8.
     """
-    from pdx.display import make_console
-    from pdx.display.ceilings import print_ceiling_moves
+    from pdx.reports.display import make_console
+    from pdx.reports.display.ceilings import print_ceiling_moves
 
     as_json, versions = params["as_json"], params.pop("engine_version")
     configs = bench_plan(ctx, **params)
@@ -158,7 +158,7 @@ def bench_plan(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen,
 def run_versions(configs: list, versions: list[str], registry: str | None, as_json: bool) -> list[dict]:
     """One run per engine version of the one run the options ask for, interleaved, each table printed."""
     from pdx import api
-    from pdx.display import make_console, print_run
+    from pdx.reports.display import make_console, print_run
 
     if len(configs) != 1:
         raise click.UsageError(f"--engine-version runs one workload per version; the options make {len(configs)} "
@@ -176,7 +176,7 @@ def run_and_show(config, store, as_json: bool) -> dict:
     """Run one benchmark with a progress bar and print its table (unless JSON is wanted)."""
     from pdx import api
     from pdx.cli.progress import bench_progress
-    from pdx.display import make_console, print_run
+    from pdx.reports.display import make_console, print_run
 
     workload = config.workload
     with bench_progress(len(workload.tests), workload.repetitions, enabled=not as_json) as progress:

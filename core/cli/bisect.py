@@ -6,7 +6,7 @@ import click
 
 from pdx.cli.base import Number, echo_json, json_option, registry_option
 from pdx.cli.bench import bench, bench_plan
-from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
+from pdx.reports.sample_compare import DEFAULT_ALPHA, DEFAULT_FACTOR
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -38,8 +38,9 @@ def bisect(ctx: click.Context, engine, source, good, bad, build_dir, factor, alp
     bad commit is no slower), 125 a commit could not be tested (build or run failed,
     or its samples were undecided: repeat more with -r).
     """
-    from pdx import api, plugin_manager
-    from pdx.bisect import bisect as run_bisect
+    from pdx import api
+    from pdx.base import plugin_manager
+    from pdx.api.bisect import bisect as run_bisect
 
     builders = plugin_manager.engine_builders()
     builder = builders.get(engine)

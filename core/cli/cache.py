@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from pdx.cli.base import echo_json, json_option
-from pdx.models import cache as model_cache
-from pdx.paths import cache_dir
+from pdx.domain.models import cache as model_cache
+from pdx.base.paths import cache_dir
 
 
 @click.group()

@@ -7,7 +7,7 @@ import functools
 import click
 
 from pdx.cli.base import Integer, Number, echo_json, json_option
-from pdx.numbers import MAX_TOKENS
+from pdx.contract.numbers import MAX_TOKENS
 
 _POSITIVE = Integer(min=1, max=MAX_TOKENS)
 
@@ -66,9 +66,10 @@ def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_param
 
     --hardware probe judges by this machine's probe; a catalog chip that is this machine is
     judged by its cached probe too, and the lower ceiling binds."""
-    from pdx import ceilings
-    from pdx.ceilings import napkin, sources
-    from pdx.display.napkin import print_ceiling_report
+    from pdx.domain import ceilings
+    from pdx.domain.ceilings import napkin
+    from pdx.measure import ceiling_sources as sources
+    from pdx.reports.display.napkin import print_ceiling_report
 
     spec = napkin.ModelSpec(model_bytes=model_bytes, params=params, active_params=active_params, experts=experts,
                             experts_used=experts_used, **model)
@@ -90,8 +91,8 @@ def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_param
 @json_option
 def kv(kv_type, context, batch, memory, hardware, weights, as_json, **model) -> None:
     """KV-cache bytes per token, per context, per batch, and what fits in memory."""
-    from pdx.ceilings import napkin
-    from pdx.display.napkin import print_kv_report
+    from pdx.domain.ceilings import napkin
+    from pdx.reports.display.napkin import print_kv_report
 
     spec = napkin.ModelSpec(**{k: v for k, v in model.items() if k != "weight_type"})
     report = napkin.kv_calculation(spec, kv_type, context, batch, memory, hardware, weights)

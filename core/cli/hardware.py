@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pdx.cli.base import Integer, echo_json, json_option
-from pdx.numbers import MAX_THREADS
+from pdx.contract.numbers import MAX_THREADS
 
 threads_option = click.option("-t", "--threads", type=Integer(min=1, max=MAX_THREADS), help="Threads the probes use. [default: physical cores]")
 
@@ -20,7 +20,7 @@ def hw(ctx, threads, no_probe, as_json) -> None:
     if ctx.invoked_subcommand:
         return
     from pdx import api
-    from pdx.display.hardware import print_chip, print_machine, print_meters, print_probe
+    from pdx.reports.display.hardware import print_chip, print_machine, print_meters, print_probe
 
     report = api.hardware_report(threads, run_probe=not no_probe)
     if as_json:
@@ -50,7 +50,7 @@ def hw(ctx, threads, no_probe, as_json) -> None:
 def probe(threads, force, device, array_mib, matmul_n, reps, as_json) -> None:
     """Measure memory bandwidth and matmul FLOP/s on a device, at the benchmark's thread count."""
     from pdx import api
-    from pdx.display.hardware import print_probe
+    from pdx.reports.display.hardware import print_probe
 
     sizes = {"array_bytes": array_mib and array_mib * 2**20, "matmul_n": matmul_n, "reps": reps}
     if device == "cpu" and any(sizes.values()):
@@ -66,8 +66,8 @@ def probe(threads, force, device, array_mib, matmul_n, reps, as_json) -> None:
 @json_option
 def list_chips(as_json) -> None:
     """List the hardware catalog (vendor figures, each with its source)."""
-    from pdx.hardware import catalog
-    from pdx.display.hardware import print_catalog
+    from pdx.domain.hardware import catalog
+    from pdx.reports.display.hardware import print_catalog
 
     if as_json:
         echo_json([chip.figures() for chip in catalog.chips()])

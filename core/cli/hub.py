@@ -7,8 +7,8 @@ import sys
 import click
 
 from pdx.cli.base import registry_option, where_option
-from pdx.errors import WorkloadError
-from pdx.workload import parse_target_ci
+from pdx.contract.errors import WorkloadError
+from pdx.domain.workload import parse_target_ci
 
 
 def _fraction(ctx, param, value) -> float:
@@ -36,8 +36,8 @@ def submit(runs, where, folder, max_cv, force, registry) -> None:
     one per run, named by content id; refuses interrupted, failed or unidentified runs, and those
     no leaderboard takes: a test above its ceiling, noisy, or a serving test of an overloaded server."""
     from pdx import api
-    from pdx.contrib.submit import submit as write
-    from pdx.display.text import printable
+    from pdx.api.contrib.submit import submit as write
+    from pdx.reports.display.text import printable
     from pdx.registry import transfer
     from pdx.registry.where import parse_where
 
@@ -74,8 +74,8 @@ def hub_group() -> None:
 def verify(folder, tolerance) -> None:
     """Check every bundle of FOLDER: schema, digests, names, duplicates, model identities and
     plausible rates. One line per problem, naming its file; exit 1 on any."""
-    from pdx.contrib.verify import verify_folder
-    from pdx.display.text import printable
+    from pdx.api.contrib.verify import verify_folder
+    from pdx.reports.display.text import printable
 
     result = verify_folder(folder, tolerance)
     for problem in result.problems:  # a file's name is a stranger's: an escape sequence in it is shown, not obeyed

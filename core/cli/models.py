@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from pdx.cli.base import Integer, echo_json, json_option
-from pdx.errors import ModelError
-from pdx.files import output_folder, output_path
-from pdx.models import identify
-from pdx.numbers import MAX_TOKENS
+from pdx.contract.errors import ModelError
+from pdx.base.files import output_folder, output_path
+from pdx.domain.models import identify
+from pdx.contract.numbers import MAX_TOKENS
 
 
 @click.group()
@@ -43,8 +43,8 @@ def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
     architecture: llama (Mixtral with experts), gemma3 or gpt-oss."""
     import os
 
-    from pdx.synth import default_hf_path, default_model_path, get_shape, write_gguf, write_hf
-    from pdx.units import human_bytes, human_count
+    from pdx.domain.synth import default_hf_path, default_model_path, get_shape, write_gguf, write_hf
+    from pdx.base.units import human_bytes, human_count
 
     chosen = get_shape(shape).with_dims(**dims)
     if layout == "hf":
@@ -72,8 +72,8 @@ def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
 @json_option
 def shapes(as_json) -> None:
     """List the named shapes."""
-    from pdx.synth import SHAPES
-    from pdx.units import human_count
+    from pdx.domain.synth import SHAPES
+    from pdx.base.units import human_count
 
     if as_json:
         echo_json({name: s.to_dict() for name, s in SHAPES.items()})
@@ -91,7 +91,7 @@ def shapes(as_json) -> None:
 @json_option
 def info(path, as_json) -> None:
     """Show what a model file is: architecture, size, dims, hash."""
-    from pdx.units import human_bytes, human_count
+    from pdx.base.units import human_bytes, human_count
 
     found = identify(path)
     if as_json:
@@ -112,7 +112,7 @@ def info(path, as_json) -> None:
 
 def _moe_rows(extra: dict) -> list[tuple[str, str]]:
     """Experts, active parameters and sliding windows, where the model has them."""
-    from pdx.units import human_bytes, human_count
+    from pdx.base.units import human_bytes, human_count
 
     rows = []
     experts = extra.get("experts")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pdx import plugin_manager
+from pdx.base import plugin_manager
 from pdx.cli.base import echo_json, json_option
 
 STATUS_COLOURS = {"loaded": "green", "failed": "red", "disabled": "yellow"}

@@ -7,8 +7,8 @@ from typing import Iterator
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
 
-from pdx.display.text import SafeConsole
-from pdx.runner import Progress
+from pdx.reports.display.text import SafeConsole
+from pdx.measure.runner import Progress
 
 
 @contextlib.contextmanager

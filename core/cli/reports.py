@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from pdx.cli.base import Number, echo_json, json_option, registry_option, where_option
-from pdx.secrets import redact_secrets
-from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
+from pdx.base.secrets import redact_secrets
+from pdx.reports.sample_compare import DEFAULT_ALPHA, DEFAULT_FACTOR
 
 templates_option = click.option(
     "--templates", type=click.Path(file_okay=False), envvar="PDX_TEMPLATES",
@@ -58,13 +58,13 @@ def publish(directory, runs, where, title, bundles, cache, no_cache, skip_reject
     """Build (or update) a static site of runs in DIRECTORY: leaderboard, run, model,
     hardware and comparison pages, each with the JSON it was made from."""
     from pdx import api
-    from pdx.display.text import printable
+    from pdx.reports.display.text import printable
     from pdx.registry.where import parse_where
     from pdx.reports import selection
     from pdx.reports.site.builder import publish as build_site
 
     if bundles:
-        from pdx.contrib.publish import publish_bundles
+        from pdx.api.contrib.publish import publish_bundles
 
         if runs or where:
             raise click.UsageError("--bundles publishes the whole folder: give no RUN or --where")
@@ -106,13 +106,13 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
     Two runs without a test both measured have nothing to compare: one line
     says why and the exit code is 3, as `pdx check`'s."""
     from pdx import api
-    from pdx.display import print_check
+    from pdx.reports.display import print_check
     from pdx.reports import comparison
     from pdx.reports.gate import verdict
     from pdx.reports.report.single_file import render_comparison
-    from pdx.reports.writer import write_file
+    from pdx.reports.site.writer import write_file
 
-    from pdx.stats.results import read_run
+    from pdx.reports.results import read_run
 
     store = api.open_registry(registry)
     base_run, new_run = read_run(store, baseline), read_run(store, new)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from pdx.backend import option_pairs
+from pdx.contract.backend import option_pairs
 from pdx.cli.base import Number, echo_json, json_option, registry_option, tag_option
 from pdx.cli.bench import run_and_show
-from pdx.stats.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
+from pdx.reports.sample_compare import DEFAULT_ALPHA, DEFAULT_FACTOR
 
 
 @click.command()
@@ -30,7 +30,7 @@ def rerun(ctx: click.Context, run_id, allow_drift, model, options, tags, registr
     needs server flags, a URL or engine arguments is refused until they are given again with -o.
     """
     from pdx import api
-    from pdx.rerun import rerun_config
+    from pdx.api.rerun import rerun_config
 
     try:
         given = option_pairs(options)
@@ -80,14 +80,14 @@ def check(ctx: click.Context, run_id, baseline, use_history, factor, alpha, regi
          or no test both runs measured (the one line says which)
     """
     from pdx import api
-    from pdx.display import print_check
+    from pdx.reports.display import print_check
     from pdx.reports.gate import EXIT_REGRESSION, check as run_check
 
     if use_history == bool(baseline):
         raise click.UsageError("give --baseline RUN|TAG, or --history (not both)")
     if use_history:
-        from pdx.display import make_console
-        from pdx.display.history import print_history
+        from pdx.reports.display import make_console
+        from pdx.reports.display.history import print_history
         from pdx.reports.history import history_of_run
 
         found = history_of_run(api.open_registry(registry), run_id, factor)
@@ -120,8 +120,8 @@ def history(hardware, model, backend, tests, factor, registry, as_json) -> None:
     """An engine's history on one machine and model: each test's runs by engine version, a sparkline,
     the latest against the best, and the steps found (asv's penalised fit over the stored samples)."""
     from pdx import api
-    from pdx.display import make_console
-    from pdx.display.history import print_history
+    from pdx.reports.display import make_console
+    from pdx.reports.display.history import print_history
     from pdx.reports.history import history as engine_history
 
     found = engine_history(api.open_registry(registry), hardware, model, backend, list(tests), factor)

@@ -19,8 +19,8 @@ from pdx.contract.record import RUN_STATUSES
 def runs(backend, model, tag, status, limit, registry, as_json) -> None:
     """List stored runs, newest first."""
     from pdx import api
-    from pdx.display import make_console, runs_table
-    from pdx.stats.results import read_runs
+    from pdx.reports.display import make_console, runs_table
+    from pdx.reports.results import read_runs
 
     found = read_runs(api.open_registry(registry), backend=backend, model=model, tag=tag, status=status, limit=limit)
     if as_json:
@@ -39,9 +39,9 @@ def runs(backend, model, tag, status, limit, registry, as_json) -> None:
 def show(run_id, registry, as_json) -> None:
     """Show one run: its results table and manifest (RUN_ID may be a prefix)."""
     from pdx import api
-    from pdx.display.conditions import print_conditions
-    from pdx.display import make_console, print_manifest, print_run
-    from pdx.stats.results import read_run
+    from pdx.reports.display.conditions import print_conditions
+    from pdx.reports.display import make_console, print_manifest, print_run
+    from pdx.reports.results import read_run
 
     store = api.open_registry(registry)
     run = read_run(store, run_id)

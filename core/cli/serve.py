@@ -10,12 +10,12 @@ import click
 from pdx.cli.base import (Integer, IntegerList, Label, Number, echo_json, energy_options, engine_option, json_option,
                           registry_option, server_options, tag_option, warn, warn_energy)
 from pdx.cli.bench import execute, parse_options, server_variants
-from pdx.errors import PdxError
-from pdx.numbers import MAX_COUNT, MAX_TOKENS, parse_float
-from pdx.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION, parse_capacity_slo
-from pdx.serving.metrics import parse_percentiles, parse_slo
-from pdx.serving.saturation import DEFAULT_WINDOW_S
-from pdx.workload import parse_int_list
+from pdx.contract.errors import PdxError
+from pdx.contract.numbers import MAX_COUNT, MAX_TOKENS, parse_float
+from pdx.domain.serving.capacity import DEFAULT_BUDGET_S, DEFAULT_PERCENTILE, DEFAULT_PRECISION, parse_capacity_slo
+from pdx.domain.serving.metrics import parse_percentiles, parse_slo
+from pdx.domain.serving.saturation import DEFAULT_WINDOW_S
+from pdx.domain.workload import parse_int_list
 
 
 def _rates(text: str | None) -> list[float] | None:
@@ -30,7 +30,7 @@ def _rates(text: str | None) -> list[float] | None:
 
 
 def _traffic(system_prompt, turns, input_dist, output_dist, ramp_up, trace, think_time=None) -> dict:
-    """The traffic-shape fields given (pdx.serving.traffic), as ServeSpec takes them."""
+    """The traffic-shape fields given (pdx.domain.serving.traffic), as ServeSpec takes them."""
     given = {"system_prompt": system_prompt, "turns": turns, "input_dist": input_dist, "output_dist": output_dist,
              "ramp_s": ramp_up, "trace": trace, "think_s": think_time}
     return {k: v for k, v in given.items() if v is not None}
@@ -91,8 +91,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     times the requests in flight when it was sent (so a server that accepts and never answers stops a short
     test in seconds); -o request_timeout=SECONDS sets one limit for every request instead."""
     from pdx import api
-    from pdx.serving.shards import require_ray
-    from pdx.serving.workloads import ServeOptions, serve_workload
+    from pdx.measure.serving.shards import require_ray
+    from pdx.domain.serving.workloads import ServeOptions, serve_workload
 
     targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
     workload = serve_workload(ServeOptions(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pdx.cli.base import echo_json, json_option, registry_option, tag_option, where_option
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry.importers import formats, importers
 from pdx.registry.importers.builtin import PLUGIN
 
@@ -41,7 +41,7 @@ def export_(run_ids, where, output, redact, fmt, registry) -> None:
     ids = transfer.select(store, run_ids, parse_where(where))
     if fmt != "bundle":
         from pdx.reports.ci_formats import export_figures
-        from pdx.stats.results import read_run
+        from pdx.reports.results import read_run
 
         if len(ids) != 1:
             raise PdxError(f"--format {fmt}: exports one run's figures, and {len(ids)} were selected",
@@ -93,7 +93,7 @@ def import_(file, fmt, model, hardware, bandwidth, flops, host_bandwidth, tags, 
     from pdx import api
     from pdx.registry import transfer
 
-    from pdx.ceilings.imported import Given
+    from pdx.domain.ceilings.imported import Given
 
     given = Given.parse(hardware, bandwidth, flops, host_bandwidth)
     _report("imported", transfer.import_file(api.open_registry(registry), file, fmt, list(tags), model, given),

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 # A chart's or page's name: its files' and anchors' names.
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The type a plugin registers to teach ``pdx import`` a format; plugins import it, with the
-helpers that build records, from :mod:`pdx.importer`."""
+helpers that build records, from :mod:`pdx.registry.importers.kit`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{0,31}$")
 Reader = Callable[[Path, str, object, "str | None"], list]
@@ -48,5 +48,5 @@ class Importer:
 def check_importer(importer: object) -> Importer:
     """A registered importer, vetted before pdx relies on it."""
     if not isinstance(importer, Importer):
-        raise PdxError(f"it registered {importer!r}, which is not a pdx.importer.Importer")
+        raise PdxError(f"it registered {importer!r}, which is not a pdx.registry.importers.kit.Importer")
     return importer

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from pdx.contract.chart import SLUG
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The type a plugin registers to make GGUF types with an engine's own tool
-(``pdx_register_quantizers``); plugins import it from :mod:`pdx.synth.quantizers`."""
+(``pdx_register_quantizers``); plugins import it from :mod:`pdx.domain.synth.quantizers`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Quantizer:
 def check_quantizer(quantizer: object) -> Quantizer:
     """A registered quantiser, vetted before pdx relies on it."""
     if not isinstance(quantizer, Quantizer):
-        raise PdxError(f"it registered {quantizer!r}, which is not a pdx.synth.quantizers.Quantizer")
+        raise PdxError(f"it registered {quantizer!r}, which is not a pdx.domain.synth.quantizers.Quantizer")
     if not quantizer.name or not quantizer.types or not callable(quantizer.quantize):
         raise PdxError(f"quantizer {quantizer.name!r} has no name, no types or no quantize function")
     return quantizer

@@ -54,7 +54,7 @@ TEST_NAME_MAX = 64  # characters of a test's name (serving scenarios shorten the
 
 
 class Sample(TypedDict):
-    """One counted repetition of a test (:class:`pdx.backend.Sample` as stored)."""
+    """One counted repetition of a test (:class:`pdx.contract.backend.Sample` as stored)."""
 
     ns: Int64
     n_prompt: int
@@ -77,7 +77,7 @@ class Request(TypedDict):
     send_ns: Int64  # from the start of its load run
     scheduled_ns: NotRequired[Optional[Int64]]  # when it was due (open loop), from the same start
     shard: NotRequired[Optional[int]]  # the client process that sent it (--clients N); None: one
-    # A reasoning model's phases (pdx.serving.reasoning): first thinking and first answer token from send,
+    # A reasoning model's phases (pdx.domain.serving.reasoning): first thinking and first answer token from send,
     # thinking tokens; None: the stream did not think (its first token is its first answer token)
     reasoning_ns: NotRequired[Optional[Int64]]
     answer_ns: NotRequired[Optional[Int64]]
@@ -94,7 +94,7 @@ class Request(TypedDict):
 
 
 class Conditions(TypedDict, total=False):
-    """What the machine did while a test ran (:mod:`pdx.conditions`); each figure None where the OS did
+    """What the machine did while a test ran (:mod:`pdx.measure.conditions`); each figure None where the OS did
     not let pdx read it (the CPU figures also where the window was too short to read them)."""
 
     version: int
@@ -108,15 +108,15 @@ class Conditions(TypedDict, total=False):
     thermal: Optional[dict[str, Any]]
     power: Optional[dict[str, Any]]
     gpu_memory: Optional[dict[str, Any]]
-    # each NVIDIA GPU at the test's start and end (pdx.conditions.gpu.window): {source, devices: [{index,
-    # name, start, end}]}, a reading holding pdx.conditions.gpu_figures' figures and reasons; None: no GPU
+    # each NVIDIA GPU at the test's start and end (pdx.measure.conditions.gpu.window): {source, devices: [{index,
+    # name, start, end}]}, a reading holding pdx.measure.conditions.gpu_figures' figures and reasons; None: no GPU
     gpu: NotRequired[Optional[dict[str, Any]]]
     cooldown_s: float
 
 
 class Energy(TypedDict):
-    """Joules over a test's timed windows (:mod:`pdx.energy.session`); what they mean per token is
-    :mod:`pdx.energy.figures`'."""
+    """Joules over a test's timed windows (:mod:`pdx.measure.energy.session`); what they mean per token is
+    :mod:`pdx.domain.energy.figures`'."""
 
     version: int
     meters: list[str]
@@ -135,7 +135,7 @@ class Energy(TypedDict):
 
 
 class Ceilings(TypedDict):
-    """A test against the machine's ceilings (:func:`pdx.ceilings.test_ceilings`): each phase's bounds,
+    """A test against the machine's ceilings (:func:`pdx.domain.ceilings.test_ceilings`): each phase's bounds,
     the test's own ceiling, the one that binds and the fraction of it reached."""
 
     version: int
@@ -144,7 +144,7 @@ class Ceilings(TypedDict):
     bandwidth: Optional[float]  # bytes/s
     flops: Optional[float]  # FLOP/s
     flops_dtype: Optional[str]
-    phases: dict[str, dict[str, Any]]  # prefill, decode: pdx.ceilings.roofline.PhaseBound.to_dict()
+    phases: dict[str, dict[str, Any]]  # prefill, decode: pdx.domain.ceilings.roofline.PhaseBound.to_dict()
     ceiling: Optional[float]  # tokens/s
     bound: Optional[str]  # what binds: memory, compute...
     measured: Optional[float]
@@ -234,8 +234,8 @@ class Run(TypedDict):
     tags: list[str]
     model: Model
     hardware: dict[str, Any]  # the machine as detected or imported: id, kind, name and its figures
-    environment: dict[str, Any]  # the software manifest (pdx.environment)
-    # The hardware figures the run's ceilings use and where they came from (pdx.ceilings.sources.resolve).
+    environment: dict[str, Any]  # the software manifest (pdx.measure.environment)
+    # The hardware figures the run's ceilings use and where they came from (pdx.measure.ceiling_sources.resolve).
     ceiling_basis: Optional[dict[str, Any]]
     tests: list[Test]
 

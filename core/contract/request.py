@@ -11,7 +11,7 @@ the arrival of every token (an event may carry several, as with speculative
 decoding). TTFT, ITL, TPOT and E2EL are derived from these, never stored in
 their place.
 
-A reasoning model's stream is split in two phases (:mod:`pdx.serving.reasoning`): thinking, then the
+A reasoning model's stream is split in two phases (:mod:`pdx.domain.serving.reasoning`): thinking, then the
 answer. ``reasoning_ns`` and ``answer_ns`` are the first token of each (from send) and
 ``n_reasoning`` the thinking tokens; all three stay None for a stream with no thinking, whose
 first token is its first answer token. TTFT keeps its meaning, the first token of any kind;
@@ -98,7 +98,7 @@ class RequestRecord:
 
     def count_phase(self, phase: str, offset_ns: int, tokens: int) -> None:
         """Book an event's ``tokens`` (already in :attr:`events`) on thinking or the answer
-        (:mod:`pdx.serving.reasoning`'s phases, by name: the contract imports nothing above it)."""
+        (:mod:`pdx.domain.serving.reasoning`'s phases, by name: the contract imports nothing above it)."""
         if phase == "answer":
             if self.answer_ns is None:
                 self.answer_ns = offset_ns

@@ -1,4 +1,4 @@
-"""The backend contract, check by check (see :mod:`pdx.backend` for the rules).
+"""The backend contract, check by check (see :mod:`pdx.contract.backend` for the rules).
 
 Each check takes a :class:`~pdx.testing.target.Harness` and raises
 ``AssertionError`` with what was wrong and what the rule is. The checks are
@@ -26,15 +26,15 @@ import warnings
 from dataclasses import replace
 from typing import Mapping
 
-from pdx import plugin_manager
-from pdx.backend import Availability, EngineInfo, Option, Sample, option_help
-from pdx.errors import PdxError
-from pdx.runner import check_sample
-from pdx.serving.spec import ServeSpec
+from pdx.base import plugin_manager
+from pdx.contract.backend import Availability, EngineInfo, Option, Sample, option_help
+from pdx.contract.errors import PdxError
+from pdx.measure.runner import check_sample
+from pdx.domain.serving.spec import ServeSpec
 from pdx.testing import processes
 from pdx.testing.interrupt import interrupt_during
 from pdx.testing.target import BURST_TRIES, Harness, RunResult, truncated
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 # Clues, never failures (a busy machine can defeat either): a test at depth D taking more than this
 # fraction of prefilling D + n tokens suggests a fill inside the clock (an untimed fill makes it 0.4-0.6
@@ -53,7 +53,7 @@ class ContractWarning(UserWarning):
 
 def one_line_error(exc: BaseException, doing: str) -> None:
     assert isinstance(exc, PdxError), (f"{doing} raised {type(exc).__name__}: {exc}; what a user can fix, and an "
-                                       "engine failure, must be a pdx.errors.PdxError")
+                                       "engine failure, must be a pdx.contract.errors.PdxError")
     text = str(exc)
     assert text.strip(), f"{doing} raised a PdxError without a message"
     assert "\n" not in text, f"{doing} raised a PdxError of {len(text.splitlines())} lines; pdx prints one: {text!r}"
@@ -112,7 +112,7 @@ def check_samples(test, result: RunResult, repetitions: int) -> None:
     samples = result.samples
     assert len(samples) == repetitions, f"{test.name}: run() yielded {len(samples)} samples for {repetitions} repetitions"
     for i, sample in enumerate(samples):
-        assert isinstance(sample, Sample), f"{test.name}: run() yielded {sample!r}, not a pdx.backend.Sample"
+        assert isinstance(sample, Sample), f"{test.name}: run() yielded {sample!r}, not a pdx.contract.backend.Sample"
         assert isinstance(sample.ns, int), f"{test.name}: Sample.ns must be an int of nanoseconds, not {sample.ns!r}"
         assert sample.ended_ns is None or (isinstance(sample.ended_ns, int) and sample.ended_ns <= time.monotonic_ns()), \
             f"{test.name}: Sample.ended_ns is a time.monotonic_ns() reading already past, or None: {sample.ended_ns!r}"
@@ -144,7 +144,7 @@ def check_manifest(h: Harness) -> None:
         f"{cls.name}.model_formats names the model formats it loads, e.g. ('gguf',)"
     assert isinstance(cls.options, Mapping) and all(
         isinstance(k, str) and isinstance(v, (str, Option)) and option_help(v).strip() for k, v in cls.options.items()), \
-        f"{cls.name}.options maps each -o key to its help text or a pdx.backend.Option"
+        f"{cls.name}.options maps each -o key to its help text or a pdx.contract.backend.Option"
     if isinstance(h.target.backend, str):
         record = next((r for r in plugin_manager.plugin_state().records if cls.name in r.backends), None)
         assert record is not None and record.distribution and record.version, \

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Mapping
 
 import pytest
 
-from pdx.backend import Backend
+from pdx.contract.backend import Backend
 from pdx.testing import checks
 from pdx.testing.counters import WorkCounter, default_counter
 from pdx.testing.target import Harness, Params, Target

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from pdx.serving.backend import ServerBackend
+from pdx.measure.serving.backend import ServerBackend
 
 WorkCounter = Callable[[], int]
 

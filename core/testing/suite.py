@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pdx.backend import option_pairs
+from pdx.contract.backend import option_pairs
 from pdx.testing.contract import BackendContract
 from pdx.testing.target import Target
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping
 
-from pdx import plugin_manager
-from pdx.backend import Backend, BackendConfig, EngineInfo, Sample
-from pdx.models import ModelInfo, identify
-from pdx.serving.records import RequestsFailed
-from pdx.synth import get_shape, write_gguf, write_hf
+from pdx.base import plugin_manager
+from pdx.contract.backend import Backend, BackendConfig, EngineInfo, Sample
+from pdx.domain.models import ModelInfo, identify
+from pdx.domain.serving.records import RequestsFailed
+from pdx.domain.synth import get_shape, write_gguf, write_hf
 from pdx.testing import processes
 from pdx.testing.counters import WorkCounter, default_counter
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import click
 
 from pdx.contract.engine_build import EngineBuilder
-from pdx.hookspecs import hookimpl
+from pdx.contract.hookspecs import hookimpl
 from pdx.plugins.llamacpp.commands import llamacpp
 
 
@@ -50,7 +50,7 @@ def pdx_bench_options() -> list[click.Option]:
 @hookimpl
 def pdx_register_quantizers(register) -> None:
     from pdx.plugins.llamacpp.build import QUANT_TYPES, quantize
-    from pdx.synth.quantizers import Quantizer
+    from pdx.domain.synth.quantizers import Quantizer
 
     register(Quantizer("llama-quantize", QUANT_TYPES, quantize))
 

@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 BACKENDS = ("cuda", "hip", "vulkan", "sycl", "metal", "cpu")
 CHOICES = ("auto", *BACKENDS)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterator, Mapping
 
-from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
-from pdx.models import ModelInfo
+from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.domain.models import ModelInfo
 from pdx.plugins.llamacpp.bench_driver import LlamaBench
 from pdx.plugins.llamacpp.inprocess import LlamaPython
 from pdx.plugins.llamacpp.locate import INSTALL_HINT
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 
 class LlamaCpp(Backend):

@@ -11,18 +11,18 @@ import time
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
-from pdx.errors import PdxError
-from pdx.models import ModelInfo
+from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.contract.errors import PdxError
+from pdx.domain.models import ModelInfo
 from pdx.plugins.llamacpp.build import built_from, runs, tool_version, version_label
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_bench
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 # Fields of llama-bench's record not kept as the test's: its samples (each is a Sample, its samples_ts
 # the Sample's engine "ts") and its summary of one call's repetitions, extra warm-ups pdx drops
 # included. An adaptive test is several calls: its figures are derived from all its stored samples,
-# in one place (pdx.stats.results), so no stored mean can disagree with them.
+# in one place (pdx.reports.results), so no stored mean can disagree with them.
 _DROP = {"samples_ns", "samples_ts", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
 
 

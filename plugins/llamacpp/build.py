@@ -51,9 +51,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from pdx.engine_version import llama_cpp_build
-from pdx.errors import PdxError
-from pdx.paths import cache_dir
+from pdx.domain.engine_version import llama_cpp_build
+from pdx.contract.errors import PdxError
+from pdx.base.paths import cache_dir
 from pdx.plugins.llamacpp.accelerator import BACKENDS, Accelerator, backend_of, detect, present
 from pdx.plugins.llamacpp.progress import NinjaProgress
 

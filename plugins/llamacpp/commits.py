@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 from pdx.contract.engine_build import BuiltEngine
-from pdx.errors import PdxError
-from pdx.gitrepo import resolve
-from pdx.paths import cache_dir
+from pdx.contract.errors import PdxError
+from pdx.measure.gitrepo import resolve
+from pdx.base.paths import cache_dir
 from pdx.plugins.llamacpp.accelerator import detect
 from pdx.plugins.llamacpp.build import (BUILD_RECORD, _run, chosen_gpu, cmake_flags, find_build, install,
                                         tool_version)

@@ -5,7 +5,7 @@ pp N: decode the N prompt tokens of each sequence in ``n_batch`` chunks, timed
 until ``llama_synchronize`` returns after the last chunk. tg N: N steps of one
 token per sequence, each synchronised. Depth: that many tokens per sequence
 decoded first, untimed, after the KV cache is cleared. Every id comes from
-:mod:`pdx.prompt_stream`; like llama-bench, each decode step is fed the
+:mod:`pdx.domain.prompt_stream`; like llama-bench, each decode step is fed the
 stream's next id, not the token the step before produced. Unlike llama-bench this
 path also runs several sequences at once (``/bN`` tests) and times the two
 phases of a pp+tg test apart.
@@ -21,16 +21,16 @@ from dataclasses import dataclass
 import time
 from typing import Iterator, Mapping
 
-from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
-from pdx.environment import installed_version
-from pdx.engine_version import llama_cpp_version
-from pdx.errors import ModelError, PdxError
-from pdx.models import ModelInfo
+from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.measure.environment import installed_version
+from pdx.domain.engine_version import llama_cpp_version
+from pdx.contract.errors import ModelError, PdxError
+from pdx.domain.models import ModelInfo
 from pdx.plugins.llamacpp import where
 from pdx.plugins.llamacpp.locate import BINDINGS_HINT, bindings_lib_dir
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
-from pdx.prompt_stream import Prompts, PromptStream
-from pdx.workload import TestSpec
+from pdx.domain.prompt_stream import Prompts, PromptStream
+from pdx.domain.workload import TestSpec
 
 _FLASH = {"auto": -1, "off": 0, "on": 1}
 # ggml type ids of the KV-cache types (ggml.h's enum ggml_type).

@@ -8,7 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.plugins.llamacpp.build import GPU_ENV, Build, chosen_gpu, find_build
 
 # Each backend's own way in: only the llama-bench backends take --llama-bench.

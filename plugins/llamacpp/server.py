@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pdx.backend import Availability, EngineInfo
-from pdx.errors import PdxError
-from pdx.models import ModelInfo
+from pdx.contract.backend import Availability, EngineInfo
+from pdx.contract.errors import PdxError
+from pdx.domain.models import ModelInfo
 from pdx.plugins.llamacpp.build import version_label
 from pdx.plugins.llamacpp import speculation, where
 from pdx.plugins.llamacpp.locate import SERVER_HINT, find_llama_server
-from pdx.serving.backend import SERVER_OPTIONS, ServerBackend
-from pdx.serving.managed import HOST
-from pdx.serving.openai import LlamaServerCompletion
+from pdx.measure.serving.backend import SERVER_OPTIONS, ServerBackend
+from pdx.measure.serving.managed import HOST
+from pdx.measure.serving.openai import LlamaServerCompletion
 
 
 class LlamaServer(ServerBackend):

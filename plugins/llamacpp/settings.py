@@ -9,8 +9,8 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
-from pdx.backend import BackendConfig, Option
-from pdx.hardware import nvidia
+from pdx.contract.backend import BackendConfig, Option
+from pdx.domain.hardware import nvidia
 
 _CACHE_TYPES = {t: t for t in ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")}
 # The defaults are llama-bench's.

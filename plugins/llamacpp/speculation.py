@@ -11,8 +11,8 @@ and recorded as such.
 
 from __future__ import annotations
 
-from pdx.errors import PdxError
-from pdx.speculation import NGRAM_NOTE
+from pdx.contract.errors import PdxError
+from pdx.domain.speculation import NGRAM_NOTE
 
 OPTIONS = {
     "draft_model": "speculative decoding: the draft model (GGUF) llama-server drafts with (--spec-draft-model)",

@@ -1,4 +1,4 @@
-"""Where llama.cpp ran, read from what it logs, in llama-bench's words (:mod:`pdx.placement`): the
+"""Where llama.cpp ran, read from what it logs, in llama-bench's words (:mod:`pdx.domain.placement`): the
 in-process and server backends have no llama-bench record, but llama.cpp says the same things as it
 loads a model: ``using device CUDA0 (NVIDIA H200) - 142567 MiB free`` for each device it uses (none on
 the CPU), ``load_tensors: offloaded 17/17 layers to GPU``, and its build's backends in its system info

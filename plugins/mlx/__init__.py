@@ -7,7 +7,7 @@ imported only when the backend is asked about or used.
 
 from __future__ import annotations
 
-from pdx.hookspecs import hookimpl
+from pdx.contract.hookspecs import hookimpl
 
 
 @hookimpl

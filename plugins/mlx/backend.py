@@ -6,16 +6,16 @@ from __future__ import annotations
 import sys
 from typing import Iterator, Mapping
 
-from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
-from pdx.environment import installed_version
-from pdx.errors import ModelError, PdxError
-from pdx.hardware import apple
-from pdx.models import ModelInfo, hf_tensor_names
+from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.measure.environment import installed_version
+from pdx.contract.errors import ModelError, PdxError
+from pdx.domain.hardware import apple
+from pdx.domain.models import ModelInfo, hf_tensor_names
 from pdx.plugins.mlx import settings as mlx_settings
 from pdx.plugins.mlx import speculation
 from pdx.plugins.mlx.measure import Draft, Measure
 from pdx.plugins.mlx.own_figures import mlx_lm_figures, own_rates
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,7 +1,7 @@
 """pdx's own measurement of an mlx-lm model: the forward passes mlx-lm's
 generate runs, timed to pdx's definitions.
 
-- Prompts: the ids of :mod:`pdx.prompt_stream`, as every backend feeds them.
+- Prompts: the ids of :mod:`pdx.domain.prompt_stream`, as every backend feeds them.
 - Depth: the depth's ids go into a fresh KV cache first, for every sequence,
   untimed, for every repetition (as llama-bench does).
 - pp N: the N new prompt tokens; as in mlx-lm's ``generate_step``, all but
@@ -33,10 +33,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pdx.backend import Sample
+from pdx.contract.backend import Sample
 from pdx.plugins.mlx.speculation import counts
-from pdx.prompt_stream import Prompts, PromptStream
-from pdx.workload import TestSpec
+from pdx.domain.prompt_stream import Prompts, PromptStream
+from pdx.domain.workload import TestSpec
 
 if TYPE_CHECKING:  # numpy comes with MLX; every start of pdx registers this backend without it
     import numpy as np

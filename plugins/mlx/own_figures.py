@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 
 from pdx.plugins.mlx.measure import token_rows
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 _KEYS = ("prompt_tps", "generation_tps", "peak_memory", "prompt_tokens", "generation_tokens")
 

@@ -12,9 +12,9 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
-from pdx.backend import Availability, BackendConfig, Option
-from pdx.environment import installed_version
-from pdx.errors import PdxError
+from pdx.contract.backend import Availability, BackendConfig, Option
+from pdx.measure.environment import installed_version
+from pdx.contract.errors import PdxError
 from pdx.plugins.mlx.speculation import OPTIONS as SPECULATION_OPTIONS, Speculation, from_options
 
 OPTIONS = {

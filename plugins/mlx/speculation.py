@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from pdx.backend import Option
-from pdx.errors import ModelError, PdxError
-from pdx.models import ModelInfo, identify
-from pdx.speculation import draft_record
+from pdx.contract.backend import Option
+from pdx.contract.errors import ModelError, PdxError
+from pdx.domain.models import ModelInfo, identify
+from pdx.domain.speculation import draft_record
 
 # mlx_lm.generate's and mlx_lm.server's own default (speculative_generate_step's bare default, 2, is
 # what neither of mlx-lm's commands uses)

@@ -10,7 +10,7 @@ and batch with the same semantics as the other backends. The CPU build
 
 from __future__ import annotations
 
-from pdx.hookspecs import hookimpl
+from pdx.contract.hookspecs import hookimpl
 
 
 @hookimpl

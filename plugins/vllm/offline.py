@@ -17,16 +17,16 @@ import os
 import time
 from typing import Iterator, Mapping
 
-from pdx.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
-from pdx.errors import ModelError, PdxError
-from pdx.models import ModelInfo
+from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
+from pdx.contract.errors import ModelError, PdxError
+from pdx.domain.models import ModelInfo
 from pdx.plugins.vllm import speculation
 from pdx.plugins.vllm.locate import availability, engine_env, vllm_version
-from pdx.prompt_stream import PromptStream
-from pdx.serving.load import Planned
-from pdx.serving.records import RequestRecord
-from pdx.serving.runs import check_records, depth_request, matrix_requests, sample_from_records
-from pdx.workload import TestSpec
+from pdx.domain.prompt_stream import PromptStream
+from pdx.measure.serving.load import Planned
+from pdx.domain.serving.records import RequestRecord
+from pdx.measure.serving.runs import check_records, depth_request, matrix_requests, sample_from_records
+from pdx.domain.workload import TestSpec
 
 _ENGINE_TIMES = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts", "first_token_latency")
 # pdx name -> the engine's counter (LLM.get_metrics), read before and after each sample

@@ -23,7 +23,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from pdx.environment import installed_version
+from pdx.measure.environment import installed_version
 
 BROKEN = ("torchvision", "torchaudio", "torchcodec", "triton")
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pdx.backend import Availability
-from pdx.models import ModelInfo
+from pdx.contract.backend import Availability
+from pdx.domain.models import ModelInfo
 from pdx.plugins.vllm import speculation
 from pdx.plugins.vllm.locate import availability, engine_env, vllm_command, vllm_version
-from pdx.serving.backend import SERVER_OPTIONS, ServerBackend
-from pdx.serving.managed import HOST
+from pdx.measure.serving.backend import SERVER_OPTIONS, ServerBackend
+from pdx.measure.serving.managed import HOST
 
 
 class VllmServer(ServerBackend):

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pdx.errors import PdxError
-from pdx.speculation import NGRAM_NOTE, draft_identity
+from pdx.contract.errors import PdxError
+from pdx.domain.speculation import NGRAM_NOTE, draft_identity
 
 OPTIONS = {
     "speculative_config": "speculative decoding: vLLM's --speculative-config JSON, e.g. "

@@ -2,7 +2,7 @@
 
 :func:`read_file` detects the format (or takes the one named), parses the
 whole file and returns validated records, with no secret left in them
-(:func:`pdx.secrets.redact_secrets`: a file is passed around, its runs are
+(:func:`pdx.base.secrets.redact_secrets`: a file is passed around, its runs are
 exported and published); nothing is stored until every record of the file is
 good, and the registry then stores them in one transaction. Other tools'
 formats are importers registered through the ``pdx_register_importers`` hook
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pdx import plugin_manager
-from pdx.errors import PdxError
+from pdx.base import plugin_manager
+from pdx.contract.errors import PdxError
 from pdx.registry.importers import builtin
-from pdx.secrets import redact_secrets
+from pdx.base.secrets import redact_secrets
 
 
 def importers() -> dict:

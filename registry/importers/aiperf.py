@@ -31,7 +31,7 @@ from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
                                            integer, number, text)
 from pdx.registry.importers.serving_files import load_spec, request_record, serve_test
-from pdx.secrets import scrub_text
+from pdx.base.secrets import scrub_text
 
 ORIGIN = "aiperf"
 JSON_NAME = "profile_export_aiperf.json"

@@ -4,7 +4,7 @@ like any plugin's (entry point ``importers`` in pdx's pyproject.toml)."""
 from __future__ import annotations
 
 from pdx.contract.importer import Importer
-from pdx.hookspecs import hookimpl
+from pdx.contract.hookspecs import hookimpl
 
 PLUGIN = "importers"  # this module's entry-point name: its importers' bugs keep their tracebacks
 

@@ -3,7 +3,7 @@ around the tests it parsed, identities for models and machines that the
 tool only described, and the converters every field of a file goes through.
 
 Records made here have the shapes pdx's own runs have (the hardware block of
-:func:`pdx.hardware.detect`, the manifest of :func:`pdx.environment.collect`),
+:func:`pdx.measure.hardware.detect`, the manifest of :func:`pdx.measure.environment.collect`),
 with what the tool did not record as ``None``, never as another type, so a
 page that reads a pdx run reads an imported one.
 """
@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pdx
-from pdx.hardware import catalog
-from pdx.errors import ImportFileError
+from pdx.domain.hardware import catalog
+from pdx.contract.errors import ImportFileError
 from pdx.registry.bundle import content_id, fail
 
 # The hardware id of an imported run whose tool named no machine: no hardware page is made of it.
@@ -126,13 +126,13 @@ def described_model(path: str, name: str, fmt: str, architecture: str = "?", dty
 
 
 def _cpu_block(name: str | None) -> dict:
-    """:func:`pdx.hardware.cpu.detect_cpu`'s keys, with what the tool did not say as None."""
+    """:func:`pdx.domain.hardware.cpu.detect_cpu`'s keys, with what the tool did not say as None."""
     return {"name": name or None, "arch": None, "logical_cores": None, "usable_cpus": None, "physical_cores": None,
             "sockets": None, "flags": [], "memory_bytes": None}
 
 
 def _gpu_block(name: str) -> dict:
-    """:func:`pdx.hardware.nvidia.parse_csv`'s keys for one GPU known only by name."""
+    """:func:`pdx.domain.hardware.nvidia.parse_csv`'s keys for one GPU known only by name."""
     chip = catalog.match_nvidia(name) or catalog.find(name)
     return {"index": None, "name": name, "memory_mib": None, "memory_bytes": None, "driver": None,
             "clock_sm_max_mhz": None, "clock_mem_max_mhz": None, "compute_cap": None,
@@ -161,7 +161,7 @@ def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str
 
 
 def described_environment(origin: str, **facts) -> dict:
-    """:func:`pdx.environment.collect`'s keys for a run pdx did not see: None where unknown."""
+    """:func:`pdx.measure.environment.collect`'s keys for a run pdx did not see: None where unknown."""
     return {"pdx_version": None, "python": None, "python_implementation": None, "os": None, "os_release": None,
             "platform": None, "hostname": None, "threads": None, "seed": None, "command": None, "packages": {},
             "variables": {}, "imported_from": origin, **facts}

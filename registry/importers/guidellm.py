@@ -31,7 +31,7 @@ from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
                                            integer, number, text)
 from pdx.registry.importers.serving_files import load_spec, request_record, serve_test, stream_events
-from pdx.secrets import scrub_text
+from pdx.base.secrets import scrub_text
 
 ORIGIN = "guidellm"
 _STATUSES = ("successful", "errored", "incomplete")
@@ -188,7 +188,7 @@ def _test(ordinal: int, b: object, data: dict, source) -> dict:
 
 
 def _reported(metrics: dict, totals: dict, source) -> dict:
-    """A summary-only benchmark's figures in :func:`pdx.serving.metrics.serving_stats`' shape."""
+    """A summary-only benchmark's figures in :func:`pdx.domain.serving.metrics.serving_stats`' shape."""
     completed = integer(totals.get("successful") or 0, "request_totals.successful", source)
     failed = integer(totals.get("errored") or 0, "request_totals.errored", source)
     figures: dict = {"requests": completed + failed, "completed": completed, "failed": failed}

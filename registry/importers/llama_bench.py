@@ -15,13 +15,13 @@ import json
 import sqlite3
 from pathlib import Path
 
-from pdx.engine_version import llama_cpp_version
+from pdx.domain.engine_version import llama_cpp_version
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run, integer,
                                            make_test, number, numbers, optional_integer, sample, text,
                                            timestamp)
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 ORIGIN = "llama-bench"
 # Fields that vary per test within one run; every other field is run configuration.

@@ -22,7 +22,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pdx.hardware import named
+from pdx.domain.hardware import named
 from pdx.registry.bundle import fail
 from pdx.registry.importers import llama_bench
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (described_hardware, described_model, file_facts, imported_run, integer,
                                           make_test, number, sample)
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 ORIGIN = "llama-server log"
 _TIMING = re.compile(r"print_timing: id\s+\d+ \| task (\d+) \|\s*(.*)$")

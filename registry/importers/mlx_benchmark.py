@@ -19,7 +19,7 @@ from pathlib import Path
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run
 from pdx.registry.importers.common import make_test, number, sample
-from pdx.workload import TestSpec
+from pdx.domain.workload import TestSpec
 
 ORIGIN = "mlx_lm.benchmark"
 _HEADER = re.compile(r"^Timing with prompt_tokens=(\d+), generation_tokens=(\d+), batch_size=(\d+)\.\s*$")

@@ -7,11 +7,11 @@ around them. Every value reaching these has been through the converters of
 
 from __future__ import annotations
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import make_test
-from pdx.serving.metrics import DEFAULT_PERCENTILES
-from pdx.serving.spec import ServeSpec
+from pdx.domain.serving.metrics import DEFAULT_PERCENTILES
+from pdx.domain.serving.spec import ServeSpec
 
 
 def load_spec(source, n_prompt: int, n_gen: int, n_requests: int, concurrency: int | None = None,

@@ -24,7 +24,7 @@ import statistics
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
                                            integer, number, numbers, seconds, text)
@@ -50,7 +50,7 @@ def _percentiles(document: dict) -> tuple[float, ...]:
 
 
 def _reported_figures(document: dict, source) -> dict:
-    """The file's own summary, in the shape of :func:`pdx.serving.metrics.serving_stats`."""
+    """The file's own summary, in the shape of :func:`pdx.domain.serving.metrics.serving_stats`."""
     completed = integer(document["completed"], "completed", source)
     failed = integer(document.get("failed") or 0, "failed", source)
     figures: dict = {"requests": completed + failed, "completed": completed, "failed": failed}

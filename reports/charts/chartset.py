@@ -16,8 +16,8 @@ from typing import Mapping
 from markupsafe import Markup
 
 from pdx.contract.chart import SLUG, ChartMaker, ChartSpec, check_maker  # noqa: F401 (plugins import them here)
-from pdx.errors import PdxError
-from pdx.plugin_manager import CHARTS, extensions
+from pdx.contract.errors import PdxError
+from pdx.base.plugin_manager import CHARTS, extensions
 from pdx.reports import labels
 from pdx.reports.charts import figures
 from pdx.reports.charts import serving as serving_charts

@@ -12,8 +12,8 @@ from collections import Counter
 from typing import Callable, Iterable
 
 from pdx.reports.rows import DECODE, Row, run_rows
-from pdx.serving.metrics import percentile
-from pdx.serving.records import per_token_gaps
+from pdx.domain.serving.metrics import percentile
+from pdx.domain.serving.records import per_token_gaps
 
 Namer = Callable[[dict], str]
 # A sweep point keeps the per-sequence rate within this share of batch 1's
@@ -163,10 +163,10 @@ def newest_serving(runs: Iterable[dict], namer: Namer) -> Iterable[tuple[dict, d
 def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
     """TTFT and ITL distributions (ms) per series and test, where runs carry per-request records.
 
-    A serving test's ``requests`` (pdx.serving) keep each request's first-token
+    A serving test's ``requests`` (pdx.domain.serving) keep each request's first-token
     time from its send (``first_ns``) and every streamed event's arrival
     (``events``: [ns from send, tokens]); TTFT is the former, ITL the gaps
-    between tokens (pdx.serving.records: a chunk of k tokens is k gaps). Distributions are summarised here (quartiles, p99,
+    between tokens (pdx.domain.serving.records: a chunk of k tokens is k gaps). Distributions are summarised here (quartiles, p99,
     extremes) so a chart of thousands of requests stays small.
     """
     out = []

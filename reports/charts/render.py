@@ -23,7 +23,7 @@ from xml.etree import ElementTree
 
 from markupsafe import Markup, escape
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 from pdx.reports.charts.specs import chart_text
 
 # Elements that run code or embed another document, and attributes that hold a URL.

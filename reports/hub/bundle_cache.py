@@ -23,9 +23,9 @@ import zlib
 from pathlib import Path
 
 import pdx
-from pdx.errors import PdxError
-from pdx.paths import cache_dir
-from pdx.reports.pages import SiteLinks
+from pdx.contract.errors import PdxError
+from pdx.base.paths import cache_dir
+from pdx.reports.site.pages import SiteLinks
 from pdx.reports.site.pageset import navigation
 from pdx.reports.site.runs import held_once
 

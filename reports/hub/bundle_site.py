@@ -1,7 +1,7 @@
 """``pdx publish --bundles``: a site straight from a results folder, at any size.
 
 One process holding every run with its samples does not scale to a community's folder (100,000
-runs), so the folder is read once, in worker processes, one per core (:mod:`pdx.workers`). Each
+runs), so the folder is read once, in worker processes, one per core (:mod:`pdx.base.workers`). Each
 worker reads and checks its files (size, JSON, schema, digests: :mod:`pdx.registry.hub_folder`),
 derives each run's statistics, renders the run's own page (it reads only the run: every
 configuration has a page to link) into the site writer's stage, and sends the run back as every
@@ -21,19 +21,20 @@ import hashlib
 import os
 from pathlib import Path
 
-from pdx.errors import ImportFileError, PdxError
-from pdx.files import sha256_of
+from pdx.contract.errors import ImportFileError, PdxError
+from pdx.base.files import sha256_of
 from pdx.registry import hub_folder as results_folder
 from pdx.registry.hub_folder import FILES_PER_TASK, default_workers
-from pdx.reports import pages, templating
+from pdx.reports.site import pages
+from pdx.reports import templating
 from pdx.reports.hub import bundle_cache
 from pdx.reports.hub.bundle_cache import BundleCache
 from pdx.reports.rows import keeping_rows
 from pdx.reports.site.builder import PageRenderer, PublishResult, SiteBuilder, build_site
 from pdx.reports.site.runs import SiteRuns, facts
-from pdx.reports.writer import Stage
-from pdx.stats.results import with_stats
-from pdx.workers import chunked
+from pdx.reports.site.writer import Stage
+from pdx.reports.results import with_stats
+from pdx.base.workers import chunked
 
 
 def aggregate_record(run: dict) -> dict:
@@ -233,7 +234,7 @@ def build_from_folder(folder: str | os.PathLike, root: str | os.PathLike, title:
                       ) -> PublishResult:
     """The site of a results folder, read whole before the site changes, less the files in
     ``leave_out``. The folder must have been checked as `pdx hub verify` checks it: publish through
-    :func:`pdx.contrib.publish.publish_bundles`, which does. ``cache``: where to keep what each file
+    :func:`pdx.api.contrib.publish.publish_bundles`, which does. ``cache``: where to keep what each file
     gave this build, for the next (True: one file per site folder in pdx's cache directory; False:
     none, every file read). It is opened once the site's writer holds the folder, and kept only if
     the build succeeds."""

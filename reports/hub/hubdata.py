@@ -9,10 +9,10 @@ token of an empty cache, the slope the KV cache's cost per token of context.
 
 from __future__ import annotations
 
-from pdx import headline
-from pdx.headline import CLASSIC_DECODE
+from pdx.domain import headline
+from pdx.domain.headline import CLASSIC_DECODE
 from pdx.reports import groups, labels
-from pdx.stats import linear_fit
+from pdx.domain.stats import linear_fit
 
 
 def depth_fit(run: dict) -> dict | None:
@@ -110,7 +110,7 @@ BUY_CHOICE = "best"
 def buy_data(runs: list[dict], links, listed: list[dict] | None = None) -> list[dict]:
     """Per model: every (machine, backend) with data for it, from its *best* valid run that has pp and
     tg: the highest decode rate (ties: the newest), so one run slowed by other work on the machine does
-    not move it, and a run above its ceiling, noisy or overloaded (:func:`pdx.headline.left_out`)
+    not move it, and a run above its ceiling, noisy or overloaded (:func:`pdx.domain.headline.left_out`)
     never gives the estimate. ``listed``: every run's listing where ``runs`` are a site's kept runs
     (the count of runs each estimate was chosen from); by default ``runs`` themselves."""
     counts: dict = {}
@@ -155,7 +155,7 @@ def chip_name(run: dict) -> str:
 
 def decode_vs_ceiling(runs: list[dict], links) -> list[dict]:
     """The classic table: per chip, model and backend, the newest valid run's tg128 against its ceiling
-    (:func:`pdx.headline.left_out`: a run above its ceiling is no chip's figure)."""
+    (:func:`pdx.domain.headline.left_out`: a run above its ceiling is no chip's figure)."""
     rows = {}
     for run in runs:  # newest first
         key = groups.config_key(run)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from pdx import headline
+from pdx.domain import headline
 from pdx.reports import groups, labels
 from pdx.reports.hub import hubdata
-from pdx.reports.pages import RUNS_SHOWN
+from pdx.reports.site.pages import RUNS_SHOWN
 
 
 def _script_json(data: dict) -> str:

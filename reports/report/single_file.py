@@ -9,14 +9,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pdx.errors import PdxError
-from pdx.reports import comparison, groups, labels, pages, templating, views
+from pdx.contract.errors import PdxError
+from pdx.reports import comparison, groups, labels, templating, views
+from pdx.reports.site import pages
 from pdx.reports.charts import specs
 from pdx.reports.charts.chartset import charts_for, make_chart
 from pdx.reports.charts.render import ChartRenderer
 from pdx.reports.rows import keeping_rows
 from pdx.reports.site.leaderboard import board_note, leaderboard
-from pdx.reports.writer import write_file
+from pdx.reports.site.writer import write_file
 
 # Past this many runs, charts name series by system instead of by run, and the side-by-side
 # table of every test gives way to the leaderboard of configurations.

@@ -25,17 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdx.registry.fields import TABLES
-from pdx.reports import comparison, groups, labels, pages, templating
+from pdx.reports import comparison, groups, labels, templating
+from pdx.reports.site import pages
 from pdx.reports.charts import runcharts
 from pdx.reports.charts.chartset import charts_for
 from pdx.reports.charts.render import ChartRenderer
 from pdx.reports.hub import hubdata
-from pdx.reports.pages import RUNS_SHOWN
+from pdx.reports.site.pages import RUNS_SHOWN
 from pdx.reports.rows import keeping_rows
 from pdx.reports.site import pageset
 from pdx.reports.site.leaderboard import board_note, leaderboard, leaderboard_chart, public
 from pdx.reports.site.runs import SiteRuns
-from pdx.reports.writer import SiteWriter
+from pdx.reports.site.writer import SiteWriter
 
 SCHEMA = "pdx-site/2"
 DATA_DOC = Path(__file__).with_name("site_data.md")

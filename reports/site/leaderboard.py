@@ -1,7 +1,7 @@
 """The leaderboard: one row per hardware x model x backend, pp and tg side by side.
 
 Each cell is the best mean rate any valid run of that configuration reached on
-the selection's headline test (:func:`pdx.headline.left_out`: none above its
+the selection's headline test (:func:`pdx.domain.headline.left_out`: none above its
 ceiling, noisy or overloaded), linked to that run, with its fraction of ceiling
 where the run stores one. A configuration without such a figure has no row; the
 note under the board says how many runs and configurations it left out, and why.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from pdx import headline as validity
+from pdx.domain import headline as validity
 from pdx.reports import groups, labels
 from pdx.reports.charts import specs as charts
 from pdx.reports.charts.chartset import Chart, make_chart

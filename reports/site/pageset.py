@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pdx.contract.page import SitePage, check_page  # noqa: F401 (plugins import SitePage here)
-from pdx.errors import PdxError
-from pdx.plugin_manager import PAGES, extensions
+from pdx.contract.errors import PdxError
+from pdx.base.plugin_manager import PAGES, extensions
 from pdx.reports.charts.chartset import warn_once
 
 if TYPE_CHECKING:

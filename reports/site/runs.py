@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from pdx import headline
+from pdx.domain import headline
 from pdx.reports import comparison, groups
 from pdx.reports.charts import figures
 from pdx.reports.groups import Group, HeadlineCounter

@@ -10,8 +10,8 @@ import argparse
 import tempfile
 
 from pdx import api
-from pdx.synth import ensure_gguf
-from pdx.workload import build_workload
+from pdx.domain.synth import ensure_gguf
+from pdx.domain.workload import build_workload
 
 
 def main() -> None:

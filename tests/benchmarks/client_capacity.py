@@ -3,7 +3,7 @@
 Method. A local server (tests/fake_openai_server.py, its own process) streams every request's tokens
 on a known schedule, one every ``--itl`` seconds after ``--ttft``, and logs the moment it writes each
 one (perf_counter_ns: CLOCK_MONOTONIC, one clock for every process of the machine). pdx's client
-(:func:`pdx.serving.load.run_load`, closed loop, every stream at once) records each token's arrival
+(:func:`pdx.measure.serving.load.run_load`, closed loop, every stream at once) records each token's arrival
 from the kernel's receive stamp. For each number of streams, with the client in one process and then
 split over two (each half the streams, started together):
 
@@ -14,7 +14,7 @@ split over two (each half the streams, started together):
   behind: the server says whether it was (its own sends against its schedule), else it was the client.
 
 A configuration is within the client's capacity when its p99 error stays under 1 ms, it kept up, and no
-process used 90% of its core (pdx.serving.analysis' limits, which serve-bench's note applies). Printed:
+process used 90% of its core (pdx.domain.serving.analysis' limits, which serve-bench's note applies). Printed:
 a row per configuration and the largest within capacity for one and for two processes. The server is
 one Python process too, so on a small machine it may be the first to give out: the rows say so, and the
 client's limit is then at least the figure printed.
@@ -33,10 +33,10 @@ from pathlib import Path
 
 import requests
 
-from pdx.serving.analysis import CLIENT_CORES_LIMIT
-from pdx.serving.load import closed_loop, run_load
-from pdx.serving.metrics import percentile
-from pdx.serving.openai import CompletionsClient
+from pdx.domain.serving.analysis import CLIENT_CORES_LIMIT
+from pdx.measure.serving.load import closed_loop, run_load
+from pdx.domain.serving.metrics import percentile
+from pdx.measure.serving.openai import CompletionsClient
 
 SERVER = Path(__file__).resolve().parents[1] / "fake_openai_server.py"
 ERROR_LIMIT_US = 1000.0

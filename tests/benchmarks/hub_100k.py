@@ -75,13 +75,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import runfactory  # noqa: E402
 from runfactory import fill  # noqa: E402
 
-from pdx.contrib.publish import publish_bundles  # noqa: E402
-from pdx.contrib.verify import verify_folder  # noqa: E402
+from pdx.api.contrib.publish import publish_bundles  # noqa: E402
+from pdx.api.contrib.verify import verify_folder  # noqa: E402
 from pdx.registry import Registry, bundle  # noqa: E402
 from pdx.registry.hub_folder import SUFFIX, file_name  # noqa: E402
 from pdx.registry.redact import redact_record  # noqa: E402
 from pdx.registry.transfer import write_json  # noqa: E402
-from pdx.stats.results import derive_stats  # noqa: E402
+from pdx.reports.results import derive_stats  # noqa: E402
 
 DISTINCT = 1_000
 TITLE = "pdx hub benchmark"

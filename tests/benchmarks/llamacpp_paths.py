@@ -10,7 +10,7 @@ import argparse
 import tempfile
 
 from pdx import api
-from pdx.workload import build_workload
+from pdx.domain.workload import build_workload
 
 
 def main() -> None:

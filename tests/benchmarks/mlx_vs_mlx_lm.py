@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 from pdx import api
-from pdx.workload import build_workload
+from pdx.domain.workload import build_workload
 
 
 def mlx_lm_benchmark(path: str, p: int, n: int, trials: int) -> dict[str, float]:

@@ -7,8 +7,9 @@ of the same bytes per token at batch 1: the expert coverage E*(1-(1-k/E)^B) at w
 import sys
 from dataclasses import replace
 
-from pdx.ceilings import napkin, sources
-from pdx.ceilings.roofline import knee_batch, phase
+from pdx.domain.ceilings import napkin
+from pdx.measure import ceiling_sources as sources
+from pdx.domain.ceilings.roofline import knee_batch, phase
 
 
 def main(hardware: str = "DGX Spark", shape: str = "gpt-oss-120b", weight_type: str = "mxfp4") -> None:

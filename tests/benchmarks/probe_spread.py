@@ -16,8 +16,8 @@ import os
 import tempfile
 import statistics
 
-from pdx.ceilings import sources
-from pdx.hardware import probe
+from pdx.measure import ceiling_sources as sources
+from pdx.measure.hardware import probe
 
 
 def figures(result: dict) -> dict[str, float]:

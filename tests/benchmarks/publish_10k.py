@@ -25,7 +25,7 @@ from runfactory import fill  # noqa: E402
 
 from pdx.registry import Registry  # noqa: E402
 from pdx.reports.site.builder import publish  # noqa: E402
-from pdx.stats.results import read_runs
+from pdx.reports.results import read_runs
 
 SIZES = (1_000, 10_000)
 

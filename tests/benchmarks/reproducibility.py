@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from pdx import api
 from pdx.reports.gate import check
-from pdx.rerun import rerun_config
-from pdx.workload import build_workload
+from pdx.api.rerun import rerun_config
+from pdx.domain.workload import build_workload
 
 
 def rate(run: dict, name: str) -> dict:

@@ -31,13 +31,13 @@ from pathlib import Path
 import requests
 
 from pdx.plugins.llamacpp.locate import find_llama_server
-from pdx.prompt_stream import PromptStream
-from pdx.serving import prometheus
-from pdx.serving.load import Planned, run_load
-from pdx.serving.managed import ManagedServer, free_port
-from pdx.serving.openai import CompletionsClient, LlamaServerCompletion
-from pdx.synth import ensure_gguf
-from pdx.workload import TestSpec
+from pdx.domain.prompt_stream import PromptStream
+from pdx.domain.serving import prometheus
+from pdx.measure.serving.load import Planned, run_load
+from pdx.measure.serving.managed import ManagedServer, free_port
+from pdx.measure.serving.openai import CompletionsClient, LlamaServerCompletion
+from pdx.domain.synth import ensure_gguf
+from pdx.domain.workload import TestSpec
 
 PREDICTED = ("llamacpp:tokens_predicted_total", "llamacpp:tokens_predicted_seconds_total")
 

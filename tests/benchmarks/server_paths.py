@@ -19,10 +19,10 @@ from pathlib import Path
 
 from pdx import api
 from pdx.plugins.llamacpp.locate import find_llama_server
-from pdx.serving.managed import ManagedServer, free_port
-from pdx.synth import get_shape, write_gguf
+from pdx.measure.serving.managed import ManagedServer, free_port
+from pdx.domain.synth import get_shape, write_gguf
 from pdx.testing.target import STREAMING_DIMS
-from pdx.workload import build_workload
+from pdx.domain.workload import build_workload
 
 BACKENDS = ("llamacpp-server", "openai")
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import requests
 
-from pdx.serving.load import closed_loop, run_load
-from pdx.serving.metrics import percentile
-from pdx.serving.openai import CompletionsClient
+from pdx.measure.serving.load import closed_loop, run_load
+from pdx.domain.serving.metrics import percentile
+from pdx.measure.serving.openai import CompletionsClient
 
 SERVER = Path(__file__).resolve().parents[1] / "fake_openai_server.py"
 

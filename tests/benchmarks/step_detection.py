@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import random
 
-from pdx.stats.compare import DEFAULT_FACTOR
-from pdx.stats.steps import Point, detect_steps
+from pdx.reports.sample_compare import DEFAULT_FACTOR
+from pdx.domain.stats.steps import Point, detect_steps
 
 
 def series(rng: random.Random, n: int, run_sd: float, within: float, step_at: int | None = None,

@@ -21,16 +21,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pdx.models import identify
+from pdx.domain.models import identify
 from pdx.plugins.vllm.locate import engine_env, vllm_command
-from pdx.prompt_stream import PromptStream
-from pdx.serving.backend import served_models
-from pdx.serving.load import Planned, closed_loop, run_load
-from pdx.serving.managed import ManagedServer, free_port
-from pdx.serving.metrics import serving_stats
-from pdx.serving.openai import CompletionsClient, OpenAICompletions
-from pdx.serving.prompts import PromptMaker
-from pdx.synth import ensure_hf
+from pdx.domain.prompt_stream import PromptStream
+from pdx.measure.serving.backend import served_models
+from pdx.measure.serving.load import Planned, closed_loop, run_load
+from pdx.measure.serving.managed import ManagedServer, free_port
+from pdx.domain.serving.metrics import serving_stats
+from pdx.measure.serving.openai import CompletionsClient, OpenAICompletions
+from pdx.domain.serving.prompts import PromptMaker
+from pdx.domain.synth import ensure_hf
 
 METRICS = ("ttft", "itl", "tpot")
 

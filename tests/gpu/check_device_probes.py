@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import sys
 
-from pdx.hardware import catalog
-from pdx.units import fmt_si
+from pdx.domain.hardware import catalog
+from pdx.base.units import fmt_si
 
 CHIPS = ("nvidia-h200", "nvidia-h100-sxm", "nvidia-h100-pcie")
 # probe figure -> (catalog figure, the lowest share of it a correct call reached on the H200, what reached it).

@@ -65,7 +65,7 @@ def pdx_register_importers(register):
 
 @hookimpl
 def pdx_register_quantizers(register):
-    from pdx.synth.quantizers import Quantizer
+    from pdx.domain.synth.quantizers import Quantizer
     from pdx_example.quantize import TYPES, quantize
 
     register(Quantizer("ik-llama-quantize", TYPES, quantize))
@@ -73,7 +73,7 @@ def pdx_register_quantizers(register):
 
 @hookimpl
 def pdx_register_meters(register):
-    from pdx.energy.meter import MeterSource
+    from pdx.contract.meter import MeterSource
     from pdx_example.meter import find_plug
 
     register(MeterSource("wall-plug", find_plug))

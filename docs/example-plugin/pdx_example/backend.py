@@ -16,11 +16,11 @@ import re
 import shutil
 import subprocess
 
-from pdx.backend import Availability
-from pdx.errors import PdxError
-from pdx.serving.backend import SERVER_OPTIONS
-from pdx.serving.generic import OpenAIBackend
-from pdx.serving.managed import HOST
+from pdx.contract.backend import Availability
+from pdx.contract.errors import PdxError
+from pdx.measure.serving.backend import SERVER_OPTIONS
+from pdx.measure.serving.generic import OpenAIBackend
+from pdx.measure.serving.managed import HOST
 
 INSTALL = "put llama-server on PATH, set PDX_EXAMPLE_SERVER, or pass --example-server PATH"
 

@@ -2,7 +2,7 @@
 
 import click
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 
 @click.command("example-server")

@@ -7,7 +7,7 @@ alone (another meter's joules are already in it).
 
 import os
 
-from pdx.energy.meter import Meter, MeterUnavailable
+from pdx.contract.meter import Meter, MeterUnavailable
 
 VARIABLE = "PDX_EXAMPLE_PLUG_FILE"
 

@@ -4,7 +4,7 @@
 import os
 import subprocess
 
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 TYPES = ("IQ4_KS", "IQ5_KS")
 

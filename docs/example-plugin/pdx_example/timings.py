@@ -4,9 +4,9 @@ shape. Each becomes a sample of a ``pp+tg`` test, its phase times llama-server's
 
 from datetime import datetime, timezone
 
-from pdx.importer import Importer, fail, file_facts, imported_run, integer, make_test, number, sample
-from pdx.importer import described_hardware, described_model
-from pdx.workload import TestSpec
+from pdx.registry.importers.kit import Importer, fail, file_facts, imported_run, integer, make_test, number, sample
+from pdx.registry.importers.kit import described_hardware, described_model
+from pdx.domain.workload import TestSpec
 
 
 def looks_like(text, document):

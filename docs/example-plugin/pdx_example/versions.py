@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 from pdx.contract.engine_build import BuiltEngine
-from pdx.errors import PdxError
+from pdx.contract.errors import PdxError
 
 
 def release(version, say):

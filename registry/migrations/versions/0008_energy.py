@@ -1,4 +1,4 @@
-"""tests.energy: the joules each test's timed windows drew, by meter (pdx.energy)
+"""tests.energy: the joules each test's timed windows drew, by meter (pdx.domain.energy)
 
 Revision ID: 0008
 Revises: 0007

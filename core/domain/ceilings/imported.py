@@ -1,0 +1,210 @@
+"""Ceilings for runs another tool measured, by the same figures and math as
+the runs pdx measures (:mod:`pdx.domain.ceilings`).
+
+The device is the chip the file named (llama-bench's ``gpu_info`` or
+``cpu_info``, or the words around a pasted table), or what the user gave
+(:class:`Given`: ``--hardware``, ``--bandwidth``/``--flops``,
+``--host-bandwidth``); the figures come through
+:func:`pdx.domain.ceilings.given_figures`, the one path ``pdx ceiling`` takes too.
+This machine's probes never judge an import, since it ran elsewhere. Where the
+device or the model's size is unknown, the run's ``ceiling_basis`` says so and
+why, so no page mistakes an import for a run from before pdx had ceilings.
+
+A tool that names its model in words (llama-bench's "gpt-oss 120B MXFP4 MoE")
+gives no layer dims or experts. Where the words name a shape of pdx's model
+catalog and the file's parameter count agrees with it, the shape's dims and
+experts fill the model in, and the record says so: an imported MoE run is then
+judged by the experts a token reads, as a run pdx measured, and KV bytes at depth
+count too. Where no shape fits, the words may still say what a token reads
+(:mod:`pdx.domain.models.words`: "30B.A3B"), and the ceiling says KV reads are not
+counted; a MoE whose words say nothing of it gets no ceiling rather than a
+dense one. Where the weights live (-ngl, --n-cpu-moe, -ot, several GPUs) is
+:mod:`pdx.domain.ceilings.placement`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pdx.domain import ceilings
+from pdx.domain.ceilings import placement
+from pdx.domain.hardware import catalog
+from pdx.domain.models import expert_summary
+from pdx.domain.models import words as words_
+from pdx.domain.stats.derived import derive_stats
+from pdx.base.units import parse_bandwidth, parse_flops
+from pdx.domain.synth.shapes import find_shape, shape_by_count
+
+# A file's parameter count within this share of a shape's confirms that the name means that shape
+# (quantisation leaves the count alone; a fine-tune with other dims or a mistyped name does not agree).
+SHAPE_PARAMS_TOLERANCE = 0.1
+_DEVICES = re.compile(r"^\s*(\d{1,3})\s*[x×]\s*(.+)$", re.I)  # --hardware "2x RTX 3090"
+
+
+def _none(reason: str) -> dict:
+    return {"version": ceilings.CEILINGS_VERSION, "source": "none", "reason": reason, "imported": True}
+
+
+def _chip(record: dict, hardware: str | None):
+    if hardware:
+        return catalog.lookup(hardware)
+    found = record["hardware"].get("catalog")
+    return catalog.get(found) if found else None
+
+
+@dataclass(frozen=True)
+class Given:
+    """What the user said of the machine an imported file ran on. ``bandwidth`` and ``flops`` (bytes/s,
+    FLOP/s) stand in for the chip's figures or give one pdx lacks (a CPU); ``host_bandwidth`` is the host
+    memory's, for a model split between a GPU and the host."""
+
+    hardware: str | None = None
+    bandwidth: float | None = None
+    flops: float | None = None
+    host_bandwidth: float | None = None
+    devices: int | None = None  # "6x RTX 3090": how many of the chip ran the model
+
+    @classmethod
+    def parse(cls, hardware: str | None = None, bandwidth: str | None = None, flops: str | None = None,
+              host_bandwidth: str | None = None) -> "Given":
+        """From the command line's words; an unknown chip or a malformed rate is a one-line error."""
+        devices = None
+        if hardware and (several := _DEVICES.match(hardware)):
+            devices, hardware = int(several[1]), several[2]
+        if hardware:
+            catalog.lookup(hardware)
+        return cls(hardware, parse_bandwidth(bandwidth) if bandwidth else None,
+                   parse_flops(flops) if flops else None,
+                   parse_bandwidth(host_bandwidth, "--host-bandwidth") if host_bandwidth else None, devices)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.hardware or self.bandwidth or self.flops or self.host_bandwidth)
+
+
+def judge(record: dict, given: Given | str | None = None) -> dict:
+    """The record with its ceiling basis and every test's ceilings set. Its id stays the content id of
+    what the file said: ceilings are pdx's judgement, and a catalog that learns a figure must not make
+    the same file a new run on its next import."""
+    given = given if isinstance(given, Given) else Given(given)
+    hardware, bandwidth, flops, host_bandwidth = given.hardware, given.bandwidth, given.flops, given.host_bandwidth
+    chip = _chip(record, hardware)
+    words = model_words(record["model"])
+    model = described(record["model"], words)
+    tests = [t | {"ceilings": None} for t in record["tests"]]
+    settings = _settings(record)
+    if not (model.get("n_params") and model.get("file_bytes")):
+        basis = _none(f"the model's size and parameters are unknown ({record['origin']} did not record them); "
+                      "give --model PATH to name the model file")
+    elif words and words.moe and not (model.get("extra") or {}).get("experts"):
+        basis = _none(f"the model routes to experts ({words.architecture} {words.size}) but its name does not say "
+                      "how many parameters a token uses, so any decode ceiling would be wrong; give --model PATH")
+    elif chip is None and not (bandwidth or flops):
+        several = (record.get("provenance") or {}).get("chips_named")
+        named = f"the text names several: {', '.join(several)}" if several else \
+            f"{record['origin']} named no device pdx knows ({record['hardware'].get('name')})"
+        basis = _none(f"chip unknown: {named}; give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
+    else:
+        dtype = ceilings.compute_dtype(words.weight_type if words else model.get("dtype", ""))
+        figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
+        devices = given.devices or sum(1 for g in record["hardware"].get("gpus") or ()
+                                       if chip and g.get("catalog") == chip.id)
+        figures, several = placement.across_devices(figures, devices, settings.get("split_mode"))
+        model_figures = ceilings.model_figures(model, (settings.get("type_k") or "f16", settings.get("type_v") or "f16"))
+        place = placement.from_settings(settings, model.get("n_layers"))
+        unified = chip is not None and chip.kind == "soc"
+        placed, left_out = placement.placed(figures, model_figures, place, host_bandwidth, unified)
+        basis = ceilings.basis_of(placed, dtype, chip, model_figures, place, left_out) | {
+            "imported": True, "device_from": "--hardware" if hardware else "the imported file",
+            "devices": max(devices, 1), **({"devices_note": several} if several else {})}
+        basis |= ceilings.predictions(model_figures, placed)
+        for test in tests:
+            if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":
+                test["ceilings"] = ceilings.test_ceilings(test, derive_stats(test), model_figures, placed,
+                                                          settings.get("n_ubatch"))
+    return record | {"model": model, "ceiling_basis": basis, "tests": tests}
+
+
+def _settings(record: dict) -> dict:
+    """The run's engine settings, with what a tool kept per test (llama-bench's n_cpu_moe, -ot) beside them."""
+    first = (record["tests"][0].get("engine") or {}) if record["tests"] else {}
+    extra = {k: first[k] for k in ("n_cpu_moe", "tensor_buft_overrides", "split_mode", "ot") if k in first}
+    return extra | {k: v for k, v in (record["engine"].get("settings") or {}).items() if v is not None}
+
+
+def model_words(model: dict) -> words_.ModelWords | None:
+    """The model's name as llama-bench printed it, read (None for a model named otherwise)."""
+    extra = model.get("extra") or {}
+    if not isinstance(extra.get("model_type"), str):
+        return None
+    return words_.parse(extra["model_type"], model.get("n_params") or None)
+
+
+def described(model: dict, words: words_.ModelWords | None) -> dict:
+    """The model with what its catalog shape, else its own words, say of its dims and experts."""
+    shaped = with_catalog_shape(model, by_count=bool(words) and words.size.startswith("?"))
+    if shaped is not model or not words or not words.moe:
+        return shaped
+    return with_named_experts(model, words)
+
+
+def with_named_experts(model: dict, words: words_.ModelWords) -> dict:
+    """A MoE known by its words: the active parameters they give (or k of E experts), the bytes a token
+    reads in proportion to the parameters. Where the words give only E and k, every weight is taken for an
+    expert: fewer bytes read than the truth, so the ceiling stays an upper bound."""
+    extra = model.get("extra") or {}
+    total, file_bytes = model.get("n_params") or 0, model.get("file_bytes") or 0
+    if not (total and file_bytes):
+        return model
+    if words.active_params:
+        active = min(words.active_params, total)
+        experts = expert_summary(count=0, used=0, shared=0, total_params=total, total_bytes=file_bytes,
+                                 expert_params=round(total - active),
+                                 expert_bytes=round(file_bytes * (total - active) / total))
+        experts |= {"active_share": 0.0, "active_params": round(active)}
+    elif words.n_experts and words.experts_used:
+        experts = expert_summary(count=words.n_experts, used=words.experts_used, shared=0, total_params=total,
+                                 total_bytes=file_bytes, expert_params=total, expert_bytes=file_bytes)
+    else:
+        return model
+    named = {"words": f"{words.architecture} {words.size}", "basis": words.basis,
+             "assumed": "bytes read in proportion to the active parameters; KV reads not counted (dims unknown)"}
+    return model | {"extra": extra | {"experts": experts, "named_experts": named}}
+
+
+def with_catalog_shape(model: dict, by_count: bool = False) -> dict:
+    """A model known only by its name, filled in from the catalog shape the name names (dims, sliding
+    windows, experts), or as it was: a model that knows its own dims, no shape named, or a parameter
+    count that disagrees with the shape's. ``by_count``: a name without a size (llama.cpp's "qwen2 ?B")
+    may mean the shape of its architecture whose parameter count is the file's."""
+    extra = model.get("extra") or {}
+    if model.get("n_layers") or extra.get("experts"):
+        return model
+    words = " ".join(str(v or "") for v in (model.get("name"), model.get("path"), extra.get("model_type")))
+    n_params, file_bytes = model.get("n_params") or 0, model.get("file_bytes") or 0
+    shape = find_shape(words, n_params or None)
+    if shape is None and n_params and by_count and model.get("architecture"):
+        shape = shape_by_count(model["architecture"], n_params)
+    if shape is None or not n_params or abs(n_params - shape.n_params) > SHAPE_PARAMS_TOLERANCE * shape.n_params:
+        return model
+    facts = {"catalog_shape": {
+        "name": shape.name, "source": shape.source, "matched": words.strip(),
+        "assumed": "the catalog shape's dims and experts; each part's bytes in proportion to its parameters"
+                   if shape.is_moe else "the catalog shape's dims"}}
+    table = shape.n_vocab * shape.n_embd  # the embedding rows: one is read per token, not the table
+    facts |= {"tied_embeddings": shape.tie_embeddings, "embedding_params": table,
+              "embedding_bytes": round(file_bytes * table / n_params)}
+    if shape.n_sliding_layers:
+        facts |= {"sliding_window": shape.sliding_window, "sliding_layers": shape.n_sliding_layers}
+    if shape.is_moe and file_bytes:
+        scale = n_params / shape.n_params  # the file's own count, split as the shape splits it
+        expert_params = round(shape.expert_params * scale)
+        facts["experts"] = expert_summary(
+            count=shape.n_experts, used=shape.n_experts_used, shared=0, total_params=n_params,
+            total_bytes=file_bytes, expert_params=expert_params,
+            expert_bytes=round(file_bytes * expert_params / n_params))
+    dims = {"n_layers": shape.n_layers, "n_heads": shape.n_heads, "n_kv_heads": shape.n_kv_heads,
+            "head_dim": shape.head_dim, "n_embd": shape.n_embd, "n_ff": shape.n_ff, "n_vocab": shape.n_vocab,
+            "n_ctx_train": shape.n_ctx}
+    return model | dims | {"extra": extra | facts}
