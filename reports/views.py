@@ -9,6 +9,7 @@ from __future__ import annotations
 from pdx.reports import figures
 from pdx.domain import headline, placement
 from pdx.domain.ceilings import described, overhead
+from pdx.domain.engine_version import engine_text
 from pdx.reports.manifest import model_hash_text, repetitions_text, workload_text
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
@@ -118,7 +119,7 @@ def manifest(run: dict) -> list[tuple[str, str]]:
         ("created", run["created_at"] or "—"),
         ("finished", run.get("finished_at") or "—"),
         ("backend", placement.backend_label(run)),
-        ("engine", " ".join(str(x) for x in (engine["name"], engine.get("version"), engine.get("commit")) if x)),
+        ("engine", engine_text(engine)),
         ("engine settings", settings or "—"),
         ("threads", str(run.get("threads") or "—")),
         ("model", f"{model['name']} ({model['architecture']}, {human_count(model['n_params'])} parameters, "

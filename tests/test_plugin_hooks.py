@@ -357,6 +357,29 @@ def test_a_quantizer_that_raises_is_one_line_and_leaves_no_file(tmp_path, monkey
     assert list(tmp_path.iterdir()) == []
 
 
+def test_hook_pdx_register_engine_builders_gives_pdx_bench_its_engine_versions(tmp_path, monkeypatch):
+    """The example finds llama-server builds by version under PDX_EXAMPLE_SERVERS. No server runs here
+    (tests/test_engine_versions.py runs two versions of a real engine): pdx asks the plugin for each
+    version in turn and says which it found, and the plugin's refusals reach the user as one line."""
+    builder = plugin_manager.engine_builders()["example"]
+    assert (builder.backend, builder.plugin, builder.commit) == ("example-llama-server", "example", None)
+    args = ["bench", "--backend", "example-llama-server", "--engine-version", "b1,b2", "-p", "16", "-n", "0",
+            "--registry", f"sqlite:///{tmp_path / 'r.sqlite'}"]
+    unset = run_pdx_here(*args)
+    assert unset.returncode == 2 and unset.stderr.strip() == (
+        "pdx: error: PDX_EXAMPLE_SERVERS is not set; set it to a folder of llama-server builds, one subfolder "
+        "per version")
+    (tmp_path / "servers" / "b1").mkdir(parents=True)
+    (tmp_path / "servers" / "b1" / "llama-server").write_text("")
+    monkeypatch.setenv("PDX_EXAMPLE_SERVERS", str(tmp_path / "servers"))
+    half = run_pdx_here(*args)
+    assert half.returncode == 2 and "b1: llama-server b1 (cached)" in half.stderr
+    assert f"no llama-server for version b2 in {tmp_path / 'servers'}" in half.stderr.splitlines()[-1]
+    bisect = run_pdx_here("bisect", "--engine", "example", "--source", str(tmp_path), "--good", "a", "--bad", "b")
+    assert bisect.returncode == 2 and "'example' cannot be built from a commit; engines that can: llamacpp" in bisect.stderr
+    assert "pdx_register_engine_builders" in plugin_manager.plugin_state().record("example").hooks
+
+
 def test_hook_pdx_register_meters_adds_a_meter_to_pdx_hw_and_bench(tmp_path, monkeypatch):
     """The example's wall-plug meter: named by `pdx hw` with why it is absent, then found and read
     (a whole run through it: tests/test_energy.py)."""

@@ -6,12 +6,15 @@ does is callable from Python with the same checks and the same records.
 
 from __future__ import annotations
 
+import json
 import platform
+import re
 import shlex
 import sys
 import uuid
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import pdx
 from pdx.domain import ceilings
@@ -20,7 +23,7 @@ from pdx.measure import hardware
 from pdx.measure import environment, model_arg
 from pdx.base import plugin_manager
 from pdx.domain.adaptive import StopRule
-from pdx.contract.backend import BackendConfig, EngineInfo
+from pdx.contract.backend import Backend, BackendConfig, EngineInfo
 from pdx.domain.ceilings.basis import RunBasis
 from pdx.measure import ceiling_sources as sources
 from pdx.domain.ceilings.roofline import ModelFigures
@@ -33,6 +36,7 @@ from pdx.domain.models import ModelInfo
 from pdx.registry import Registry, RunStart
 from pdx.registry.records import environment_id
 from pdx.measure.runner import Progress, TestOutcome, run_tests
+from pdx.measure.runner import run_interleaved as interleave
 from pdx.base.secrets import scrub, scrub_text
 from pdx.domain.serving import grid
 from pdx.reports.results import derive_stats, read_run
@@ -131,8 +135,19 @@ def sweep_runs(registry: Registry, sweep_id: str) -> list[dict]:
             for run_id in registry.run_ids(tag=grid.SWEEP_TAG + grid.check_sweep_id(sweep_id), status="complete")]
 
 
-def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
-    """Run one benchmark and store it test by test; returns the stored run."""
+@dataclass
+class _Opened:
+    """A run started in the registry with its backend loaded, ready for its tests."""
+
+    run_id: str
+    backend: Backend
+    save: Callable[[TestOutcome], None]
+    rule: StopRule | None
+    metering: Metering | None
+
+
+def _open(config: BenchConfig, registry: Registry, progress: Progress | None, stack: ExitStack) -> _Opened:
+    """Check ``config``, load its backend (closed when ``stack`` is) and start its run in the registry."""
     given = model_arg.parse(config.model)  # a bad path fails before any engine work
     if config.hardware and config.hardware != ceilings.PROBE:
         catalog.lookup(config.hardware)  # an unknown name fails before any engine work too
@@ -148,55 +163,131 @@ def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | 
     model = model_arg.resolve(given or backend_cls.served_model(backend_config), backend_cls)
     manifest = environment.collect(threads, workload.seed, config.argv)
     machine = hardware.detect()
-    with backend_cls(backend_config) as backend:
-        engine = backend.load(model)
-        # What is stored carries no secret; the backend keeps what it was given.
-        recorded = replace(engine, settings=scrub(engine.settings), details=scrub(engine.details))
-        provenance = config.verify(model, engine) if config.verify else {}
-        basis = sources.measured_basis(machine, model.to_dict(), threads, engine.settings, engine.details,
-                                       config.hardware, config.reprobe, remote=bool(config.options.get("url")))
-        judge = _ceiling_judge(basis)
-        resident = _residency_check(basis.model, workload, progress)
-        rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
-        run_id = registry.start_run(
-            RunStart(
-                id=uuid.uuid4().hex,
-                backend=name,
-                engine=recorded,
-                model=model,
-                hardware=machine,
-                environment=manifest,
-                environment_id=environment_id(manifest),
-                workload=workload.to_dict(),
-                threads=threads,
-                options=scrub(dict(config.options)),
-                command=manifest["command"],
-                pdx_version=pdx.__version__,
-                tags=config.tags,
-                parent_id=config.parent_id,
-                ceiling_basis=basis.record,
-                provenance=provenance,
-            )
+    backend = stack.enter_context(backend_cls(backend_config))
+    engine = backend.load(model)
+    # What is stored carries no secret; the backend keeps what it was given.
+    recorded = replace(engine, settings=scrub(engine.settings), details=scrub(engine.details))
+    provenance = config.verify(model, engine) if config.verify else {}
+    basis = sources.measured_basis(machine, model.to_dict(), threads, engine.settings, engine.details,
+                                   config.hardware, config.reprobe, remote=bool(config.options.get("url")))
+    judge = _ceiling_judge(basis)
+    resident = _residency_check(basis.model, workload, progress)
+    rule = StopRule(workload.target_ci, workload.max_repetitions) if workload.target_ci else None
+    run_id = registry.start_run(
+        RunStart(
+            id=uuid.uuid4().hex,
+            backend=name,
+            engine=recorded,
+            model=model,
+            hardware=machine,
+            environment=manifest,
+            environment_id=environment_id(manifest),
+            workload=workload.to_dict(),
+            threads=threads,
+            options=scrub(dict(config.options)),
+            command=manifest["command"],
+            pdx_version=pdx.__version__,
+            tags=config.tags,
+            parent_id=config.parent_id,
+            ceiling_basis=basis.record,
+            provenance=provenance,
         )
-        try:
-            outcomes = run_tests(
-                backend, workload.tests, workload.repetitions, workload.warmup,
-                save=lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome))).to_record()),
-                progress=progress,
-                rule=rule, delay=config.delay, metering=_metering(config),
-            )
-        except KeyboardInterrupt as exc:
+    )
+    return _Opened(run_id, backend,
+                   lambda outcome: registry.save_test(run_id, _scrubbed(resident(judge(outcome))).to_record()),
+                   rule, _metering(config))
+
+
+@contextmanager
+def _finishing(registry: Registry, run_ids: Callable[[], list[str]]) -> Iterator[None]:
+    """Marks the runs ``run_ids()`` names interrupted or failed where the block raises."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        for run_id in run_ids():
             registry.finish_run(run_id, "interrupted", interruption(exc))
-            raise
-        except BaseException as exc:
+        raise
+    except BaseException as exc:
+        for run_id in run_ids():
             registry.finish_run(run_id, "failed", scrub_text(f"{type(exc).__name__}: {exc}"))
+        raise
+
+
+def _finish(registry: Registry, run_id: str, outcomes: list[TestOutcome]) -> None:
+    ok = sum(o.status == "ok" for o in outcomes)
+    failed = sum(o.status == "failed" for o in outcomes)
+    status = "failed" if not ok else "partial" if failed else "complete"  # skipped tests are not failures
+    errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
+    registry.finish_run(run_id, status, scrub_text(errors) or None)
+
+
+def run_benchmark(config: BenchConfig, registry: Registry, progress: Progress | None = None) -> dict:
+    """Run one benchmark and store it test by test; returns the stored run."""
+    workload = config.workload
+    with ExitStack() as stack:
+        opened = _open(config, registry, progress, stack)
+        with _finishing(registry, lambda: [opened.run_id]):
+            outcomes = run_tests(
+                opened.backend, workload.tests, workload.repetitions, workload.warmup, save=opened.save,
+                progress=progress, rule=opened.rule, delay=config.delay, metering=opened.metering,
+            )
+        _finish(registry, opened.run_id, outcomes)
+    return read_run(registry, opened.run_id)
+
+
+def run_interleaved(configs: list[BenchConfig], registry: Registry, progress: Progress | None = None) -> list[dict]:
+    """One run per config (engine versions, say) of one workload, their repetitions taken in turn:
+    each test runs one repetition on the first, then on the second, ..., and again, so that a drift
+    of the machine over the test falls on all of them alike (:func:`pdx.measure.runner.run_interleaved`). No
+    energy is read (the meters' idle and per-test windows are a single run's) and no adaptive stop."""
+    workloads = {json.dumps(c.workload.to_dict(), sort_keys=True) for c in configs}
+    if len(workloads) != 1:
+        raise PdxError("interleaved runs must share one workload", "give the same tests to every run")
+    workload = configs[0].workload
+    if workload.target_ci:
+        raise PdxError("interleaved runs take a fixed count of repetitions", "give -r N, without auto or --target-ci")
+    opened: list[_Opened] = []
+    with ExitStack() as stack:
+        with _finishing(registry, lambda: [o.run_id for o in opened]):
+            for config in configs:
+                opened.append(_open(replace(config, energy=False), registry, progress, stack))
+            outcomes = interleave(
+                [o.backend for o in opened], workload.tests, workload.repetitions, workload.warmup,
+                [o.save for o in opened], progress, configs[0].delay)
+        for run, done in zip(opened, outcomes):
+            _finish(registry, run.run_id, done)
+    return [read_run(registry, o.run_id) for o in opened]
+
+
+def engine_versions(config: BenchConfig, versions: list[str], say: Callable[[str], None] = lambda line: None
+                    ) -> list[BenchConfig]:
+    """``config`` once per engine version, each pointed at that version's build (found cached or built
+    now, as the engine's :class:`~pdx.contract.engine_build.EngineBuilder` does; ``say`` tells which).
+    A backend whose engine pdx cannot build at a version is a one-line error."""
+    if not versions or len(set(versions)) != len(versions):
+        raise PdxError(f"--engine-version {','.join(versions)}: give different versions, comma-separated",
+                       "e.g. --engine-version 0.3.35,0.3.36")
+    for version in versions:  # all checked before any is built (a build takes minutes)
+        if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}", version):
+            raise PdxError(f"--engine-version {version!r} is not a version", "give one like 0.3.36")
+    releases = [b for b in plugin_manager.engine_builders().values() if b.release is not None]
+    try:
+        name = config.backend or default_backend(config.options)
+    except PdxError:
+        if not releases:
             raise
-        ok = sum(o.status == "ok" for o in outcomes)
-        failed = sum(o.status == "failed" for o in outcomes)
-        status = "failed" if not ok else "partial" if failed else "complete"  # skipped tests are not failures
-        errors = "; ".join(f"{o.test.name}: {o.error}" for o in outcomes if o.error)
-        registry.finish_run(run_id, status, scrub_text(errors) or None)
-    return read_run(registry, run_id)
+        name = releases[0].backend  # no engine installed yet: the versions asked for are built now
+    builder = next((b for b in releases if name in (b.name, b.backend)), None)
+    if builder is None:
+        can = ", ".join(f"{b.backend} ({b.releases or 'releases'})" for b in releases) or "none"
+        raise PdxError(f"--engine-version: backend {name} runs the one version installed; pdx cannot run "
+                       "several versions of its engine yet", f"backends that can: {can}")
+    configs = []
+    for version in versions:
+        built = builder.release(version, say)
+        say(f"{version}: {built.label} ({'cached' if built.cached else 'built now'})")
+        configs.append(replace(config, backend=builder.backend, options=config.options | built.options))
+    return configs
 
 
 def _metering(config: BenchConfig) -> Metering | None:

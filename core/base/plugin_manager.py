@@ -26,6 +26,7 @@ import pluggy
 from pdx.contract import hookspecs
 from pdx.contract.backend import Backend
 from pdx.contract.chart import check_maker
+from pdx.contract.engine_build import check_builder
 from pdx.contract.importer import check_importer
 from pdx.contract.page import check_page
 from pdx.contract.quantizer import check_quantizer
@@ -317,6 +318,7 @@ QUANTIZERS = ExtensionKind("pdx_register_quantizers", check_quantizer, "quantize
 METERS = ExtensionKind("pdx_register_meters", check_source, "meter source")
 CHARTS = ExtensionKind("pdx_register_charts", check_maker, "chart maker")
 PAGES = ExtensionKind("pdx_register_pages", check_page, "page")
+BUILDERS = ExtensionKind("pdx_register_engine_builders", check_builder, "engine builder", lambda builder: builder.name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -343,6 +345,11 @@ def importers() -> dict:
 def quantizers() -> tuple:
     """Every GGUF quantiser plugins register (``pdx_register_quantizers``), pdx's own first."""
     return tuple(quantizer for _, quantizer in extensions(QUANTIZERS))
+
+
+def engine_builders() -> dict:
+    """How to build each engine at a version, by its ``--engine`` name (``pdx_register_engine_builders``)."""
+    return {builder.name: builder for _, builder in extensions(BUILDERS)}
 
 
 def meter_sources() -> tuple:

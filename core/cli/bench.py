@@ -99,6 +99,9 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @click.option("-ncmoe", "--n-cpu-moe", metavar="N[,N]",
               help="Keep the experts of the first N layers in host memory (llama.cpp); a list makes one run each.")
 @engine_option
+@click.option("--engine-version", metavar="V,V[,V]",
+              help="Run the workload on each of these engine versions, one run each, their repetitions taken in "
+                   "turn (llama.cpp: llama-cpp-python releases, built now where not cached).")
 @tag_option
 @click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), or 'probe' for this machine's probes.")
 @click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine and threads).")
@@ -107,18 +110,37 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 @registry_option
 @json_option
 @click.pass_context
-def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
-          target_ci, max_repetitions, warmup, seed, delay, threads, n_gpu_layers, n_cpu_moe, options, tags, hardware,
-          reprobe, url, api_key, server_args, energy, price_kwh, registry, as_json,
-          **plugin_options) -> None:
+def bench(ctx: click.Context, **params) -> None:
     """Measure prefill (pp) and decode (tg) and store every sample.
 
     Tests follow llama-bench: -p 512,1024 -n 128 -d 0,4096 -b 1,8 -r 5 gives
     pp512, pp1024 and tg128, each at depth 0 and 4096 and batch 1 and 8.
     """
-    from pdx import api
     from pdx.reports.display import make_console
     from pdx.reports.display.ceilings import print_ceiling_moves
+
+    as_json, versions = params["as_json"], params.pop("engine_version")
+    configs = bench_plan(ctx, **params)
+    if versions:
+        runs = run_versions(configs, [v.strip() for v in versions.split(",") if v.strip()], params["registry"],
+                            as_json)
+    else:
+        runs = execute(configs, params["registry"], as_json)
+    if as_json:
+        echo_json(runs)
+    elif len(runs) > 1:
+        print_ceiling_moves(runs, make_console())
+    if any(run["status"] != "complete" for run in runs):
+        ctx.exit(1)
+
+
+def bench_plan(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_depth, batch, repetitions,
+               target_ci, max_repetitions, warmup, seed, delay, threads, n_gpu_layers, n_cpu_moe, options, tags,
+               hardware, reprobe, url, api_key, server_args, energy, price_kwh, registry, as_json,
+               **plugin_options) -> list:
+    """The runs ``pdx bench``'s options ask for, as :class:`pdx.api.BenchConfig` (``pdx bisect`` takes the same
+    options after ``--``)."""
+    from pdx import api
 
     first, target = adaptive_settings(repetitions, target_ci)
     workload = BenchOptions(n_prompt=n_prompt, n_gen=n_gen, prompt_gen=prompt_gen, depth=n_depth, batch=batch,
@@ -132,13 +154,24 @@ def bench(ctx: click.Context, backends, model, n_prompt, n_gen, prompt_gen, n_de
     thread_list = parse_int_list(threads, "-t", minimum=1, maximum=MAX_THREADS) if threads else None
     backend_list = [b.strip() for b in backends.split(",") if b.strip()] if backends else None
     variants = option_variants(server_args, n_gpu_layers, n_cpu_moe)
-    runs = execute(api.plan(base, backend_list, thread_list, variants), registry, as_json)
-    if as_json:
-        echo_json(runs)
-    elif len(runs) > 1:
-        print_ceiling_moves(runs, make_console())
-    if any(run["status"] != "complete" for run in runs):
-        ctx.exit(1)
+    return api.plan(base, backend_list, thread_list, variants)
+
+
+def run_versions(configs: list, versions: list[str], registry: str | None, as_json: bool) -> list[dict]:
+    """One run per engine version of the one run the options ask for, interleaved, each table printed."""
+    from pdx import api
+    from pdx.reports.display import make_console, print_run
+
+    if len(configs) != 1:
+        raise click.UsageError(f"--engine-version runs one workload per version; the options make {len(configs)} "
+                               "runs (give one backend, one -t and one value of each run axis)")
+    store = api.open_registry(registry)
+    planned = api.engine_versions(configs[0], versions, say=lambda line: click.echo(line, err=True))
+    runs = api.run_interleaved(planned, store)
+    if not as_json:
+        for run in runs:
+            print_run(run, store.display_url, make_console())
+    return runs
 
 
 def run_and_show(config, store, as_json: bool) -> dict:

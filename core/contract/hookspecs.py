@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from pdx.contract.backend import Backend
     from pdx.contract.chart import ChartMaker
+    from pdx.contract.engine_build import EngineBuilder
     from pdx.contract.importer import Importer
     from pdx.contract.page import SitePage
     from pdx.contract.quantizer import Quantizer
@@ -293,6 +294,36 @@ def pdx_register_meters(register: Callable[["MeterSource"], None]) -> None:
             from pdx_example.meter import find_plug
 
             register(MeterSource("wall-plug", find_plug))
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def pdx_register_engine_builders(register: Callable[["EngineBuilder"], None]) -> None:
+    """Register how to build an engine at a given version: call ``register(EngineBuilder(...))``.
+
+    ``pdx bisect --engine NAME`` builds commits of the engine's source with
+    ``builder.commit(source, commit, build_dir, say)``; ``pdx bench
+    --engine-version A,B`` builds or finds releases with ``builder.release(version,
+    say)``. Each returns a :class:`pdx.contract.engine_build.BuiltEngine`: the
+    backend options that run that build on ``builder.backend`` (a llama-bench
+    path, say), its label, and whether it was cached. Either function may be
+    None where the engine offers no such build; a build that fails raises
+    :class:`pdx.contract.errors.PdxError` saying why (and where its log is).
+
+    :param register: call ``register(builder)`` once per engine.
+    :return: nothing; only the ``register`` calls count.
+
+    Example::
+
+        @hookimpl
+        def pdx_register_engine_builders(register):
+            from pdx.contract.engine_build import EngineBuilder
+            from pdx_example.versions import release
+
+            register(EngineBuilder("example", "example-llama-server", release=release,
+                                   releases="llama-server builds in PDX_EXAMPLE_SERVERS/VERSION"))
 
     .. versionadded:: 0.1
     """

@@ -215,3 +215,56 @@ def _run_each(backend, tests, repetitions, warmup, save, progress, rule, delay, 
             outcomes.append(outcome)
             progress.test_done(outcome)
     return outcomes
+
+
+def run_interleaved(
+    backends: Sequence[Backend],
+    tests: Sequence[TestSpec],
+    repetitions: int,
+    warmup: int,
+    saves: Sequence[Callable[[TestOutcome], None]],
+    progress: Progress | None = None,
+    delay: float = 0.0,
+) -> list[list[TestOutcome]]:
+    """Each test on every backend, one repetition at a time in turn (A B A B ...), so that a drift of
+    the machine over the test (heat, a neighbour's load) falls on every backend alike rather than on
+    whichever ran last. Each repetition is a call of its own, after the test's ``warmup`` runs, as the
+    first call of a test is in :func:`run_tests`. A backend whose test fails stops that test there; the
+    others go on. Returns each backend's outcomes, in ``backends``' order; each is saved as it ends."""
+    progress = progress or Progress()
+    done: list[list[TestOutcome]] = [[] for _ in backends]
+    for ordinal, test in enumerate(tests):
+        cooldown = delay if ordinal else 0.0
+        time.sleep(cooldown)
+        progress.test_started(ordinal, test)
+        outcomes = [TestOutcome(ordinal=ordinal, test=test, warmup=warmup) for _ in backends]
+        for backend, outcome in zip(backends, outcomes):
+            reason = backend.unsupported(test)
+            if reason:
+                outcome.status, outcome.error = "skipped", reason
+        start = conditions.snapshot()
+        try:
+            for _ in range(repetitions):
+                for backend, outcome in zip(backends, outcomes):
+                    if outcome.status != "ok":
+                        continue
+                    try:
+                        _collect(backend, outcome, 1, warmup, progress)
+                    except PdxError as exc:
+                        outcome.status, outcome.error = "failed", str(exc)
+                        outcome.requests.extend(getattr(exc, "requests", ()))
+        except KeyboardInterrupt as exc:
+            for outcome in outcomes:
+                if outcome.status == "ok":
+                    outcome.status, outcome.error = "interrupted", interruption(exc)
+            raise
+        finally:
+            measured = conditions.measure(start, cooldown)
+            for backend, outcome, save, kept in zip(backends, outcomes, saves, done):
+                outcome.finished_at = now()
+                outcome.conditions = dict(measured) if measured is not None else None  # each run's own
+                outcome.engine = backend.test_info()
+                save(outcome)
+                kept.append(outcome)
+                progress.test_done(outcome)
+    return done

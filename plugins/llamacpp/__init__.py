@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import click
 
+from pdx.contract.engine_build import EngineBuilder
 from pdx.contract.hookspecs import hookimpl
 from pdx.plugins.llamacpp.commands import llamacpp
 
@@ -52,3 +53,11 @@ def pdx_register_quantizers(register) -> None:
     from pdx.domain.synth.quantizers import Quantizer
 
     register(Quantizer("llama-quantize", QUANT_TYPES, quantize))
+
+
+@hookimpl
+def pdx_register_engine_builders(register) -> None:
+    from pdx.plugins.llamacpp.commits import build_commit, build_release
+
+    register(EngineBuilder("llamacpp", "llamacpp-bench", commit=build_commit, release=build_release,
+                           releases="llama-cpp-python releases (`pdx llamacpp install --version`)"))

@@ -14,7 +14,7 @@ from typing import Iterator, Mapping
 from pdx.contract.backend import Availability, Backend, BackendConfig, EngineInfo, Sample
 from pdx.contract.errors import PdxError
 from pdx.domain.models import ModelInfo
-from pdx.plugins.llamacpp.build import tool_version, version_label
+from pdx.plugins.llamacpp.build import built_from, runs, tool_version, version_label
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_bench
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
 from pdx.domain.workload import TestSpec
@@ -85,6 +85,8 @@ class LlamaBench(Backend):
                                 INSTALL_HINT)
         label = version_label(binary)
         if label is None:
+            if runs(binary):  # older than llama-bench's --version: its runs keep what pdx built it from
+                return Availability(True, version="unknown (its llama-bench has no --version)")
             return Availability(False, f"{binary} does not run (`--version` failed)", INSTALL_HINT)
         return Availability(True, version=label)
 
@@ -107,7 +109,8 @@ class LlamaBench(Backend):
             commit=commit,
             settings=self.settings.to_dict() | {"mode": "llama-bench"},
             # llama-bench takes no token ids: it draws its own (speed does not depend on them).
-            details={"llama_bench": str(self.binary), "prompts": "llama-bench's own"},
+            details={"llama_bench": str(self.binary), "prompts": "llama-bench's own",
+                     **({"built_from": origin} if (origin := built_from(self.binary)) else {})},
         )
 
     def unsupported(self, test: TestSpec) -> str | None:
@@ -124,9 +127,10 @@ class LlamaBench(Backend):
         cmd = [
             str(self.binary), "-m", self.model.path, "-o", "jsonl", "-r", str(reps),
             "-t", str(s.threads), "-b", str(s.n_batch), "-ub", str(s.n_ubatch), "-fa", s.flash_attn,
-            "-ngl", str(s.n_gpu_layers), "-ctk", s.type_k, "-ctv", s.type_v, "--repack", "1" if s.repack else "0",
-            "-d", str(test.depth),
+            "-ngl", str(s.n_gpu_layers), "-ctk", s.type_k, "-ctv", s.type_v, "-d", str(test.depth),
         ]
+        if not s.repack:  # only when asked: llama-bench repacks by default, and builds before --repack refuse it
+            cmd += ["--repack", "0"]
         if s.n_cpu_moe:  # only when asked: builds older than llama-bench's -ncmoe still run everything else
             cmd += ["-ncmoe", str(s.n_cpu_moe)]
         if test.kind == "pg":

@@ -170,6 +170,20 @@ def find_build(version: str | None = None, gpu: str | None = None) -> Build | No
                                      b.flags[:len(today)] == today, b.built_at), default=None)
 
 
+def built_from(binary: Path) -> str | None:
+    """What the pdx build holding ``binary`` was built from: ``llama-cpp-python 0.3.36`` (``pdx llamacpp
+    install``) or ``commit <hash>`` (``pdx bisect``); None for a binary pdx did not build. A run keeps
+    it, since a release's llama.cpp has no build number (see tool_version) to tell two releases apart."""
+    try:
+        data = json.loads((Path(binary).parent.parent / BUILD_RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    if not isinstance(version, str) or not version:
+        return None
+    return f"commit {version}" if data.get("source") else f"llama-cpp-python {version}"
+
+
 def tool_version(binary: Path) -> tuple[str | None, int | None]:
     """(commit, build number) from ``llama-bench --version``. The build number is llama.cpp's commit
     count; a source without its history (llama-cpp-python's sdist holds a shallow clone: count 1; a
@@ -183,6 +197,15 @@ def tool_version(binary: Path) -> tuple[str | None, int | None]:
     if not match:
         return None, None
     return match[2], llama_cpp_build(int(match[1]))
+
+
+def runs(binary: Path) -> bool:
+    """Whether ``binary --help`` runs and exits 0: a llama-bench from before ``--version`` (llama-cpp-python
+    0.3.35's refuses the flag) is still a working one."""
+    try:
+        return subprocess.run([str(binary), "--help"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def version_label(binary: Path) -> str | None:
@@ -232,10 +255,18 @@ def _sdist(version: str, log: Path) -> Path:
 
 
 def _extract(sdist: Path, dest: Path) -> Path:
-    with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers() if "/vendor/llama.cpp/" in m.name]
-        tar.extractall(dest, members=members, filter="data")
-    return next(dest.glob("*/vendor/llama.cpp"))
+    try:
+        with tarfile.open(sdist) as tar:
+            members = [m for m in tar.getmembers() if "/vendor/llama.cpp/" in m.name]
+            tar.extractall(dest, members=members, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        why = str(exc).splitlines()[0]
+        raise PdxError(f"{sdist} is not a readable source release ({why})",
+                       "delete it: pdx downloads the release again with pip") from None
+    found = next(dest.glob("*/vendor/llama.cpp"), None)
+    if found is None:
+        raise PdxError(f"{sdist} holds no vendor/llama.cpp", "delete it: pdx downloads the release again with pip")
+    return found
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ from rich.table import Table
 from pdx.reports import figures
 from pdx.domain import placement
 from pdx.domain.ceilings import described, overhead
-from pdx.reports.display.ceilings import basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings, serve_lines
+from pdx.domain.engine_version import engine_text
+from pdx.reports.display.ceilings import (basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings,
+                                         serve_lines)
 from pdx.reports.display.serving import print_serving
 from pdx.reports.display.tables import Fitted, fit
 from pdx.reports.display.text import SafeConsole
@@ -222,7 +224,7 @@ def print_manifest(run: dict, console: Console | None = None) -> None:
         ("created", run["created_at"]),
         ("finished", run["finished_at"] or "-"),
         ("status", run["status"] + (f" ({run['error']})" if run["error"] else "")),
-        ("engine", " ".join(str(x) for x in (engine["name"], engine.get("version"), engine.get("commit")) if x)),
+        ("engine", engine_text(engine)),
         ("settings", settings or "-"),
         ("ran on", placement.text(placement.of_run(run)) or "-"),
         ("model", f"{model['path']}"),

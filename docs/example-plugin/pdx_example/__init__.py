@@ -2,7 +2,8 @@
 ``pdx example-server`` command, the ``--example-server`` bench option, a
 footer for pdx's reports, a chart of every decode sample, a site page of runs
 by backend, an importer of llama-server's timings, a quantiser for a
-llama.cpp fork's GGUF types and a wall-plug energy meter.
+llama.cpp fork's GGUF types, a wall-plug energy meter and llama-server builds
+by version for ``pdx bench --engine-version``.
 
 Every hook imports what it registers inside itself: this module is imported by
 every ``pdx`` command, so it must stay cheap.
@@ -76,3 +77,12 @@ def pdx_register_meters(register):
     from pdx_example.meter import find_plug
 
     register(MeterSource("wall-plug", find_plug))
+
+
+@hookimpl
+def pdx_register_engine_builders(register):
+    from pdx.contract.engine_build import EngineBuilder
+    from pdx_example.versions import release
+
+    register(EngineBuilder("example", "example-llama-server", release=release,
+                           releases="llama-server builds in PDX_EXAMPLE_SERVERS/VERSION"))
