@@ -165,7 +165,7 @@ class Ceilings(TypedDict):
     above_ceiling: bool
     warning: NotRequired[str]
     missing: NotRequired[Optional[str]]  # why there is no ceiling
-    routing: NotRequired[dict[str, Any]]  # a mixture of experts' routing
+    routing: NotRequired[str]  # a mixture of experts' routing, as assumed
     speculative: NotRequired[bool]
     sources: NotRequired[dict[str, "Ceilings"]]  # each set of figures' judgement, where there were several
 

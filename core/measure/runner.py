@@ -262,7 +262,7 @@ def run_interleaved(
             measured = conditions.measure(start, cooldown)
             for backend, outcome, save, kept in zip(backends, outcomes, saves, done):
                 outcome.finished_at = now()
-                outcome.conditions = dict(measured) if measured is not None else None  # each run's own
+                outcome.conditions = measured.copy() if measured is not None else None  # each run's own
                 outcome.engine = backend.test_info()
                 save(outcome)
                 kept.append(outcome)

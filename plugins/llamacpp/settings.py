@@ -9,6 +9,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
+from pdx.base.typed_values import dataclass_from
 from pdx.contract.backend import BackendConfig, Option
 from pdx.domain.hardware import nvidia
 
@@ -77,4 +78,5 @@ def parse_settings(config: BackendConfig, values: Mapping[str, object]) -> Llama
     """The settings of a run from its backend's option values (``Backend.option_values``, read once)."""
     if not _offload_said and "n_gpu_layers" not in config.options:
         say_offload(config.options, found_gpu())
-    return LlamaSettings(threads=config.threads or 1, **{key: values[key] for key in OPTIONS})
+    return dataclass_from(LlamaSettings, {"threads": config.threads or 1, **{key: values[key] for key in OPTIONS}},
+                          "llama.cpp options")

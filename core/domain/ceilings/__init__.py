@@ -17,6 +17,7 @@ and the record keeps both under ``sources``.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from pdx.contract.record import Ceilings
 from pdx.contract.errors import PdxError
@@ -146,18 +147,27 @@ def speculative(decode: dict, spec: dict, bandwidth: float | None, draft_bytes: 
         "draft_counted": draft_read is not None}}
 
 
+def verdict(measured: float | None, ceiling: float | None, what: str | None, caveat: str | None = None,
+            speculative: bool = False) -> tuple[float | None, bool, str | None]:
+    """A rate against its ceiling: the fraction of it reached, whether above it, and above it a warning
+    naming the likely cause (``caveat``: why the figures may be low, such as a probe taken under load)."""
+    fraction = measured / ceiling if measured and ceiling else None
+    if not (fraction and fraction > 1.0):
+        return fraction, False, None
+    kind = ("speculative " if speculative else "") + (f"{what}-bound " if what else "")
+    cause = (f"not a result; likely cause: {caveat}" if caveat
+             else "a measurement error or wrong hardware figures, not a result")
+    return fraction, True, f"measured {measured:.4g} t/s is above the {ceiling:.4g} t/s {kind}ceiling: {cause}"
+
+
 def judge(entry: dict, measured: float | None, ceiling: float | None, what: str | None,
           caveat: str | None = None) -> None:
-    """A rate against its ceiling; above it, a warning naming the likely cause (``caveat``: why the
-    figures may be low, such as a probe taken under load)."""
-    entry["measured"] = measured
-    entry["fraction"] = measured / ceiling if measured and ceiling else None
-    entry["above_ceiling"] = bool(entry["fraction"] and entry["fraction"] > 1.0)
-    if entry["above_ceiling"]:
-        kind = ("speculative " if entry.get("speculative") else "") + (f"{what}-bound " if what else "")
-        cause = (f"not a result; likely cause: {caveat}" if caveat
-                 else "a measurement error or wrong hardware figures, not a result")
-        entry["warning"] = f"measured {measured:.4g} t/s is above the {ceiling:.4g} t/s {kind}ceiling: {cause}"
+    """A phase's or a serving test's record judged in place (:func:`verdict`): measured, fraction,
+    above_ceiling and, above it, the warning."""
+    fraction, above, warning = verdict(measured, ceiling, what, caveat, bool(entry.get("speculative")))
+    entry["measured"], entry["fraction"], entry["above_ceiling"] = measured, fraction, above
+    if warning:
+        entry["warning"] = warning
 
 
 def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: HardwareFigures,
@@ -166,7 +176,7 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
     speculating test's decode ceiling counts its target passes and drafts (:func:`speculative`;
     ``draft_bytes``: the draft model's size, where it has one)."""
     n_p, n_g, depth, batch = test["n_prompt"], test["n_gen"], test["depth"], test["batch"]
-    phases = {}
+    phases: dict[str, dict[str, Any]] = {}
     if n_p:
         phases["prefill"] = phase(model, hw, "prefill", n_p, depth, batch, ubatch).to_dict()
     if n_g:
@@ -185,17 +195,20 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
         bound = phases[max(times, key=lambda name: times[name])]["bound"]  # the phase that takes longer
     else:
         ceiling, bound = None, None
-    record: dict[str, object] = {"version": CEILINGS_VERSION, "source": hw.source, "ref": hw.ref,
-                                 "bandwidth": hw.bandwidth, "flops": hw.flops, "flops_dtype": hw.flops_dtype,
-                                 "phases": phases}
-    if model.is_moe:
+    speculating = "speculative" in phases.get("decode", {})
+    measured = _rate(stats, "rate")
+    fraction, above, warning = verdict(measured, ceiling, bound, hw.caveat, speculating)
+    record: Ceilings = {"version": CEILINGS_VERSION, "source": hw.source, "ref": hw.ref, "bandwidth": hw.bandwidth,
+                        "flops": hw.flops, "flops_dtype": hw.flops_dtype, "phases": phases, "ceiling": ceiling,
+                        "bound": bound, "measured": measured, "fraction": fraction, "above_ceiling": above}
+    if model.routing is not None:  # a mixture of experts
         record["routing"] = model.routing
-    if "speculative" in phases.get("decode", {}):
+    if speculating:
         record["speculative"] = True
-    record["ceiling"], record["bound"] = ceiling, bound
     if not ceiling:
         record["missing"] = "; ".join(dict.fromkeys(p["missing"] for p in phases.values() if p.get("missing"))) or None
-    judge(record, _rate(stats, "rate"), ceiling, bound, hw.caveat)
+    if warning:
+        record["warning"] = warning
     if len(phases) == 2:
         for name, key in (("prefill", "prompt_rate"), ("decode", "gen_rate")):
             judge(phases[name], _rate(stats, key), phases[name]["ceiling"], phases[name]["bound"], hw.caveat)

@@ -49,7 +49,7 @@ def serving(run: dict) -> list[tuple[str, str]]:
         share = record.get("fraction")
         said = "unknown" if share is None else f"{share:.0%}" + (f" (ABOVE it: {record['warning']})"
                                                                  if record.get("above_ceiling") else "")
-        bound = {"memory": "mem", "compute": "cmp"}.get(record.get("bound"), "?")
+        bound = {"memory": "mem", "compute": "cmp"}.get(record.get("bound") or "", "?")
         rate = record["ceiling"]
         shown = f"{rate:,.0f}" if rate >= 1000 else f"{rate:.4g}"
         out.append((test["name"], f"decode ceiling at concurrency {record['concurrency']}: {shown} tok/s {bound}; "

@@ -74,7 +74,8 @@ def sized(name: str) -> tuple[float, float | None, int, str] | None:
     size ("...-80B-A3B-...-4bit"), for a model of no catalog shape; None where the name gives no size."""
     lower = name.lower()
     both, total = _TOTAL_ACTIVE.search(lower), _TOTAL.search(lower)
-    if not (both or total):
+    size = both or total  # without both, the total
+    if size is None:
         return None
     bits, said = 16, "16-bit weights: the name says no quantisation"
     for pattern, width, _ in _QUANT:
@@ -83,4 +84,4 @@ def sized(name: str) -> tuple[float, float | None, int, str] | None:
             break
     if both:
         return float(both[1]) * 1e9, float(both[2]) * 1e9, bits, f"{both[0].strip(' -_/.')} in the name: total and active; {said}"
-    return float(total[1]) * 1e9, None, bits, f"{total[0].strip(' -_/.')} in the name; {said}"
+    return float(size[1]) * 1e9, None, bits, f"{size[0].strip(' -_/.')} in the name; {said}"

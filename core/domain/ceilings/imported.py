@@ -242,7 +242,7 @@ def by_named_size(model: dict, text: str) -> dict:
 
 def described(model: dict, words: words_.ModelWords | None) -> dict:
     """The model with what its catalog shape, else its own words, say of its dims and experts."""
-    shaped = with_catalog_shape(model, by_count=bool(words) and words.size.startswith("?"))
+    shaped = with_catalog_shape(model, by_count=words is not None and words.size.startswith("?"))
     if shaped is not model or not words or not words.moe:
         return shaped
     return with_named_experts(model, words)
@@ -293,7 +293,7 @@ def with_catalog_shape(model: dict, by_count: bool = False) -> dict:
         counted = shape_by_count(model["architecture"], n_params)
         if counted is not None and counted.is_moe and counted.n_params > 2 * shape.n_params:
             shape, agrees = counted, True
-    if not agrees:
+    if shape is None or not agrees:  # agreeing, it is not None
         return model
     facts: dict[str, object] = {"catalog_shape": {
         "name": shape.name, "source": shape.source, "matched": words.strip(),

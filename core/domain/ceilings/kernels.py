@@ -12,11 +12,21 @@ build up to 7340 predates it); a build of unknown number may have it, so an uppe
 from __future__ import annotations
 
 import re
+from typing import TypedDict
 
 from pdx.domain.hardware.chip import Chip
 
-NATIVE_FP4 = {"backend": "cuda", "after_build": 7340,
-              "source": "https://github.com/ggml-org/llama.cpp/pull/17906"}
+
+class KernelsSince(TypedDict):
+    """Kernels an engine's builds have from a build on: in which backend, after which build, and the source."""
+
+    backend: str
+    after_build: int
+    source: str
+
+
+NATIVE_FP4: KernelsSince = {"backend": "cuda", "after_build": 7340,
+                            "source": "https://github.com/ggml-org/llama.cpp/pull/17906"}
 _BUILD = re.compile(r"^b?(\d+)$")
 
 

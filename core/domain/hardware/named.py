@@ -130,7 +130,8 @@ def read(text: str, max_lines: int = 2000) -> Named:
             found.setdefault(chip.id, chip)
             before = _COUNT.match(words[i - 1]) if i else None
             later = _COUNT_AFTER.match(after[0]) if after else None
-            count = int((before or later)[1]) if before or later else 1
+            said = before or later
+            count = int(said[1]) if said else 1
             counts[chip.id] = max(counts.get(chip.id, 1), count)
             if device_line is not None:
                 listed.setdefault(chip.id, set()).add(device_line)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import functools
 import json
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pdx.base.typed_values import dataclass_from
 from pdx.contract.errors import ModelError
 from pdx.domain.models import kvcache
 from pdx.domain.synth.families import EXPERT_ROLES, family_of
@@ -125,24 +126,24 @@ class Shape:
                                  n_ctx_train=self.n_ctx, sliding_window=self.sliding_window or None,
                                  n_sliding_layers=self.n_sliding_layers)
 
-    def with_dims(self, **dims: int) -> "Shape":
+    def with_dims(self, **dims: int | None) -> "Shape":
         changed = {k: v for k, v in dims.items() if v is not None}
         if not changed:
             return self
-        return replace(self, name=f"{self.name}-custom", **changed)
+        return dataclass_from(Shape, asdict(self) | changed | {"name": f"{self.name}-custom"},
+                              f"shape {self.name}", ModelError)
 
     def to_dict(self) -> dict:
         data = {k: v for k, v in asdict(self).items() if k != "head_dim_"}
         return data | {"head_dim": self.head_dim, "n_params": self.n_params, "active_params": self.active_params}
 
 
-def _shape(entry: dict) -> Shape:
-    known = {f.name for f in fields(Shape)} - {"head_dim_"}
-    unknown = set(entry) - known - {"head_dim"}
-    if unknown:
-        raise ModelError(f"model catalog: {entry.get('name')}: unknown fields {', '.join(sorted(unknown))}")
-    values = {k: tuple(v) if k == "aliases" else v for k, v in entry.items() if k in known}
-    return Shape(**values, head_dim_=entry.get("head_dim"))
+def _shape(entry: dict[str, object]) -> Shape:
+    """A catalog entry's shape: its fields are Shape's, but head_dim for head_dim_ (each value's type checked)."""
+    if "head_dim_" in entry:
+        raise ModelError(f"model catalog: {entry.get('name')}: unknown fields head_dim_", "give head_dim")
+    values = {"head_dim_" if k == "head_dim" else k: v for k, v in entry.items()}
+    return dataclass_from(Shape, values, f"model catalog: {entry.get('name')}", ModelError)
 
 
 @functools.lru_cache(maxsize=1)
