@@ -119,7 +119,8 @@ def energy_problem(test: Mapping[str, Any]) -> tuple[str, str] | None:
         for name, value in figures.items():
             where = f".energy.{key}[{name!r}]"
             if name not in covers:
-                return where, f"names meter {name!r}, which the meters list does not ({', '.join(map(repr, covers)) or 'none'})"
+                listed = ", ".join(map(repr, covers)) or "none"
+                return where, f"names meter {name!r}, which the meters list does not ({listed})"
             if not _number(value) or not math.isfinite(value) or value < 0:
                 return where, f"{value!r} is not a finite figure at least 0"
             meter = covers[name]

@@ -40,7 +40,8 @@ _BEFORE = r"""(?:(?<=^)|(?<=[\s=:'",(\[;|`{<>]))"""
 _PATH_BODY = r"""[^\s'",)\]}`;|<>]*"""
 # A path already redacted ("<redacted>/m.gguf"), and a redacted URL's own path ("http://<redacted-host>/v1"),
 # are left as they are: redacting twice changes nothing.
-_PATH = re.compile(r"(?<!<redacted>)(?<!<redacted-host>)" + _BEFORE + r"(?:\\\\[^\s\\'\"]+|~[\w.-]*(?=/|$)|/|[A-Za-z]:[\\/])" + _PATH_BODY)
+_PATH = re.compile(r"(?<!<redacted>)(?<!<redacted-host>)" + _BEFORE
+                   + r"(?:\\\\[^\s\\'\"]+|~[\w.-]*(?=/|$)|/|[A-Za-z]:[\\/])" + _PATH_BODY)
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.%])\[?(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f.]*(?:%[\w.-]+)?\]?(?![\w:])")
 # user@host.domain (an e-mail address, an ssh target); "tg128@d4096" has no domain and is a test name.

@@ -232,10 +232,12 @@ class Registry:
             query = query.where(Run.backend == backend)
         if model:
             query = query.join(Run.model).where(
-                (Model.name.contains(model, autoescape=True)) | (Model.id.startswith(model, autoescape=True)) | (Model.synthetic == model)
+                (Model.name.contains(model, autoescape=True)) | (Model.id.startswith(model, autoescape=True))
+                | (Model.synthetic == model)
             )
         if hardware:
-            query = query.join(Run.hardware).where(Hardware.name.contains(hardware, autoescape=True) | Hardware.id.startswith(hardware, autoescape=True))
+            query = query.join(Run.hardware).where(Hardware.name.contains(hardware, autoescape=True)
+                                                   | Hardware.id.startswith(hardware, autoescape=True))
         if tag:
             query = query.where(Run.tags.any(RunTag.tag == tag))
         if status:

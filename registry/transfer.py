@@ -70,7 +70,8 @@ def _with_model(record: Mapping[str, Any], model_path: str) -> dict[str, Any]:
 
 def import_file(registry: Registry, path: str, fmt: str = "auto", tags: list[str] | None = None,
                 model: str | None = None, given: Given | str | None = None) -> Transfer:
-    """``given``: the chip or figures the user named (a :class:`pdx.domain.ceilings.imported.Given`, or a chip's name)."""
+    """``given``: the chip or figures the user named (a :class:`pdx.domain.ceilings.imported.Given`, or a
+    chip's name)."""
     given = given if isinstance(given, Given) else Given.parse(given)  # an unknown chip fails before the file is read
     found, records = read_file(path, fmt, given.hardware)
     if found == "bundle" and (model or given.any):

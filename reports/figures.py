@@ -337,7 +337,8 @@ def energy_text(test: dict) -> str:
     if not e:
         return ""
     per = "output token, its prompts' energy included" if e["phase"] == "serving" else f"{e['phase']} token"
-    text = f"{test['name']}: {number(e['j_per_token'], '.4g')} J per {per}; {e['watts']:.1f} W over {e['seconds']:.2f} s"
+    text = (f"{test['name']}: {number(e['j_per_token'], '.4g')} J per {per}; {e['watts']:.1f} W over "
+            f"{e['seconds']:.2f} s")
     if e.get("idle_watts") is not None:
         text += (f" (idle {e['idle_watts']:.1f} W: net {number(e.get('net_j_per_token'), '.4g')} J/token, "
                  f"{e['net_watts']:.1f} W)")
@@ -501,7 +502,8 @@ ITL_NOTE = ("ITL: every gap between tokens, pooled over requests (a chunk of k t
 
 
 REASONING_NOTE = ("thinking: reasoning_content/reasoning deltas or a <think> span; TTFAT: send to the first answer "
-                  "token; rates per stream: thinking tokens after the first over first thinking to first answer token, answer "
+                  "token; rates per stream: thinking tokens after the first over first thinking to first answer token, "
+                  "answer "
                   "tokens after the first over first answer to last token")
 
 
@@ -584,7 +586,8 @@ def _stall_notes(name: str, stall: dict) -> list[Note]:
     out = [Note("stall", name,
                 f"{name}: {stall['streams']} streams, {stall['inject_prompt']}-token prompt prefilled in "
                 f"{number(stall.get('inject_ttft_ms'))} ms; their ITL {number(stall.get('itl_before_median_ms'))} ms "
-                f"before, max {number(stall.get('itl_during_max_ms'))} / p99 {number(stall.get('itl_during_p99_ms'))} ms "
+                f"before, max {number(stall.get('itl_during_max_ms'))} / p99 {number(stall.get('itl_during_p99_ms'))} "
+                f"ms "
                 f"during (p99 over all {number(stall.get('itl_all_p99_ms'))} ms); decode rate per stream "
                 f"{number(stall.get('stream_rate_before'))} -> {number(stall.get('stream_rate_during'))} tok/s"
                 + (f" ({drop:.0%} lower)" if isinstance(drop, (int, float)) else ""))]
@@ -606,12 +609,14 @@ def serving_notes(test: dict) -> list[Note]:
                         warn=True))
     if stats.get("slo"):
         out.append(Note("slo", name, f"{name}: goodput {number(stats.get('goodput'), '.2f')} req/s: "
-                                     f"{number(stats.get('good_requests'), 'd')} of {number(stats.get('completed'), 'd')} "
+                                     f"{number(stats.get('good_requests'), 'd')} of "
+                        f"{number(stats.get('completed'), 'd')} "
                                      f"requests met the SLO ({_slo_text(stats['slo'])})"))
     if stats.get("ttft_sched_ms"):
         out.append(Note("schedule", name,
                         f"{name}: from the schedule, TTFT p50 {_ms(stats['ttft_sched_ms'], 'median')} / p99 "
-                        f"{_ms(stats['ttft_sched_ms'], 'p99')} ms, E2EL p50 {_ms(stats.get('e2el_sched_ms'), 'median')} ms "
+                        f"{_ms(stats['ttft_sched_ms'], 'p99')} ms, E2EL p50 "
+                        f"{_ms(stats.get('e2el_sched_ms'), 'median')} ms "
                         f"(sent: TTFT p50 {_ms(stats.get('ttft_ms'), 'median')} ms); dispatch delay p50 "
                         f"{_ms(stats.get('dispatch_ms'), 'median')} / p99 {_ms(stats.get('dispatch_ms'), 'p99')} ms; "
                         f"chunks per token {number(stats.get('chunks_per_token'), '.2f')}"))
@@ -620,7 +625,8 @@ def serving_notes(test: dict) -> list[Note]:
         out.append(Note("reasoning", name,
                         f"{name}: {reasoning['requests']} of {number(stats.get('completed'), 'd')} requests thought: "
                         f"{reasoning['reasoning_tokens']} thinking and {reasoning['answer_tokens']} answer tokens; "
-                        f"TTFAT p50 {_ms(stats.get('ttfat_ms'), 'median')} / p99 {_ms(stats.get('ttfat_ms'), 'p99')} ms "
+                        f"TTFAT p50 {_ms(stats.get('ttfat_ms'), 'median')} / p99 {_ms(stats.get('ttfat_ms'), 'p99')} "
+                        f"ms "
                         f"(TTFT p50 {_ms(stats.get('ttft_ms'), 'median')} ms: the first token of either kind); "
                         f"per stream, thinking {number(reasoning.get('reasoning_rate'), '.1f')} tok/s, answer "
                         f"{number(reasoning.get('answer_rate'), '.1f')} tok/s",
@@ -630,12 +636,13 @@ def serving_notes(test: dict) -> list[Note]:
         out.append(Note("server series", name, f"{name}: {server_series_text(series)}"))
     overhead = stats.get("overhead")
     if overhead and overhead.get("pairs"):
+        share = overhead.get("server_part_share")
         out.append(Note("overhead", name,
                         f"{name}: TTFT p50 {number(overhead['ttft_median_ms'], '.2f')} ms; the engine's prefill p50 "
                         f"{number(overhead['engine_prefill_median_ms'], '.2f')} ms ({overhead['in_process']}, in pdx's "
                         f"process); the server's own part (TTFT minus prefill, pair by pair) p50 "
                         f"{number(overhead['server_part_median_ms'], '.2f')} ms "
-                        f"({number(share * 100 if (share := overhead.get('server_part_share')) is not None else None, '.0f')}% "
+                        f"({number(share * 100 if share is not None else None, '.0f')}% "
                         f"of TTFT; {overhead['pairs']} pairs); the server's own prefill figure p50 "
                         f"{number(overhead.get('server_reported_prefill_median_ms'), '.2f')} ms"))
     elif overhead:
@@ -654,7 +661,8 @@ def serving_notes(test: dict) -> list[Note]:
         out.append(Note("prefix cache", name, text, warn=not claim["holds"]))
     for turn in stats.get("turns") or []:
         out.append(Note("turns", name, f"{name}: turn {turn['turn']}: {turn['requests']} requests, prompt "
-                                       f"{turn['prompt_mean']:.0f} tokens, TTFT p50 {turn['ttft_median_ms']:.1f} ms, from "
+                                       f"{turn['prompt_mean']:.0f} tokens, TTFT p50 {turn['ttft_median_ms']:.1f} ms, "
+                        f"from "
                                        f"the prefix cache {number(turn.get('cached_tokens_mean'), '.0f')} tokens"))
     saturation = stats.get("saturation")
     if saturation:

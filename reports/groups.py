@@ -52,7 +52,8 @@ def model_slug(run: dict) -> str:
 
 def engine_slug(run: dict) -> str:
     """A machine and backend: the site's history page of an engine on one machine."""
-    return slug(f"{hardware_label(run)[:30]}-{run['backend'][:16]}", _digest(hardware_key(run), run["backend"]), limit=60)
+    return slug(f"{hardware_label(run)[:30]}-{run['backend'][:16]}", _digest(hardware_key(run), run["backend"]),
+                limit=60)
 
 
 def config_slug(run: dict) -> str:

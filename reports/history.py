@@ -126,7 +126,8 @@ def build_history(runs: list[dict], tests: list[str] | None = None, factor: floa
     bk = _one(runs, "backend", lambda r: r["backend"])
     engine = _one(runs, "engine", lambda r: (r.get("engine") or {}).get("name") or "?")
     by_version = all((r.get("engine") or {}).get("version") for r in runs)
-    runs = sorted(runs, key=lambda r: ((version_key(str(r["engine"]["version"])) if by_version else ()), r["created_at"]))
+    runs = sorted(runs, key=lambda r: ((version_key(str(r["engine"]["version"])) if by_version else ()),
+                                       r["created_at"]))
     series: dict[str, list[HistoryPoint]] = {}
     for run in runs:
         engine_record = run.get("engine") or {}

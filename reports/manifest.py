@@ -36,7 +36,8 @@ def workload_text(run: dict) -> str:
     if run.get("origin", "pdx") != "pdx":
         counts = [len(t.get("samples") or []) for t in run.get("tests") or []]
         reps = repetitions_text(counts) if any(counts) else "repetitions not in the file (the tool's own figures)"
-        # An importer's warm-up is the tool's default where its output does not say (pdx.registry.importers.kit's modules).
+        # An importer's warm-up is the tool's default where its output does not say (pdx.registry.importers.kit's
+        # modules).
         return ", ".join([reps, *([f"{plural(warmup, 'warm-up')} (the tool's default)"] if warmup else []),
                           f"as {run['origin']} ran them (no seed)"])
     reps = plural(workload.get("repetitions") or 0, "repetition")

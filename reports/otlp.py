@@ -75,7 +75,8 @@ def _resource(run: dict, clock: str) -> dict:
     return {"attributes": _attributes({
         "service.name": "pdx", "service.version": pdx.__version__, "pdx.run.id": run["id"],
         "pdx.contract.backend": run["backend"], "pdx.model": (run.get("model") or {}).get("name"),
-        "pdx.engine": (run.get("engine") or {}).get("name"), "pdx.engine.version": (run.get("engine") or {}).get("version"),
+        "pdx.engine": (run.get("engine") or {}).get("name"),
+                                       "pdx.engine.version": (run.get("engine") or {}).get("version"),
         "host.name": hardware.get("name"), "pdx.clock": clock})}
 
 
@@ -104,7 +105,8 @@ def _request_span(request: dict, trace_id: str, parent: str, origin: int, test: 
             "pdx.sample": sample_idx, "pdx.request.idx": request["idx"], "pdx.request.role": request.get("role"),
             "pdx.request.shard": request.get("shard"),
             "pdx.request.ttft_ms": request["first_ns"] / 1e6 if request.get("first_ns") is not None else None,
-            "pdx.request.cached_tokens": usage.get("cached_tokens") if isinstance(usage.get("cached_tokens"), int) else None,
+            "pdx.request.cached_tokens": usage.get("cached_tokens") if isinstance(usage.get("cached_tokens"),
+                                                                                  int) else None,
             "pdx.request.reasoning_tokens": request.get("n_reasoning"),
             "http.response.status_code": request.get("http_status")}),
         "events": events, "status": status}
@@ -145,7 +147,8 @@ def traces(run: dict) -> tuple[dict, str]:
     if not spans:
         raise PdxError(f"run {run['id'][:12]}: no serving requests to export as spans",
                        "--format otlp exports serve-bench runs; see `pdx show RUN`")
-    return {"resourceSpans": [{"resource": _resource(run, clock), "scopeSpans": [{"scope": SCOPE, "spans": spans}]}]}, clock
+    return {"resourceSpans": [{"resource": _resource(run, clock), "scopeSpans": [{"scope": SCOPE,
+                                                                                  "spans": spans}]}]}, clock
 
 
 def metrics(run: dict, clock: str) -> dict | None:
@@ -180,7 +183,8 @@ def metrics(run: dict, clock: str) -> dict | None:
             metric["sum"] = {"dataPoints": found, "aggregationTemporality": AGGREGATION_CUMULATIVE,
                              "isMonotonic": True}
         out.append(metric)
-    return {"resourceMetrics": [{"resource": _resource(run, clock), "scopeMetrics": [{"scope": SCOPE, "metrics": out}]}]}
+    return {"resourceMetrics": [{"resource": _resource(run, clock), "scopeMetrics": [{"scope": SCOPE,
+                                                                                      "metrics": out}]}]}
 
 
 def export_otlp(run: dict) -> str:

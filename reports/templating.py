@@ -40,7 +40,8 @@ def template_dirs(user_dir: str | os.PathLike | None = None) -> list[Path]:
         if not path.is_dir():
             raise PdxError(f"template folder {path} does not exist", "give --templates an existing folder")
         dirs.append(path)
-    for _, returned, _ in plugin_manager.call_each("pdx_report_templates"):  # a plugin that raises is reported, not fatal
+    # a plugin that raises is reported, not fatal
+    for _, returned, _ in plugin_manager.call_each("pdx_report_templates"):
         dirs.extend(Path(d) for d in returned or [])
     dirs.append(TEMPLATES)
     return dirs

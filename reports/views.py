@@ -149,7 +149,9 @@ def hardware_figures(run: dict) -> list[dict]:
     rows = []
     if basis.get("bandwidth"):
         value, unit = si_parts(basis["bandwidth"], "B/s")
-        rows.append({"name": "memory bandwidth", "value": value, "unit": unit, "source": origin, "url": (chip.get("bandwidth_gbs") or {}).get("url")})
+        rows.append({"name": "memory "
+                     "bandwidth", "value": value, "unit": unit, "source": origin,
+                     "url": (chip.get("bandwidth_gbs") or {}).get("url")})
     if basis.get("flops"):
         value, unit = si_parts(basis["flops"], "FLOP/s")
         rows.append({"name": f"peak compute ({dtype})" if dtype else "peak compute", "value": value, "unit": unit,
@@ -163,7 +165,8 @@ def hardware_figures(run: dict) -> list[dict]:
                      "source": "the batch where the compute bound meets the memory bound"})
     if basis.get("method"):
         rows.append({"name": "how they were found", "value": "", "source": basis["method"]})
-    for caveat in dict.fromkeys(c for c in (basis.get("caveat"), (basis.get("probe_figures") or {}).get("caveat")) if c):
+    for caveat in dict.fromkeys(c for c in (basis.get("caveat"),
+                                            (basis.get("probe_figures") or {}).get("caveat")) if c):
         rows.append({"name": "probed under load", "value": "", "source": caveat})  # every ceiling here likely low
     rows += [{"name": name, "value": "", "source": text} for name, text in described.terms(basis)]
     rows += [{"name": f"no ceiling: {names}", "value": "", "source": why} for names, why in described.uncovered(run)]

@@ -21,8 +21,8 @@ client starved of CPU reads them), ``burst-odd`` (the 1st, 3rd, ... request of m
 tests/data/reasoning/: ``reasoning_content`` deltas, then ``content``; ``max_tokens`` must be its 30),
 ``think-inline`` (the first half of the tokens' text a ``<think>...</think>`` span, as a server without a
 reasoning parser streams it), ``think-close`` (the same, the opening tag left to the prompt's template).
-``ttft`` and ``itl`` (seconds) override the server's schedule. ``--slots N`` serves N streams at a time and queues the rest (their TTFT
-grows with the queue, as a saturated server's does).
+``ttft`` and ``itl`` (seconds) override the server's schedule. ``--slots N`` serves N streams at a time
+and queues the rest (their TTFT grows with the queue, as a saturated server's does).
 ``GET /sends`` returns every event's send time (perf_counter_ns) keyed by the
 prompt's first token id.
 

@@ -129,7 +129,8 @@ def filled_registry(folder, n_runs: int) -> str:
     return url
 
 
-FOUR = [("Apple M2 Max", "llamacpp-bench"), ("NVIDIA H100 SXM", "llamacpp-bench"), ("Apple M3 Ultra", "llamacpp-python"),
+FOUR = [("Apple M2 "
+         "Max", "llamacpp-bench"), ("NVIDIA H100 SXM", "llamacpp-bench"), ("Apple M3 Ultra", "llamacpp-python"),
         ("NVIDIA RTX 4090", "llamacpp-python")]
 
 

@@ -75,7 +75,8 @@ def test_apple_s_own_m1_figure_is_kept_and_the_rest_are_computed():
             assert "computed" in chip.tflops["fp32"].note, chip.id
 
 
-@pytest.mark.parametrize("bin_id, full_id", [("apple-m3-max-14c", "apple-m3-max"), ("apple-m4-max-14c", "apple-m4-max")])
+@pytest.mark.parametrize("bin_id, "
+                         "full_id", [("apple-m3-max-14c", "apple-m3-max"), ("apple-m4-max-14c", "apple-m4-max")])
 def test_a_smaller_gpu_bin_has_the_lower_ceiling(bin_id, full_id):
     assert catalog.get(bin_id).dense_flops("fp16") < catalog.get(full_id).dense_flops("fp16")
 

@@ -62,14 +62,16 @@ def imports_of(module: str, source: str | None = None, type_only: bool = False) 
 
 
 def test_the_module_list_is_the_package():
-    assert {"pdx", "pdx.api", "pdx.registry.store", "pdx.reports.results", "pdx.plugins.llamacpp.server"} <= set(MODULES)
+    assert {"pdx", "pdx.api", "pdx.registry.store", "pdx.reports.results",
+            "pdx.plugins.llamacpp.server"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("pdx.registry")))
 def test_the_registry_imports_no_reader_runner_or_display(module):
     """Records flow runner -> registry -> readers: the registry stores and returns records, and the
     statistics, displays and reports are derived from them by the readers (pdx.reports.results and up)."""
-    banned = ("pdx.measure.runner", "pdx.reports.results", "pdx.domain.stats", "pdx.reports", "pdx.plugins", "pdx.cli", "pdx.api")
+    banned = ("pdx.measure.runner", "pdx.reports.results", "pdx.domain.stats", "pdx.reports", "pdx.plugins", "pdx.cli",
+              "pdx.api")
     bad = sorted(m for m in imports_of(module) if m.startswith(banned) or "display" in m)
     assert not bad, f"{module} imports {bad}"
 

@@ -13,7 +13,8 @@ def test_each_combination_is_a_run():
     assert option_variants(("--flag a",), "99", "0,8") == [
         {"server_args": "--flag a", "n_gpu_layers": "99", "n_cpu_moe": "0"},
         {"server_args": "--flag a", "n_gpu_layers": "99", "n_cpu_moe": "8"}]
-    assert option_variants((), "0-32+16", None) == [{"n_gpu_layers": str(n)} for n in (0, 16, 32)]  # llama-bench's ranges
+    assert option_variants((), "0-32+16",
+                           None) == [{"n_gpu_layers": str(n)} for n in (0, 16, 32)]  # llama-bench's ranges
     assert option_variants((), None, None) is None
 
 

@@ -128,7 +128,8 @@ def test_a_wrong_range_is_one_line(engine_repo, tmp_path, tiny_gguf, args, messa
 
 def test_bisect_refuses_an_engine_it_cannot_build_and_a_folder_that_is_no_repository(tmp_path, tiny_gguf):
     result = run_pdx_here("bisect", "--engine", "vllm", "--source", str(tmp_path), "--good", "a", "--bad", "b")
-    assert result.returncode == 2 and "'vllm' cannot be built from a commit; engines that can: llamacpp" in result.stderr
+    assert result.returncode == 2
+    assert "'vllm' cannot be built from a commit; engines that can: llamacpp" in result.stderr
     result = run_pdx_here("bisect", "--engine", "llamacpp", "--source", str(tmp_path), "--good", "a", "--bad", "b",
                           "--registry", f"sqlite:///{tmp_path / 'x.sqlite'}", "--", "-m", str(tiny_gguf))
     assert result.returncode == 2 and "not a git repository" in result.stderr

@@ -3,8 +3,8 @@
 Debian's Chromium (installed by .ci/install-chromium.sh), driven by
 Playwright; the runs are real llama-cpp-python measurements of the tiny
 synthetic model at two depths and two batch sizes, in two runs (two sets of
-repetitions); and a second site of every recorded file in tests/data, imported. Every page must load with no console error and no request
-outside the site, every chart must be a drawn SVG, every link must land on a
+repetitions); and a second site of every recorded file in tests/data, imported. Every page must load
+with no console error and no request outside the site, every chart must be a drawn SVG, every link must land on a
 file (and an anchor that exists), and a click on a header must sort its table.
 The index's screenshot is kept as a test artefact (path printed).
 """

@@ -37,7 +37,8 @@ def test_every_number_names_a_vendor_source():
 @pytest.mark.parametrize("name, chip_id", [
     ("m2 max", "apple-m2-max"), ("Apple M2 Max", "apple-m2-max"), ("H100 SXM5", "nvidia-h100-sxm"),
     ("h100", "nvidia-h100-sxm"), ("NVIDIA H100 80GB HBM3", "nvidia-h100-sxm"), ("H100 PCIe", "nvidia-h100-pcie"),
-    ("NVIDIA GeForce RTX 4090", "nvidia-rtx-4090"), ("rtx-5090", "nvidia-rtx-5090"), ("DGX Spark", "nvidia-dgx-spark-gb10"),
+    ("NVIDIA GeForce RTX "
+     "4090", "nvidia-rtx-4090"), ("rtx-5090", "nvidia-rtx-5090"), ("DGX Spark", "nvidia-dgx-spark-gb10"),
     ("MI300X", "amd-mi300x"), ("Strix Halo", "amd-ryzen-ai-max-395"), ("a100 40gb", "nvidia-a100-40gb"),
     ("A100-SXM4-80GB", "nvidia-a100-80gb-sxm"), ("m3 max", "apple-m3-max"), ("M3 Max 14-core", "apple-m3-max-14c"),
 ])

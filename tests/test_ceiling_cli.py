@@ -93,7 +93,8 @@ def _gguf_without_heads(path):
     (["kv", "--n-layers", "80"], ["KV heads, head dim are missing"]),
     (["kv", "--n-layers", "80", "--n-kv-heads", "8", "--head-dim", "128", "--kv-type", "q3"],
      ["unknown KV-cache type 'q3'"]),
-    (["kv", "--n-layers", "80", "--n-kv-heads", "8", "--head-dim", "128", "--memory", "-1GB"], ["--memory", "negative"]),
+    (["kv", "--n-layers", "80", "--n-kv-heads", "8", "--head-dim", "128", "--memory", "-1GB"], ["--memory",
+                                                                                                "negative"]),
     (["kv"], ["no model given"]),
 ])
 def test_bad_input_is_one_line(args, needles):

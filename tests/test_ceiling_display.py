@@ -31,7 +31,8 @@ def _render(run) -> str:
     return console.export_text()
 
 
-BASIS = {"source": "probe", "label": "probe, 2 threads", "bandwidth": 2.5e10, "flops": 1.3e11, "flops_dtype": "f32 sgemm"}
+BASIS = {"source": "probe", "label": "probe, 2 "
+         "threads", "bandwidth": 2.5e10, "flops": 1.3e11, "flops_dtype": "f32 sgemm"}
 
 
 def test_every_row_shows_its_ceiling_bound_and_fraction():
@@ -46,7 +47,8 @@ def test_every_row_shows_its_ceiling_bound_and_fraction():
 
 
 def test_a_rate_above_its_ceiling_is_flagged():
-    warning = "measured 80 t/s is above the 62.5 t/s memory-bound ceiling: a measurement error or wrong hardware figures"
+    warning = ("measured 80 t/s is above the 62.5 t/s memory-bound ceiling: a measurement error or wrong hardware "
+               "figures")
     run = _run([_test("tg128", 80.0, {"ceiling": 62.5, "bound": "memory", "fraction": 1.28, "above_ceiling": True,
                                       "warning": warning, "phases": {}})], BASIS)
     text = _render(run)

@@ -80,7 +80,8 @@ def test_each_llamacpp_backend_has_its_own_install_hint(no_engine):
             installs[name] = line.strip()
     assert "--llama-bench" in installs["llamacpp-bench"] and "--llama-bench" in installs["llamacpp"]
     assert "--llama-bench" not in installs["llamacpp-server"] and "PDX_LLAMA_SERVER" in installs["llamacpp-server"]
-    assert "--llama-bench" not in installs["llamacpp-python"] and "llama-cpp-python bindings" in installs["llamacpp-python"]
+    assert "--llama-bench" not in installs["llamacpp-python"]
+    assert "llama-cpp-python bindings" in installs["llamacpp-python"]
 
 
 def test_unknown_run(registry_url):
@@ -115,12 +116,14 @@ NUMERIC = [
     (["check", "--factor", "inf"], ["--factor", "not a number"]),
     (["check", "--factor", "1e400"], ["--factor", "not a finite number"]),
     (["check", "--alpha", "1"], ["--alpha", "below 1"]),
-    (["ceiling", "--bandwidth", "1e400GB/s", "--model-bytes", "1GB", "--params", "7B"], ["--bandwidth", "not a finite number"]),
+    (["ceiling", "--bandwidth", "1e400GB/s", "--model-bytes", "1GB", "--params", "7B"], ["--bandwidth", "not a finite "
+                                                                                         "number"]),
     (["ceiling", "--bandwidth", "1e300TB/s", "--model-bytes", "1GB", "--params", "7B"], ["--bandwidth", "too large"]),
     (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "1GB", "--measured", "nan"], ["--measured"]),
     (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "1GB", "--measured", "-inf"], ["--measured"]),
     (["ceiling", "--bandwidth", "４00GB/s", "--model-bytes", "1GB", "--params", "7B"], ["--bandwidth", "cannot read"]),
-    (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "1GB", "--params", "7e400B"], ["--params", "not a finite number"]),
+    (["ceiling", "--bandwidth", "400GB/s", "--model-bytes", "1GB", "--params", "7e400B"], ["--params", "not a finite "
+                                                                                           "number"]),
     (["kv", "--n-layers", "2.5", "--n-kv-heads", "8", "--head-dim", "64"], ["--n-layers", "not a whole number"]),
     (["runs", "--limit", "²"], ["--limit", "not a whole number"]),
     (["model", "synth", "--n-layers", "99999999999999999999999"], ["--n-layers", "too large"]),

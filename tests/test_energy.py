@@ -7,7 +7,6 @@ by replayed counters in tests/test_energy_zeus.py."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -34,7 +33,8 @@ BUY_JS = Path(__file__).resolve().parents[1] / "reports" / "templates" / "buy.js
 # --- the arithmetic, worked by hand -----------------------------------------------------------------------
 
 def _tg_test(**energy) -> dict:
-    record = {"version": 1, "meters": [{"name": "gpu:0", "covers": "gpu board"}, {"name": "rapl:0", "covers": "cpu package"}],
+    record = {"version": 1, "meters": [{"name": "gpu:0", "covers": "gpu "
+                                        "board"}, {"name": "rapl:0", "covers": "cpu package"}],
               "joules": {"gpu:0": 192.0, "rapl:0": 38.4}, "timed_s": 0.96,
               "idle_watts": {"gpu:0": 60.0, "rapl:0": 20.0}, "price_kwh": 0.15, "currency": "USD",
               "price_said": "default"} | energy
@@ -72,7 +72,8 @@ def test_no_record_no_figures_and_no_idle_no_net():
     assert e["idle_watts"] is None and e["net_j_per_token"] is None and e["j_per_token"] == pytest.approx(0.6)
 
 
-@pytest.mark.parametrize("text, price", [("0.32", (0.32, "USD")), ("0.32 EUR", (0.32, "EUR")), ("0.32eur", (0.32, "EUR")),
+@pytest.mark.parametrize("text, "
+                         "price", [("0.32", (0.32, "USD")), ("0.32 EUR", (0.32, "EUR")), ("0.32eur", (0.32, "EUR")),
                                          (".5", (0.5, "USD"))])
 def test_a_price_reads_with_or_without_its_currency(text, price):
     assert energy_figures.parse_price(text) == price
@@ -376,7 +377,8 @@ def test_llama_bench_repetitions_are_read_where_llama_cpp_computed(tiny_gguf, tm
     plugin_manager.reset()
     plugin_manager.get_plugin_manager().register(CpuTimeMeter(), name="cpu-time")
     try:
-        run = json.loads(pdx_here("bench", "--backend", "llamacpp-bench", "-m", str(tiny_gguf), "-p", "1024", "-n", "128",
+        run = json.loads(pdx_here("bench", "--backend", "llamacpp-bench", "-m", str(tiny_gguf), "-p", "1024", "-n",
+                                  "128",
                                   "-r", "100", "-t", "2", "--hardware", "m2 max",
                                   "--registry", f"sqlite:///{tmp_path / 'r.sqlite'}", "--json"))[0]
     finally:

@@ -54,7 +54,9 @@ H200_MJ = [81_200_000_000 + 30_000 * (i // 5) for i in range(60)]  # a step ever
 class ReplayNVML:
     def __init__(self, monkeypatch, counters):
         self.counters = {0: iter(counters)}
-        boards = {0: ("NVIDIA H200", pynvml.NVML_DEVICE_ARCH_HOPPER), 1: ("Tesla P100-PCIE-16GB", pynvml.NVML_DEVICE_ARCH_PASCAL)}
+        boards = {0: ("NVIDIA "
+                      "H200", pynvml.NVML_DEVICE_ARCH_HOPPER), 1: ("Tesla "
+                                                                   "P100-PCIE-16GB", pynvml.NVML_DEVICE_ARCH_PASCAL)}
 
         def not_supported(handle):
             raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)

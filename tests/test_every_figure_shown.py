@@ -179,9 +179,11 @@ def _serving_runs(registry: Registry) -> list[str]:
     # Cache cold, then warm.
     rid = run(4)
     _serve(registry, rid, 0, ServeSpec("cache-cold", 64, 4, concurrency=1, n_requests=3),
-           [_stream(k, role="cold", send=k * 100, first=60) for k in range(3)], engine={"server": {"prefix_cache_hits": 0}})
+           [_stream(k, role="cold", send=k * 100, first=60) for k in range(3)],
+           engine={"server": {"prefix_cache_hits": 0}})
     _serve(registry, rid, 1, ServeSpec("cache-warm", 64, 4, concurrency=1, n_requests=3, prefix=48),
-           [_stream(k, role="warm", send=k * 100, first=25) for k in range(3)], engine={"server": {"prefix_cache_hits": 144}})
+           [_stream(k, role="warm", send=k * 100, first=25) for k in range(3)],
+           engine={"server": {"prefix_cache_hits": 144}})
     registry.finish_run(rid, "complete")
     # Capacity under an SLO: the bracket, every point, what broke first.
     rid = run(5)
@@ -427,7 +429,8 @@ def test_the_report_sets_serving_runs_side_by_side(made):
             for figure in figures.SIDE_BY_SIDE:
                 if figure.value(stats) is not None:
                     assert _html_has_row(page, [test["name"], f"{figure.label} {figure.unit}", figure.text(stats)]) \
-                        or _html_has_row(page, [test["name"], f"{figure.label} {figure.unit}"]), (test["name"], figure.key)
+                        or _html_has_row(page, [test["name"], f"{figure.label} "
+                                                f"{figure.unit}"]), (test["name"], figure.key)
                     assert figure.text(stats) in page.text
 
 

@@ -52,7 +52,9 @@ def test_a_serving_run_exports_its_requests_as_otlp_spans(fake_server, tmp_path)
     assert found_metrics is None and len(lines) == 1  # the stand-in server exports no /metrics series
     (resource,) = traces.resource_spans
     about = _attributes(resource.resource)
-    assert about["service.name"] == "pdx" and about["pdx.run.id"] == run["id"] and about["pdx.clock"] == "load_run_start"
+    assert about["service.name"] == "pdx"
+    assert about["pdx.run.id"] == run["id"]
+    assert about["pdx.clock"] == "load_run_start"
     (scope,) = resource.scope_spans
     root, *spans = scope.spans
     (test,) = run["tests"]
@@ -68,7 +70,8 @@ def test_a_serving_run_exports_its_requests_as_otlp_spans(fake_server, tmp_path)
         assert first.name == "first_token" and first.time_unix_nano == span.start_time_unix_nano + request["first_ns"]
         attributes = _attributes(span)
         assert attributes["gen_ai.usage.input_tokens"] == 16 and attributes["gen_ai.usage.output_tokens"] == 8
-        assert root.start_time_unix_nano <= span.start_time_unix_nano <= span.end_time_unix_nano <= root.end_time_unix_nano
+        assert root.start_time_unix_nano <= span.start_time_unix_nano
+        assert span.start_time_unix_nano <= span.end_time_unix_nano <= root.end_time_unix_nano
     assert len({s.span_id for s in scope.spans}) == 7
     # the export is the same twice (ids drawn from the run, not at random)
     again = tmp_path / "again.jsonl"
@@ -126,6 +129,7 @@ def test_a_capacity_searchs_points_follow_one_another_on_the_spans_clock(fake_se
     points = [p["role"] for p in run["tests"][0]["stats"]["capacity"]["points"]]
     assert len(points) >= 2 and set(points) <= set(by_point)
     for before, after in zip(points, points[1:]):  # each point's load run began after the one before ended
-        assert max(s.end_time_unix_nano for s in by_point[before]) <= min(s.start_time_unix_nano for s in by_point[after])
+        ended = max(s.end_time_unix_nano for s in by_point[before])
+        assert ended <= min(s.start_time_unix_nano for s in by_point[after])
     assert all(root.start_time_unix_nano <= s.start_time_unix_nano <= s.end_time_unix_nano <= root.end_time_unix_nano
                for s in spans)

@@ -341,7 +341,9 @@ IMPOSSIBLE_CONDITIONS = {
     "below absolute zero": (lambda t: t["conditions"]["thermal"].update(max_celsius=-300.0), "is not a temperature"),
     "a GPU at 1e9 MHz": (lambda t: _gpu_end(t).update(sm_mhz=1e9), "devices[0].end.sm_mhz: 1000000000.0 is not a GPU"),
     "a 1 MW board": (lambda t: _gpu_end(t).update(power_w=1e6), "is not a GPU board's power in W"),
-    "a battery at 250%": (lambda t: t["conditions"]["power"].update(battery_percent=250.0), "is not a battery's charge"),
+    "a battery at "
+                         "250%": (lambda t: t["conditions"]["power"].update(battery_percent=250.0), "is not a "
+                                  "battery's charge"),
     "300 clients": (lambda t: t["samples"][0]["engine"].update(clients=_clients(300)), "300 client records"),
     "two shards 0": (lambda t: t["samples"][0]["engine"].update(clients=[_clients()[0]] * 2),
                      "numbers its clients [0, 0]"),

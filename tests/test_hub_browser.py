@@ -73,7 +73,8 @@ def test_the_hub_pages_load_without_errors_and_their_links_resolve(repo, tmp_pat
     page.click("table.chips th:nth-child(6)")  # sort by measured tg128
     measured = page.eval_on_selector_all("table.chips tbody td:nth-child(6)",
                                          "tds => tds.map(td => Number(td.getAttribute('data-v')))")
-    assert len(measured) == 2 and measured in (sorted(measured), sorted(measured, reverse=True))  # bob's noisy one left out
+    assert len(measured) == 2 and measured in (sorted(measured),
+                                               sorted(measured, reverse=True))  # bob's noisy one left out
     page.close()
 
 

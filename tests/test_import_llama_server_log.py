@@ -65,8 +65,10 @@ def test_a_log_without_finished_requests_is_one_line(tmp_path, registry_url):
 
 
 _LINES = st.sampled_from([
-    "slot print_timing: id  1 | task {t} | prompt eval time = {f} ms / {n} tokens ( 1 ms per token, 1 tokens per second)",
-    "slot print_timing: id  1 | task {t} |        eval time = {f} ms / {n} tokens ( 1 ms per token, 1 tokens per second)",
+    "slot print_timing: id  1 | task {t} | prompt eval time = {f} ms / {n} tokens ( 1 ms per token, 1 tokens per "
+                          "second)",
+    "slot print_timing: id  1 | task {t} |        eval time = {f} ms / {n} tokens ( 1 ms per token, 1 tokens per "
+                          "second)",
     "slot print_timing: id  1 | task {t} | draft acceptance = 0.5 ( {n} accepted / {m} generated), mean len = 2",
     "statistics     draft-{w}: #calls", "load_model: loading model '{w}'", "slot print_timing: id 1 | task {t} | {w}",
 ])
@@ -121,7 +123,8 @@ def test_a_restarted_server_s_repeated_task_id_keeps_both_requests(tmp_path, reg
      "line 4: 500 accepted of 170 drafted tokens"),
     (("0", "300.11 ms /    20", "2296.72 ms /   256", "7 accepted /   -5"), "line 4: draft tokens is -5.0"),
     (("0", "300.11 ms /    20", "2296.72 ms /   256", "7 accepted /   nan"), "line 4: draft tokens is nan"),
-    (("0", "300.11 ms /    20", "2296.72 ms /   256", "7.5 accepted /   9"), "line 4: draft tokens is 7.5, not a whole"),
+    (("0", "300.11 ms /    "
+      "20", "2296.72 ms /   256", "7.5 accepted /   9"), "line 4: draft tokens is 7.5, not a whole"),
     (("0", "300.11 ms /    20", "0.00 ms /   256", ""), "line 3: eval time is 0.00 ms for 256 tokens"),
     (("0", "300.11 ms /    -20", "2296.72 ms /   256", ""), "line 2: prompt eval tokens is -20.0"),
 ])

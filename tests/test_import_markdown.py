@@ -53,7 +53,8 @@ def test_m1_max_decode_at_its_memory_bound_as_pdx_ceiling_says(registry_url):
     assert tg["ceilings"]["source"] == "catalog" and run["model"]["extra"]["catalog_shape"]["name"] == "llama-2-7b"
     assert tg["ceilings"]["ceiling"] == pytest.approx(expected["ceiling"], rel=1e-9)
     every_weight = 400e9 / (3.56 * 2**30)  # 104.6 t/s: the bound if every byte of the file were read
-    assert tg["ceilings"]["ceiling"] == pytest.approx(every_weight, rel=0.02) and tg["ceilings"]["ceiling"] > every_weight
+    assert tg["ceilings"]["ceiling"] == pytest.approx(every_weight,
+                                                      rel=0.02) and tg["ceilings"]["ceiling"] > every_weight
     assert tg["ceilings"]["fraction"] == pytest.approx(61.19 / expected["ceiling"], rel=1e-9)
     assert tg["ceilings"]["phases"]["decode"]["memory_bound"] == pytest.approx(expected["memory_bound"], rel=1e-9)
     basis = run["ceiling_basis"]
@@ -165,7 +166,8 @@ def test_m1_max_json_with_the_exact_file_size(registry_url, tmp_path):
 def test_a_moe_row_naming_a_catalog_shape_is_judged_by_its_active_experts(registry_url):
     """Issue 14: llama-bench's "gpt-oss 120B MXFP4 MoE" names the catalog's gpt-oss-120b, so the DGX Spark's
     60.57 t/s sits below a ceiling that reads 4 of 128 experts, not above one that reads every weight."""
-    (run_id,) = pdx_import(registry_url, DATA / "llama_bench_forum_dgx_spark_moe.md", "--hardware", "DGX Spark")["added"]
+    (run_id,) = pdx_import(registry_url, DATA / "llama_bench_forum_dgx_spark_moe.md", "--hardware", "DGX "
+                           "Spark")["added"]
     run = show(registry_url, run_id)
     model = run["model"]
     assert model["extra"]["catalog_shape"]["name"] == "gpt-oss-120b"
@@ -187,7 +189,8 @@ def test_a_moe_row_naming_a_catalog_shape_is_judged_by_its_active_experts(regist
 ])
 def test_a_name_whose_figures_disagree_with_the_shape_is_left_as_it_was(registry_url, tmp_path, row, why):
     table = tmp_path / "post.md"
-    table.write_text("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+    table.write_text("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | "
+                     "---: |\n"
                      f"{row}\n")
     (run_id,) = pdx_import(registry_url, table, "--hardware", "DGX Spark")["added"]
     model = show(registry_url, run_id)["model"]

@@ -122,7 +122,8 @@ def _damage(document, path, value):
 
 
 @pytest.mark.parametrize("path, value, needle", [
-    (("benchmarks", 0, "requests", "successful", 0, "info", "timings", "first_token_iteration"), "soon", "not a number"),
+    (("benchmarks", 0, "requests", "successful", 0, "info", "timings", "first_token_iteration"), "soon", "not a "
+     "number"),
     (("benchmarks", 0, "requests", "successful", 0, "output_tokens"), -8, "at least 0"),
     (("benchmarks", 0, "requests", "successful", 1, "info", "timings", "last_token_iteration"), 1.0, "out of order"),
     (("benchmarks", 0, "config", "strategy", "type_"), "lunar", "not one pdx reads"),

@@ -39,7 +39,8 @@ def test_a_moe_by_its_architecture_and_count():
 
 def test_mixtral_as_llama_cpp_labels_it_is_judged_as_mixtral(tmp_path, registry_url):
     post = tmp_path / "post.md"
-    post.write_text("RTX 4090\n\n| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | --- | ---: |\n"
+    post.write_text("RTX 4090\n\n| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | "
+                    "--: | --- | ---: |\n"
                     "| llama 7B Q4_0 | 24.62 GiB | 46.70 B | CUDA | 99 | tg128 | 50.00 ± 0.10 |\n")
     (run_id,) = pdx_import(registry_url, post)["added"]
     model = show(registry_url, run_id)["model"]
@@ -47,7 +48,8 @@ def test_mixtral_as_llama_cpp_labels_it_is_judged_as_mixtral(tmp_path, registry_
 
 
 def test_a_vllm_serve_result_gets_a_decode_ceiling_at_its_concurrency(registry_url):
-    (run_id,) = pdx_import(registry_url, DATA / "vllm_bench_serve_printed_pr33743_gemma.txt", "--hardware", "H100")["added"]
+    (run_id,) = pdx_import(registry_url, DATA / "vllm_bench_serve_printed_pr33743_gemma.txt", "--hardware",
+                           "H100")["added"]
     run = show(registry_url, run_id)
     ceiling = run["tests"][0]["ceilings"]
     assert run["model"]["extra"]["sized_by_name"]["shape"] == "gemma-3-27b"
@@ -60,7 +62,8 @@ def test_a_vllm_serve_result_gets_a_decode_ceiling_at_its_concurrency(registry_u
 
 def test_tensor_parallelism_the_text_names_counts_its_gpus(registry_url):
     """"TP2" above the block: two GPUs, their bandwidths side by side (tensor parallel)."""
-    (first, *_) = pdx_import(registry_url, DATA / "vllm_bench_serve_printed_pr31826_tp2.txt", "--hardware", "H100")["added"]
+    (first, *_) = pdx_import(registry_url, DATA / "vllm_bench_serve_printed_pr31826_tp2.txt", "--hardware",
+                             "H100")["added"]
     run = show(registry_url, first)
     assert run["provenance"]["tensor_parallel"] == {"size": 2, "read_from": "the text: 'TP2'"}
 
@@ -69,7 +72,8 @@ def test_the_model_is_shown_as_its_tool_wrote_it_and_its_id_stays(tmp_path, regi
     """"qwen3next 80B.A3B Q4_K - Medium" keeps its shape words and quant in `pdx show` (it read "qwen3next
     79.67B Medium"); the label is a display, so importing the same table again finds the same run."""
     post = tmp_path / "post.md"
-    post.write_text("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | --- | ---: |\n"
+    post.write_text("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | --- | "
+                    "---: |\n"
                     "| qwen3next 80B.A3B Q4_K - Medium | 45.08 GiB | 79.67 B | CUDA | 99 | tg128 | 50.00 ± 0.10 |\n")
     (run_id,) = pdx_import(registry_url, post)["added"]
     assert "qwen3next 80B.A3B Q4_K - Medium" in pdx_here("show", run_id, "--registry", registry_url)
@@ -78,7 +82,8 @@ def test_the_model_is_shown_as_its_tool_wrote_it_and_its_id_stays(tmp_path, regi
 
 
 def test_the_run_page_carries_the_serving_decode_ceiling(registry_url, tmp_path):
-    (run_id,) = pdx_import(registry_url, DATA / "vllm_bench_serve_printed_pr33743_gemma.txt", "--hardware", "H100")["added"]
+    (run_id,) = pdx_import(registry_url, DATA / "vllm_bench_serve_printed_pr33743_gemma.txt", "--hardware",
+                           "H100")["added"]
     pdx_here("publish", str(tmp_path / "site"), "--registry", registry_url)
     page = (tmp_path / "site" / "runs" / f"{run_id}.html").read_text()
     assert "decode ceiling at concurrency 16" in page and "output token throughput" in page

@@ -196,7 +196,8 @@ def test_real_llama_bench_output(registry_url, llama_bench_outputs, fmt):
     assert pdx_import(registry_url, path)["added"] == []
     text = path.read_text()
     cut = _damaged(path.parent, f"cut.{fmt}", text[: len(text) - 40])
-    assert_one_line_error(run_pdx_here("import", str(cut), "--registry", registry_url, "--format", f"llama-bench-{fmt}"),
+    assert_one_line_error(run_pdx_here("import", str(cut), "--registry", registry_url, "--format",
+                                       f"llama-bench-{fmt}"),
                           "cannot import")
 
 

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -85,7 +84,8 @@ def test_a_publish_stopped_by_a_full_disk_can_be_published_again(runs, tmp_path,
         _FullDisk(patch, after)
         with pytest.raises(PdxError, match="No space left on device.*free some space and publish again"):
             publish(runs, site)
-    assert not (site / "pdx-site.json").exists() or json.loads((site / "pdx-site.json").read_text())["complete"] is False
+    marker = site / "pdx-site.json"
+    assert not marker.exists() or json.loads(marker.read_text())["complete"] is False
     _published_whole(site, runs)
 
 

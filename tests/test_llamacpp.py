@@ -225,7 +225,8 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path, tiny_gguf):
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     with sqlite3.connect(path) as conn:
-        assert conn.execute("select count(*), min(status), max(status) from runs").fetchone() == (2, "complete", "complete")
+        assert conn.execute("select count(*), min(status), max(status) from "
+                            "runs").fetchone() == (2, "complete", "complete")
         assert conn.execute("select count(*) from tests").fetchone()[0] == 10
         assert conn.execute("select count(*) from samples").fetchone()[0] == 50
 

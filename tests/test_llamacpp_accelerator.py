@@ -75,7 +75,8 @@ def test_gpu_cpu_builds_for_the_cpu_beside_an_h200_without_toolkit_and_cuda_aske
     result = run_pdx("llamacpp", "install", "--dry-run", "--gpu", "cpu", env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("accelerator: cpu\n") and "GGML_CUDA" not in result.stdout
-    assert_one_line_error(run_pdx("llamacpp", "install", "--dry-run", "--gpu", "cuda", env=_fake_tools(tmp_path / "bare")),
+    assert_one_line_error(run_pdx("llamacpp", "install", "--dry-run", "--gpu", "cuda",
+                                  env=_fake_tools(tmp_path / "bare")),
                           "CUDA needs nvcc, not found here", "--gpu cpu")
 
 

@@ -46,7 +46,8 @@ def _stub_build(gpu: str, built_at: str, record: dict | None = None) -> Path:
     return root
 
 
-@pytest.mark.skipif(platform.machine() != "x86_64" or sys.platform != "linux", reason="the pinned folder is x86-64 Linux's")
+@pytest.mark.skipif(platform.machine() != "x86_64" or sys.platform != "linux", reason="the pinned folder is x86-64 "
+                    "Linux's")
 def test_the_cpu_build_keeps_the_folder_it_had_before_backends(cache):
     """The cached CPU build (and CI's caches) must stay valid: same flags, same key, no backend in the name."""
     assert build.cmake_flags() == build.cmake_flags(detect("cpu")) == [
@@ -105,7 +106,8 @@ def test_install_records_the_backend_and_no_build_number(cache, monkeypatch):
     def fake_compile(sdist, tmp, flags, targets, jobs, log, env=None, progress=None):  # stands in for cmake
         (tmp / "build" / "bin").mkdir(parents=True)
         for target in targets:
-            (tmp / "build" / "bin" / target).write_text("#!/bin/sh\necho 'version: 0.5.0-dev (build 1, commit 0c1e570)'\n")
+            (tmp / "build" / "bin" / target).write_text("#!/bin/sh\necho 'version: 0.5.0-dev (build 1, commit "
+                                                        "0c1e570)'\n")
             (tmp / "build" / "bin" / target).chmod(0o755)
         for done in range(1, 21):
             progress.feed(f"[{done}/20] Building CXX object x.o\n")

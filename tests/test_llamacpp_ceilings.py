@@ -70,7 +70,8 @@ def test_200m_f16_at_one_and_two_threads_names_each_phase_s_bound(registry_url):
     result = run_pdx("bench", "--registry", registry_url, "--backend", "llamacpp-python", "-m", str(model),
                      "-p", "64", "-n", "16", "-r", "2", "-t", "1,2")
     assert result.returncode == 0, result.stderr
-    assert re.search(r"ceilings llamacpp-python 1t -> llamacpp-python 2t: bandwidth .* \(x[\d.]+\); FLOP/s", result.stdout)
+    assert re.search(r"ceilings llamacpp-python 1t -> llamacpp-python 2t: bandwidth .* \(x[\d.]+\); "
+                     r"FLOP/s", result.stdout)
     ids = re.findall(r"run ([0-9a-f]{32}) complete", result.stdout)
     runs = [json.loads(run_pdx("show", i, "--registry", registry_url, "--json").stdout) for i in ids]
     assert [r["threads"] for r in runs] == [1, 2]

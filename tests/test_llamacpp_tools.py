@@ -5,10 +5,8 @@ binary (a real compile takes minutes: tests/test_llamacpp_moe.py runs the
 real tool)."""
 
 import json
-import os
 from pathlib import Path
 
-import pytest
 
 from pdx.plugins.llamacpp import build
 

@@ -127,7 +127,8 @@ def test_an_hf_gpt_oss_config_with_fused_experts_and_layer_types(tmp_path):
     info = identify(tmp_path)
     experts = info.extra["experts"]
     assert experts["count"] == 4 and experts["used"] == 2
-    assert experts["expert_params"] == 4 * 64 * 256 + 4 * 128 * 64 and experts["expert_bytes"] == experts["expert_params"] * 2
+    assert experts["expert_params"] == 4 * 64 * 256 + 4 * 128 * 64
+    assert experts["expert_bytes"] == experts["expert_params"] * 2
     assert info.extra["sliding_window"] == 128 and info.extra["sliding_layers"] == 1
     assert ceilings.model_figures(info.to_dict()).kv.n_sliding_layers == 1
 

@@ -3,7 +3,6 @@ the local test server (tests/fake_openai_server.py). A real llama-server: tests/
 
 import json
 
-import pytest
 
 from pdx.measure.serving.load import Planned, run_load
 from pdx.measure.serving.openai import CompletionsClient, OpenAICompletions, TextCompletions

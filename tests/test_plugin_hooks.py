@@ -115,7 +115,8 @@ def test_hook_pdx_register_pages_adds_a_page_to_sites(tmp_path):
     assert json.loads((tmp_path / "site" / "backends.json").read_text())["backends"] == [
         {"backend": "llamacpp-bench", "runs": 3}, {"backend": "llamacpp-python", "runs": 3}]
     for other in ("index.html", f"runs/{runs[0]['id']}.html", "chips.html"):
-        assert '<a href="' in (text := (tmp_path / "site" / other).read_text()) and "backends.html\">backends</a>" in text
+        assert '<a href="' in (text := (tmp_path / "site" / other).read_text())
+        assert "backends.html\">backends</a>" in text
     assert (tmp_path / "site" / "buy.html").exists()  # pdx's own page maker still ran
 
 
@@ -252,7 +253,8 @@ def test_a_new_hook_and_a_new_argument_break_no_plugin():
     def pdx_register_probes(register):
         """A hook the example plugin has never heard of."""
 
-    later = _specs(pdx_register_backends=hookspec(pdx_register_backends), pdx_register_probes=hookspec(pdx_register_probes))
+    later = _specs(pdx_register_backends=hookspec(pdx_register_backends),
+                   pdx_register_probes=hookspec(pdx_register_probes))
     state = plugin_manager.load_plugins(later, [_example_entry_point()])
     (record,) = state.records
     assert record.loaded and record.warnings == []
@@ -309,7 +311,8 @@ def test_a_deprecation_warning_is_reported_by_the_contract_suite(monkeypatch, tm
     monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [entry])
     plugin_manager.reset()
     harness = Harness(Target("sleep"), Params(), tmp_path)
-    with pytest.warns(ContractWarning, match="plugin sleepy: PdxDeprecationWarning: pdx_register_backends is deprecated"):
+    with pytest.warns(ContractWarning, match="plugin sleepy: PdxDeprecationWarning: pdx_register_backends is "
+                      "deprecated"):
         checks.check_manifest(harness)
     harness.close()
 
@@ -376,7 +379,8 @@ def test_hook_pdx_register_engine_builders_gives_pdx_bench_its_engine_versions(t
     assert half.returncode == 2 and "b1: llama-server b1 (cached)" in half.stderr
     assert f"no llama-server for version b2 in {tmp_path / 'servers'}" in half.stderr.splitlines()[-1]
     bisect = run_pdx_here("bisect", "--engine", "example", "--source", str(tmp_path), "--good", "a", "--bad", "b")
-    assert bisect.returncode == 2 and "'example' cannot be built from a commit; engines that can: llamacpp" in bisect.stderr
+    assert bisect.returncode == 2
+    assert "'example' cannot be built from a commit; engines that can: llamacpp" in bisect.stderr
     assert "pdx_register_engine_builders" in plugin_manager.plugin_state().record("example").hooks
 
 

@@ -85,7 +85,8 @@ def test_pdx_plugins_shows_distributions_versions_hooks_and_backends(fresh):
         "name": "example", "value": None, "distribution": "pdx-example", "version": "0.1.0", "status": "loaded",
         "error": None, "disabled_by": None, "hooks": ["pdx_bench_options", "pdx_register_backends",
                                                       "pdx_register_charts", "pdx_register_commands",
-                                                      "pdx_register_engine_builders", "pdx_register_importers", "pdx_register_meters",
+                                                      "pdx_register_engine_builders", "pdx_register_importers",
+                                                      "pdx_register_meters",
                                                       "pdx_register_pages", "pdx_register_quantizers",
                                                       "pdx_report_templates"],
         "backends": ["example-llama-server"], "warnings": []}

@@ -165,7 +165,8 @@ def test_two_plugins_registering_one_name(monkeypatch):
     assert plugin_manager.backends()["dummy"] is Dummy
     records = _records()
     assert records["a-first"].backends == ["dummy"] and records["b-second"].backends == []
-    assert records["b-second"].warnings == ["backend dummy is already registered by plugin a-first; this one is left out"]
+    assert records["b-second"].warnings == ["backend dummy is already registered by plugin a-first; this one is left "
+                                            "out"]
 
 
 def test_a_bench_option_that_clashes_fails_its_plugin(monkeypatch):

@@ -67,7 +67,9 @@ def test_each_repetition_is_fresh_and_a_continuation_goes_on():
     stream = PromptStream(5, 1024)
     first, second = stream.next(test), stream.next(test)
     assert first != second and first.depth != second.depth
-    assert len(first.depth) == 32 and [len(p) for p in first.prompts] == [16, 16] and first.prompts[0] != first.prompts[1]
+    assert len(first.depth) == 32
+    assert [len(p) for p in first.prompts] == [16, 16]
+    assert first.prompts[0] != first.prompts[1]
     assert [len(d) for d in first.decode] == [4, 4]
     tool_run, third = stream.next(test, key="tool-run"), stream.next(test)
     replay = PromptStream(5, 1024)
@@ -145,7 +147,8 @@ def _sent_to(fake_server, backend: str, tests) -> list[list[int]]:
     instance = cls(config)
     instance.load(cls.served_model(config))
     sent, send = [], instance.client.send
-    instance.client.send = lambda loop, record, prompt, *rest: (sent.append(list(prompt)), send(loop, record, prompt, *rest))
+    instance.client.send = lambda loop, record, prompt, *rest: (sent.append(list(prompt)), send(loop, record, prompt,
+                                                                                                *rest))
     try:
         for test in tests:
             try:

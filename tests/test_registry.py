@@ -212,7 +212,8 @@ def test_eight_concurrent_writers_lose_nothing(registry_url, tiny_gguf):
     for p in procs:
         p.start()
     got = [queue.get(timeout=240) for _ in procs]
-    assert not [g for g in got if isinstance(g, str)], "a writer failed:\n" + "\n".join(g for g in got if isinstance(g, str))
+    failures = [g for g in got if isinstance(g, str)]
+    assert not failures, "a writer failed:\n" + "\n".join(failures)
     ids = [i for g in got for i in g]
     for p in procs:
         p.join(timeout=60)

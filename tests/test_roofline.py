@@ -55,7 +55,8 @@ def test_ridge_point_and_knee_batch():
 
 
 def _test(kind, n_prompt, n_gen, rate, **extra):
-    return {"kind": kind, "n_prompt": n_prompt, "n_gen": n_gen, "depth": 0, "batch": 1}, {"rate": {"mean": rate}, **extra}
+    return {"kind": kind, "n_prompt": n_prompt, "n_gen": n_gen, "depth": 0, "batch": 1}, {"rate": {"mean": rate},
+                                                                                          **extra}
 
 
 def test_stored_ceilings_name_the_bound_and_the_fraction():

@@ -88,7 +88,8 @@ def test_scrub_args_and_values():
 
 
 _secret = st.text(st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters="'\"\\,;&|)]}@/?#"),
-                  min_size=6, max_size=24).filter(lambda s: not s.startswith("-") and MARK not in s and not is_placeholder(s))
+                  min_size=6,
+                  max_size=24).filter(lambda s: not s.startswith("-") and MARK not in s and not is_placeholder(s))
 _words = st.lists(st.sampled_from(["-c", "4", "--port", "8000", "pp512", "x=1", "model.gguf"]), max_size=4)
 
 

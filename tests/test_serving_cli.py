@@ -46,7 +46,8 @@ def test_failed_requests_fail_the_test_and_keep_the_rest(fake_server, registry_u
                         "--warmup-requests", "0", model="fake-early")
     assert result.returncode == 1 and run["status"] == "failed"
     (test,) = run["tests"]
-    assert test["status"] == "failed" and "4 of 4 requests failed: the stream ended after 4 of 8 tokens" in test["error"]
+    assert test["status"] == "failed"
+    assert "4 of 4 requests failed: the stream ended after 4 of 8 tokens" in test["error"]
     assert [r["n_gen"] for r in test["requests"]] == [4, 4, 4, 4]
 
 

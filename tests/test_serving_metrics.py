@@ -5,7 +5,8 @@ import pytest
 
 from pdx.contract.errors import PdxError, WorkloadError
 from pdx.domain.serving.analysis import stall_stats
-from pdx.domain.serving.metrics import concurrency_knee, distribution, meets_slo, parse_percentiles, parse_slo, serving_stats
+from pdx.domain.serving.metrics import (concurrency_knee, distribution, meets_slo, parse_percentiles, parse_slo,
+                                        serving_stats)
 from pdx.domain.serving.records import RequestRecord
 from pdx.domain.serving.spec import ServeSpec
 from pdx.domain.serving.workloads import stored_workload
@@ -106,4 +107,5 @@ def test_a_load_tests_prefix_cache_claim_is_checked_against_the_servers_hits():
     assert not cache_claim(cold, {"prefix_cache_hits": 256}, 4)["holds"]  # seen before
     assert cache_claim(cold | {"turns": 3}, {"prefix_cache_hits": 0}, 6)["holds"] is False
     assert cache_claim(cold | {"system_prompt": 64}, {"prefix_cache_hits": 128}, 6)["claim"] == "warm"
-    assert cache_claim(cold, {}, 4) is None and cache_claim(cold | {"scenario": "stall"}, {"prefix_cache_hits": 9}, 4) is None
+    assert cache_claim(cold, {}, 4) is None and cache_claim(cold | {"scenario": "stall"}, {"prefix_cache_hits": 9},
+                                                            4) is None

@@ -74,7 +74,8 @@ def test_guidellm_against_llama_server_imports_every_request(served, registry_ur
 
     ours = Tokenizer.from_file(str(tokenizer / "tokenizer.json"))
     report = json.loads(out.read_text())
-    prompts = [json.loads(r["request_args"])["body"]["prompt"] for r in report["benchmarks"][0]["requests"]["successful"]]
+    prompts = [json.loads(r["request_args"])["body"]["prompt"]
+               for r in report["benchmarks"][0]["requests"]["successful"]]
     assert [len(ours.encode(p).ids) for p in prompts] == [32] * 8
     assert "imported from guidellm" in _readers(registry_url, run_id, tmp_path)
 

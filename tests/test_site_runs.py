@@ -86,7 +86,8 @@ def test_a_run_given_twice_is_listed_once():
 def _run(index: int, created: int, threads: int, rates: list[float | None]) -> dict:
     names = ["pp64", "tg16", "tg16@d64"]
     tests = [{"name": name, "kind": name[:2], "depth": 64 if "@" in name else 0, "batch": 1, "n_prompt": 64,
-              "n_gen": 16, "status": "ok" if rate else "failed", "stats": {"rate": {"mean": rate, "n": 1}} if rate else {}}
+              "n_gen": 16, "status": "ok" if rate else "failed", "stats": {"rate": {"mean": rate,
+                                                                                    "n": 1}} if rate else {}}
              for name, rate in zip(names, rates)]
     return {"id": f"{index:032x}", "created_at": f"2026-01-01T00:00:{created:02d}", "finished_at": None,
             "status": "complete", "backend": "b", "threads": threads, "tags": [], "engine": {"name": "e"},

@@ -138,7 +138,8 @@ def test_synthetic_hf_model_has_hf_names_and_reads_back(tmp_path, dtype, st_dtyp
     tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
     assert tokenizer.get_vocab_size() == shape.n_vocab
     first = vocabulary.FIRST_WORD_ID
-    assert tokenizer.encode("t5 t9").ids == [first + 5, first + 9] and tokenizer.decode([first + 5, first + 9]) == "t5 t9"
+    assert tokenizer.encode("t5 "
+                            "t9").ids == [first + 5, first + 9] and tokenizer.decode([first + 5, first + 9]) == "t5 t9"
     assert tokenizer.encode("</s>").ids == [vocabulary.EOS_ID]
     assert json.loads((path / "tokenizer_config.json").read_text())["tokenizer_class"] == "PreTrainedTokenizerFast"
 

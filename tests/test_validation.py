@@ -58,7 +58,8 @@ BAD_VALUES = {
     "2**63": (lambda r: r["tests"][0]["samples"][0].update(ns=2**63), "samples[0].ns", "64 bits"),
     "int column": (lambda r: r["tests"][0].update(n_prompt=2**40), "n_prompt", "does not fit"),
     "fast": (lambda r: r["tests"][0]["engine"].update(reported={"mean": "fast"}), "reported.mean", "not of type"),
-    "Infinity": (lambda r: r["tests"][0]["engine"].update(reported={"mean": math.inf}), "reported.mean", "not a finite number"),
+    "Infinity": (lambda r: r["tests"][0]["engine"].update(reported={"mean": math.inf}), "reported.mean", "not a finite "
+                 "number"),
     "-512": (lambda r: r["tests"][0]["engine"].update(reported={"mean": -512}), "reported.mean", "minimum"),
     "NaN sample": (lambda r: r["tests"][0]["samples"][0]["engine"].update(x=math.nan), "samples[0].engine.x",
                    "not a finite number"),
@@ -366,7 +367,8 @@ def test_a_test_field_is_one_line_in_its_record_and_its_migration(tmp_path):
     text = declared.read_text()
     assert text.count(anchor) == 1
     declared.write_text(text.replace(
-        anchor, "    probe_note: NotRequired[Optional[Annotated[dict[str, Any], Doc('what the probe saw')]]]\n" + anchor))
+        anchor, "    probe_note: NotRequired[Optional[Annotated[dict[str, Any], Doc('what the probe "
+                                     "saw')]]]\n" + anchor))
     (copy / "registry" / "migrations" / "versions" / "0099_probe_note.py").write_text(
         "from alembic import op\nimport sqlalchemy as sa\n\nrevision = '0099'\n"
         f"down_revision = {head_revision()!r}\n"

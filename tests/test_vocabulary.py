@@ -18,7 +18,8 @@ TEXT = st.lists(st.sampled_from(list("t0123456789 ab.,\n\té") + ["😀", vocabu
 
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
-    return Tokenizer.from_file(str(write_hf(SHAPE, "float32", tmp_path_factory.mktemp("hf") / "tiny") / "tokenizer.json"))
+    return Tokenizer.from_file(str(write_hf(SHAPE, "float32",
+                                            tmp_path_factory.mktemp("hf") / "tiny") / "tokenizer.json"))
 
 
 def test_the_list_is_prefix_closed_and_fills_the_vocabulary():

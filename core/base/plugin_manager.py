@@ -216,7 +216,8 @@ def drop(record: PluginRecord, error: str, state: PluginState | None = None) -> 
 def _check_backend(backend: object) -> type[Backend]:
     if not (isinstance(backend, type) and issubclass(backend, Backend)):
         raise PdxError(f"it registered {backend!r}, which is not a pdx Backend subclass")
-    missing = [a for a in ("name", "engine") if not isinstance(getattr(backend, a, None), str) or not getattr(backend, a)]
+    missing = [a for a in ("name", "engine") if not isinstance(getattr(backend, a, None),
+                                                               str) or not getattr(backend, a)]
     if missing:
         raise PdxError(f"backend class {backend.__name__} sets no {' or '.join(missing)}")
     if inspect.isabstract(backend):

@@ -15,7 +15,8 @@ import threading
 import click
 
 from pdx.base import plugin_manager
-from pdx.cli import (backends, bench, bisect, cache, ceiling, hardware, hub, models, plugins, reports, repro, runs, serve,
+from pdx.cli import (backends, bench, bisect, cache, ceiling, hardware, hub, models, plugins, reports, repro, runs,
+                     serve,
                      share)
 from pdx.cli.base import cli
 from pdx.contract.errors import PdxError, Terminated
@@ -25,7 +26,8 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 
 def build_cli() -> click.Group:
-    for module in (bench, bisect, serve, runs, models, backends, plugins, hardware, ceiling, repro, share, reports, hub, cache):
+    for module in (bench, bisect, serve, runs, models, backends, plugins, hardware, ceiling, repro, share, reports, hub,
+                   cache):
         module.register(cli)
     # Plugin by plugin: one that raises or clashes is reported by `pdx plugins`; the rest still load.
     for record, options, _ in plugin_manager.call_each("pdx_bench_options"):

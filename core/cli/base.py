@@ -126,7 +126,8 @@ def energy_options(command):
 
 
 class Integer(click.ParamType):
-    """A whole number through :func:`pdx.contract.numbers.parse_int`: ASCII digits, bounded, one line naming the option."""
+    """A whole number through :func:`pdx.contract.numbers.parse_int`: ASCII digits, bounded, one line naming
+    the option."""
 
     name = "integer"
 

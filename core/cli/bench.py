@@ -11,7 +11,8 @@ from pdx.contract.errors import PdxError
 from pdx.cli.base import (Integer, Number, echo_json, energy_options, engine_option, json_option, registry_option,
                           server_options, tag_option, warn_energy)
 from pdx.contract.numbers import MAX_COUNT, MAX_THREADS, parse_int
-from pdx.domain.workload import (AUTO_FIRST_BATCH, DEFAULT_MAX_REPETITIONS, DEFAULT_TARGET_CI, BenchOptions, parse_int_list,
+from pdx.domain.workload import (AUTO_FIRST_BATCH, DEFAULT_MAX_REPETITIONS, DEFAULT_TARGET_CI, BenchOptions,
+                                 parse_int_list,
                           parse_target_ci)
 
 PLUGIN_OPTIONS_KEY = "plugin_options"
@@ -78,22 +79,29 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
 
 
 @click.command()
-@click.option("--backend", "backends", metavar="NAME[,NAME]", help="Backend(s) to run; one run each. [default: the first available]")
-@click.option("-m", "--model", metavar="PATH", help="Model file or directory. [default: a synthetic ~100M llama, made once]")
+@click.option("--backend", "backends", metavar="NAME[,NAME]", help="Backend(s) to run; one run each. [default: the "
+              "first available]")
+@click.option("-m", "--model", metavar="PATH", help="Model file or directory. [default: a synthetic ~100M llama, made "
+              "once]")
 @click.option("-p", "--n-prompt", default="512", show_default=True, help="Prompt lengths of pp tests (0: none).")
 @click.option("-n", "--n-gen", default="128", show_default=True, help="Generated lengths of tg tests (0: none).")
 @click.option("-pg", "--prompt-gen", metavar="PP,TG", help="pp+tg tests: one PP,TG pair, or several joined by ';'.")
-@click.option("-d", "--n-depth", default="0", show_default=True, help="Tokens already in the KV cache before each test.")
+@click.option("-d", "--n-depth", default="0", show_default=True, help="Tokens already in the KV cache before each "
+              "test.")
 @click.option("-b", "--batch", default="1", show_default=True, help="Sequences processed at once.")
 @click.option("-r", "--repetitions", default=5, show_default=True, type=Repetitions(),
               help="Counted repetitions of each test; 'auto' repeats until --target-ci is met.")
-@click.option("--target-ci", metavar="PCT", help="Repeat each test until its 95% CI is within PCT of the mean (e.g. 2%). [-r auto: 2%]")
-@click.option("--max-repetitions", default=DEFAULT_MAX_REPETITIONS, show_default=True, type=Integer(min=2, max=MAX_COUNT), help="Cap of an adaptive run's repetitions per test.")
-@click.option("--warmup", default=1, show_default=True, type=Integer(min=0, max=MAX_COUNT), help="Uncounted warm-up repetitions of each test.")
+@click.option("--target-ci", metavar="PCT", help="Repeat each test until its 95% CI is within PCT of the mean (e.g. "
+              "2%). [-r auto: 2%]")
+@click.option("--max-repetitions", default=DEFAULT_MAX_REPETITIONS, show_default=True,
+              type=Integer(min=2, max=MAX_COUNT), help="Cap of an adaptive run's repetitions per test.")
+@click.option("--warmup", default=1, show_default=True, type=Integer(min=0, max=MAX_COUNT), help="Uncounted warm-up "
+              "repetitions of each test.")
 @click.option("--seed", default=42, show_default=True, type=Integer(min=None), help="Seed of the random prompt tokens.")
 @click.option("--delay", default=0.0, show_default=True, type=Number(min=0, max=3600), metavar="S",
               help="Seconds of idle before each test but the first: a cool-down, as llama-bench's --delay.")
-@click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical cores]")
+@click.option("-t", "--threads", metavar="N[,N]", help="CPU threads; a list makes one run each. [default: physical "
+              "cores]")
 @click.option("-ngl", "--n-gpu-layers", metavar="N[,N]",
               help="Layers on the GPU (llama.cpp); a list makes one run each, as llama-bench's -ngl.")
 @click.option("-ncmoe", "--n-cpu-moe", metavar="N[,N]",
@@ -103,8 +111,10 @@ def execute(configs: list, registry: str | None, as_json: bool) -> list[dict]:
               help="Run the workload on each of these engine versions, one run each, their repetitions taken in "
                    "turn (llama.cpp: llama-cpp-python releases, built now where not cached).")
 @tag_option
-@click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), or 'probe' for this machine's probes.")
-@click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine and threads).")
+@click.option("--hardware", metavar="NAME", help="Judge ceilings by this catalog chip's figures (see `pdx hw list`), "
+              "or 'probe' for this machine's probes.")
+@click.option("--reprobe", is_flag=True, help="Measure the bandwidth and FLOP/s probes again (else cached per machine "
+              "and threads).")
 @server_options
 @energy_options
 @registry_option

@@ -15,7 +15,8 @@ _POSITIVE = Integer(min=1, max=MAX_TOKENS)
 def model_options(func):
     """The ways to name a model, shared by both calculators."""
     options = [
-        click.option("-m", "--model", "path", metavar="PATH", help="A GGUF file, a Hugging Face directory or its config.json."),
+        click.option("-m", "--model", "path", metavar="PATH", help="A GGUF file, a Hugging Face directory or its "
+                     "config.json."),
         click.option("--shape", help="A named shape (see `pdx model shapes`)."),
         click.option("--type", "weight_type", default="f16", show_default=True,
                      help="Weight type of every matrix of --shape (with --model-bytes: the type the engine computes "
@@ -23,9 +24,11 @@ def model_options(func):
         click.option("--n-layers", type=_POSITIVE, help="Layers."),
         click.option("--n-kv-heads", type=_POSITIVE, help="KV heads (grouped-query attention)."),
         click.option("--head-dim", type=_POSITIVE, help="Head dimension."),
-        click.option("--n-heads", type=_POSITIVE, help="Attention heads (for attention FLOPs, or head dim with --n-embd)."),
+        click.option("--n-heads", type=_POSITIVE, help="Attention heads (for attention FLOPs, or head dim with "
+                     "--n-embd)."),
         click.option("--n-embd", type=_POSITIVE, help="Embedding width."),
-        click.option("--kv-type", default="f16", show_default=True, help="KV-cache element type: f16, f32, q8_0, q4_0..."),
+        click.option("--kv-type", default="f16", show_default=True, help="KV-cache element type: f16, f32, q8_0, "
+                     "q4_0..."),
     ]
     return functools.reduce(lambda f, option: option(f), reversed(options), func)
 
@@ -35,7 +38,8 @@ def model_options(func):
               help="A catalog chip (see `pdx hw list`), e.g. 'm2 max', 'H100 SXM5'; 'probe': this machine's probe.")
 @click.option("--bandwidth", metavar="RATE", help="Memory bandwidth, e.g. 400GB/s (overrides the chip's).")
 @click.option("--flops", metavar="RATE", help="Peak FLOP/s, e.g. 27TFLOPS (overrides the chip's).")
-@click.option("--dtype", help="Data type the engine computes in (fp16, bf16, fp32, int8, fp8). [default: from the model]")
+@click.option("--dtype", help="Data type the engine computes in (fp16, bf16, fp32, int8, fp8). [default: from the "
+              "model]")
 @click.option("--model-bytes", metavar="SIZE", help="Napkin form: weight bytes read per token, e.g. 3.83GB.")
 @click.option("--params", metavar="COUNT", help="Napkin form: parameters, e.g. 7B (without it, no compute bound).")
 @click.option("--active-params", metavar="COUNT",
@@ -46,7 +50,8 @@ def model_options(func):
 @click.option("-p", "--n-prompt", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens of the prefill.")
 @click.option("-n", "--n-gen", default=1, show_default=True, type=_POSITIVE,
               help="Decode steps the decode ceiling averages over (as tgN: its KV reads grow step by step).")
-@click.option("-d", "--depth", default=0, show_default=True, type=Integer(min=0, max=MAX_TOKENS), help="Tokens already in the KV cache.")
+@click.option("-d", "--depth", default=0, show_default=True, type=Integer(min=0, max=MAX_TOKENS), help="Tokens already "
+              "in the KV cache.")
 @click.option("-b", "--batch", default=1, show_default=True, type=_POSITIVE, help="Sequences at once.")
 @click.option("--ubatch", default=512, show_default=True, type=_POSITIVE, help="Prompt tokens per forward step.")
 @click.option("--accept-length", type=Number(min=1), metavar="L",
@@ -83,7 +88,8 @@ def ceiling(hardware, bandwidth, flops, dtype, model_bytes, params, active_param
 @click.command()
 @model_options
 @click.option("--config", metavar="PATH", help="A Hugging Face config.json.")
-@click.option("-c", "--context", metavar="N[,N]", help="Context lengths. [default: the model's trained context, else 4096]")
+@click.option("-c", "--context", metavar="N[,N]", help="Context lengths. [default: the model's trained context, else "
+              "4096]")
 @click.option("-b", "--batch", default=1, show_default=True, type=_POSITIVE, help="Sequences at once.")
 @click.option("--memory", metavar="SIZE", help="Memory to fit the cache in: 80GB is 80e9 bytes, 80GiB 80 x 2^30.")
 @click.option("--hardware", metavar="NAME", help="Take --memory from a catalog chip.")

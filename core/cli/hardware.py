@@ -7,7 +7,8 @@ import click
 from pdx.cli.base import Integer, echo_json, json_option
 from pdx.contract.numbers import MAX_THREADS
 
-threads_option = click.option("-t", "--threads", type=Integer(min=1, max=MAX_THREADS), help="Threads the probes use. [default: physical cores]")
+threads_option = click.option("-t", "--threads", type=Integer(min=1, max=MAX_THREADS), help="Threads the probes use. "
+                              "[default: physical cores]")
 
 
 @click.group(invoke_without_command=True)
@@ -42,10 +43,13 @@ def hw(ctx, threads, no_probe, as_json) -> None:
                    "figure came out lower: the cached probe then stays in use, and pdx says so. A probe taken "
                    "under load is kept only until a quiet one replaces it, and every ceiling from it says so.")
 @click.option("--device", default="cpu", show_default=True, metavar="DEVICE",
-              help="Where to measure: cpu (numpy), mlx (mlx:gpu, mlx:cpu; through MLX) or cuda (cuda:N; through torch).")
+              help="Where to measure: cpu (numpy), mlx (mlx:gpu, mlx:cpu; through MLX) or cuda (cuda:N; through "
+              "torch).")
 @click.option("--array-mib", type=click.IntRange(min=1), help="Device probes: MiB per bandwidth array. [per device]")
-@click.option("--matmul-n", type=click.IntRange(min=16), help="Device probes: matrix size n of the n^3 products. [per device]")
-@click.option("--reps", type=click.IntRange(min=1), help="Device probes: timed repetitions of each figure. [per device]")
+@click.option("--matmul-n", type=click.IntRange(min=16), help="Device probes: matrix size n of the n^3 products. [per "
+              "device]")
+@click.option("--reps", type=click.IntRange(min=1), help="Device probes: timed repetitions of each figure. [per "
+              "device]")
 @json_option
 def probe(threads, force, device, array_mib, matmul_n, reps, as_json) -> None:
     """Measure memory bandwidth and matmul FLOP/s on a device, at the benchmark's thread count."""

@@ -65,7 +65,8 @@ def synth(shape, dtype, layout, output, seed, as_json, **dims) -> None:
     if as_json:
         echo_json(info.to_dict())
     else:
-        click.echo(f"{path}  {chosen.name} {info.dtype}  {human_count(info.n_params)} params  {human_bytes(info.file_bytes)}")
+        click.echo(f"{path}  {chosen.name} {info.dtype}  {human_count(info.n_params)} params  "
+                   f"{human_bytes(info.file_bytes)}")
 
 
 @model.command()
@@ -79,8 +80,8 @@ def shapes(as_json) -> None:
         echo_json({name: s.to_dict() for name, s in SHAPES.items()})
         return
     for s in SHAPES.values():
-        moe = f" experts={s.n_experts_used}/{s.n_experts} ff_expert={s.expert_ff} active={human_count(s.active_params)}" \
-            if s.is_moe else ""
+        moe = (f" experts={s.n_experts_used}/{s.n_experts} ff_expert={s.expert_ff} "
+               f"active={human_count(s.active_params)}") if s.is_moe else ""
         window = f" window={s.sliding_window}x{s.n_sliding_layers}" if s.n_sliding_layers else ""
         click.echo(f"{s.name:14} {human_count(s.n_params):>9}  d={s.n_embd} layers={s.n_layers} "
                    f"heads={s.n_heads}/{s.n_kv_heads} head_dim={s.head_dim} ff={s.n_ff} vocab={s.n_vocab}{moe}{window}")
@@ -127,7 +128,8 @@ def _moe_rows(extra: dict) -> list[tuple[str, str]]:
             rows.append(("active", f"{human_count(experts['active_params'])} ({experts['active_params']}) "
                                    f"of {human_count(experts['total_params'])} parameters per token"))
     if extra.get("sliding_window"):
-        rows.append(("window", f"{extra['sliding_layers']} layers attend to the last {extra['sliding_window']:,} tokens"))
+        rows.append(("window", f"{extra['sliding_layers']} layers attend to the last {extra['sliding_window']:,} "
+                     f"tokens"))
     return rows
 
 

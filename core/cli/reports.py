@@ -124,7 +124,8 @@ def compare(baseline, new, factor, html, templates, registry, as_json) -> None:
             click.echo(f"{what}: {a} -> {b}")
         print_check(result)
     if html:
-        write_file(Path(html), render_comparison(base_run, new_run, comparison.compare(base_run, new_run, comparisons=result.comparisons),
+        write_file(Path(html), render_comparison(base_run, new_run, comparison.compare(base_run, new_run,
+                                                                                       comparisons=result.comparisons),
                                                  templates=templates))
         click.echo(f"wrote {html}", err=as_json)
 

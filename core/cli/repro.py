@@ -111,7 +111,8 @@ def check(ctx: click.Context, run_id, baseline, use_history, factor, alpha, regi
 @click.option("--hardware", metavar="NAME|ID", help="The machine (part of its name, or the start of its id).")
 @click.option("--model", metavar="NAME|ID", help="The model (part of its name, or the start of its sha256).")
 @click.option("--backend", metavar="NAME", help="The backend the runs used.")
-@click.option("--test", "tests", multiple=True, metavar="NAME", help="Only this test (pp512, tg128 @ d4096...); repeatable.")
+@click.option("--test", "tests", multiple=True, metavar="NAME", help="Only this test (pp512, tg128 @ d4096...); "
+              "repeatable.")
 @click.option("--factor", default=DEFAULT_FACTOR, show_default=True, type=Number(min=1.0),
               help="Smallest step that counts (1.05: 5%).")
 @registry_option

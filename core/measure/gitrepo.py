@@ -30,7 +30,8 @@ def resolve(source: Path, ref: str, what: str) -> str:
     try:
         return git(source, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except PdxError:
-        raise PdxError(f"{what} {ref}: no such commit in {source}", "give a commit hash, tag or branch of that checkout") from None
+        raise PdxError(f"{what} {ref}: no such commit in "
+                       f"{source}", "give a commit hash, tag or branch of that checkout") from None
 
 
 def commits_between(source: Path, good: str, bad: str) -> list[str]:

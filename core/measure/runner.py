@@ -56,7 +56,8 @@ class TestOutcome:
     adaptive: dict | None = None  # the stop rule's record, for adaptive runs
     requests: list = field(default_factory=list)  # requests that failed before making a sample
     conditions: record.Conditions | None = None  # what the machine did meanwhile (pdx.measure.conditions.measure)
-    energy: record.Energy | None = None  # joules over the timed windows (pdx.measure.energy.session), where meters exist
+    # joules over the timed windows (pdx.measure.energy.session), where meters exist
+    energy: record.Energy | None = None
     lengthened: int = 0  # repetitions added so the meters could read the test
     batches: list[int] = field(default_factory=list)  # samples of each backend.run call, in order (not stored)
 

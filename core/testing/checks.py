@@ -111,11 +111,13 @@ def check_samples(test, result: RunResult, repetitions: int) -> None:
         check_refusal(test, result)
         return
     samples = result.samples
-    assert len(samples) == repetitions, f"{test.name}: run() yielded {len(samples)} samples for {repetitions} repetitions"
+    assert len(samples) == repetitions, \
+        f"{test.name}: run() yielded {len(samples)} samples for {repetitions} repetitions"
     for i, sample in enumerate(samples):
         assert isinstance(sample, Sample), f"{test.name}: run() yielded {sample!r}, not a pdx.contract.backend.Sample"
         assert isinstance(sample.ns, int), f"{test.name}: Sample.ns must be an int of nanoseconds, not {sample.ns!r}"
-        assert sample.ended_ns is None or (isinstance(sample.ended_ns, int) and sample.ended_ns <= time.monotonic_ns()), \
+        assert sample.ended_ns is None or (isinstance(sample.ended_ns,
+                                                      int) and sample.ended_ns <= time.monotonic_ns()), \
             f"{test.name}: Sample.ended_ns is a time.monotonic_ns() reading already past, or None: {sample.ended_ns!r}"
         try:
             check_sample(test, sample)  # the runner's own rule: positive time, exactly the tokens the test names
@@ -147,7 +149,8 @@ def check_manifest(h: Harness) -> None:
     assert cls.model_formats and all(isinstance(f, str) and f for f in cls.model_formats), \
         f"{cls.name}.model_formats names the model formats it loads, e.g. ('gguf',)"
     assert isinstance(cls.options, Mapping) and all(
-        isinstance(k, str) and isinstance(v, (str, Option)) and option_help(v).strip() for k, v in cls.options.items()), \
+        isinstance(k, str) and isinstance(v, (str, Option)) and option_help(v).strip() for k,
+                                                    v in cls.options.items()), \
         f"{cls.name}.options maps each -o key to its help text or a pdx.contract.backend.Option"
     if isinstance(h.target.backend, str):
         record = next((r for r in plugin_manager.plugin_state().records if cls.name in r.backends), None)

@@ -193,7 +193,8 @@ def detect(choice: str = "auto") -> Accelerator:
     toolkits, or with ``auto`` the one :func:`present` finds. Raises a one-line PdxError where
     the GPU's toolkit is missing."""
     if choice not in CHOICES:
-        raise PdxError(f"--gpu {choice!r} is not a llama.cpp backend pdx builds", f"choose one of: {', '.join(CHOICES)}")
+        raise PdxError(f"--gpu {choice!r} is not a llama.cpp backend pdx "
+                       f"builds", f"choose one of: {', '.join(CHOICES)}")
     found, evidence, seen = present()
     backend = found if choice == "auto" else choice
     if choice != "auto" and choice != found:

@@ -29,7 +29,8 @@ def llamacpp() -> None:
 @click.option("--force", is_flag=True, help="Rebuild even if a build is cached.")
 @click.option("--gpu", type=click.Choice(GPU_CHOICES), default="auto", show_default=True,
               help="Accelerator to build for; auto asks nvidia-smi, rocminfo, vulkaninfo, sycl-ls (macOS: Metal).")
-@click.option("--dry-run", is_flag=True, help="Print the accelerator found, why, and the CMake commands; build nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the accelerator found, why, and the CMake commands; build "
+              "nothing.")
 def install(version, jobs, bindings, force, gpu, dry_run) -> None:
     """Build llama-bench, llama-server, llama-quantize and libllama into the pdx cache (once),
     for this machine's GPU where it has one (see --gpu)."""

@@ -7,8 +7,9 @@ checkout, its HEAD, index and worktree list are never touched). The clone holds 
 llama.cpp's own build-info step reads the commit and its build number (the commit count) as it does
 in a checkout, and ``llama-bench --version`` reports them: every run stores the commit as its engine
 version. Only ``llama-bench`` is built (what a bisect runs), with the flags ``pdx llamacpp install``
-uses for this machine's accelerator (``PDX_LLAMACPP_GPU`` chooses another), into ``<builds>/llama.cpp-<commit>-<key>`` (the key hashes the
-flags, as :func:`pdx.plugins.llamacpp.build.build_dir` does), where a later bisect finds it. The
+uses for this machine's accelerator (``PDX_LLAMACPP_GPU`` chooses another), into
+``<builds>/llama.cpp-<commit>-<key>`` (the key hashes the flags, as
+:func:`pdx.plugins.llamacpp.build.build_dir` does), where a later bisect finds it. The
 default ``<builds>`` is ``<pdx cache>/engines/commits``: outside the folders ``pdx llamacpp info``
 lists, so a commit's build is never the one pdx runs by default.
 """

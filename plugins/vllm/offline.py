@@ -92,7 +92,8 @@ class VllmOffline(Backend):
             raise ModelError(f"vLLM could not load {model.path}: {_reason(exc)}") from None
         self.prompts = PromptStream(self.config.seed, model.n_vocab or None)
         settings = {k: v for k, v in kwargs.items() if k != "model"} | {"mode": "offline"}
-        env = {k: os.environ[k] for k in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_ENABLE_V1_MULTIPROCESSING") if k in os.environ}
+        env = {k: os.environ[k] for k in ("VLLM_CPU_KVCACHE_SPACE",
+                                          "VLLM_ENABLE_V1_MULTIPROCESSING") if k in os.environ}
         self.speculating = spec is not None
         if spec:
             settings["speculation"] = speculation.recorded(spec)

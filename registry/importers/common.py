@@ -192,7 +192,8 @@ def sample(ns: float, n_prompt: int, n_gen: int, prompt_ns: float | None = None,
 
 def file_facts(path: Path, text: str, fmt: str) -> dict[str, Any]:
     # A name the OS could not decode as UTF-8 (its bytes kept as lone surrogates) is shown, not refused.
-    return {"file": os.fsencode(path).decode("utf-8", "replace"), "format": fmt, "file_sha256": hashlib.sha256(text.encode()).hexdigest(),
+    return {"file": os.fsencode(path).decode("utf-8", "replace"), "format": fmt,
+            "file_sha256": hashlib.sha256(text.encode()).hexdigest(),
             "imported_at": datetime.now(timezone.utc).isoformat()}
 
 

@@ -134,7 +134,8 @@ def _request(idx: int, r: object, status: str, t0: float, open_loop: bool, sourc
         raise fail(source, f"{where}: its times are out of order (start, first token, last token, end)")
     first_ns, last_ns = round((first - start) * 1e9), round((last - start) * 1e9)
     return request_record(idx, n_in, n_out, send_ns, n_gen=n_out, first_ns=first_ns,
-                          end_ns=max(round((end - start) * 1e9), last_ns), events=stream_events(first_ns, last_ns, n_out),
+                          end_ns=max(round((end - start) * 1e9), last_ns), events=stream_events(first_ns, last_ns,
+                                                                                                n_out),
                           usage=usage, scheduled_ns=scheduled_ns)
 
 

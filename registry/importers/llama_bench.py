@@ -19,7 +19,8 @@ from typing import Any
 from pdx.domain.engine_version import llama_cpp_version
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
-from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run, integer,
+from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
+                                           integer,
                                            make_test, number, numbers, optional_integer, sample, text,
                                            timestamp)
 from pdx.domain.workload import TestSpec
@@ -29,7 +30,7 @@ ORIGIN = "llama-bench"
 _PER_TEST = {"n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
              "samples_ns", "samples_ts"}
 _REQUIRED = ("model_filename", "n_prompt", "n_gen", "n_threads", "avg_ns", "test_time")
-_FLASH: dict[object, str] = {-1: "auto", 0: "off", 1: "on", False: "off", True: "on"}
+_FLASH: dict[object, str] = {-1: "auto", 0: "off", 1: "on"}  # False and True are 0 and 1 as keys
 
 
 def looks_like(head: str) -> str | None:

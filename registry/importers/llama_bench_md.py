@@ -43,7 +43,8 @@ _FIELDS = {"threads": "n_threads", "ngl": "n_gpu_layers", "n_batch": "n_batch", 
            "sm": "split_mode", "mg": "main_gpu", "embd": "embeddings", "repack": "repack", "dev": "devices",
            "nkvo": "no_kv_offload", "ts": "tensor_split"}
 _INTEGERS = {"n_threads", "n_gpu_layers", "n_batch", "n_ubatch", "main_gpu"}
-_FLAGS = {"flash_attn", "use_mmap", "embeddings", "repack", "no_kv_offload"}  # 0/1 in most builds, words (on, auto) in some
+_FLAGS = {"flash_attn", "use_mmap", "embeddings", "repack",
+          "no_kv_offload"}  # 0/1 in most builds, words (on, auto) in some
 
 
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")  # a table quoted in a reply ("> | model | ...") is read as the table
@@ -122,7 +123,8 @@ def _row(header: list[str], cells: list[str], where: str, source, when: str) -> 
     if len(cells) != len(header):
         raise fail(source, f"{where}: {len(cells)} cells under {len(header)} columns (a damaged table?)")
     values = dict(zip(header, cells))
-    paired = [(c, " ".join(p for p in _PAIRED.match(c).group("side", "build") if p)) for c in header if _PAIRED.match(c)]
+    paired = [(c, " ".join(p for p in _PAIRED.match(c).group("side", "build") if p))
+              for c in header if _PAIRED.match(c)]
     if not paired:
         return [_one(values, where, source, when)]
     shared = {k: v for k, v in values.items() if not _PAIRED.match(k) and k != "speedup"}

@@ -61,7 +61,8 @@ def _tasks(text: str, source: str | Path) -> tuple[list[dict[str, Any]], dict[st
             if found := _TIME.match(said):
                 key = "prompt" if found[1] == "prompt eval" else "eval"
                 where = f"line {line_no}: {found[1]}"
-                figures = (_figure(found[2], f"{where} time", source), _figure(found[3], f"{where} tokens", source, True))
+                figures = (_figure(found[2], f"{where} "
+                                   f"time", source), _figure(found[3], f"{where} tokens", source, True))
                 if figures[1] and not figures[0]:
                     raise fail(source, f"{where} time is {found[2]} ms for {figures[1]} tokens: no measurement",
                                "a request's time is never zero; import the log without that request")

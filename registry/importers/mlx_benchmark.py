@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run

@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from pdx.contract.errors import PdxError
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
                                            integer, number, numbers, seconds, text)

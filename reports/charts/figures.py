@@ -168,8 +168,8 @@ def latency_points(runs: Iterable[dict], namer: Namer) -> list[dict]:
     A serving test's ``requests`` (pdx.domain.serving) keep each request's first-token
     time from its send (``first_ns``) and every streamed event's arrival
     (``events``: [ns from send, tokens]); TTFT is the former, ITL the gaps
-    between tokens (pdx.domain.serving.records: a chunk of k tokens is k gaps). Distributions are summarised here (quartiles, p99,
-    extremes) so a chart of thousands of requests stays small.
+    between tokens (pdx.domain.serving.records: a chunk of k tokens is k gaps). Distributions are
+    summarised here (quartiles, p99, extremes) so a chart of thousands of requests stays small.
     """
     out: list[dict] = []
     for _, test, series in newest_serving(runs, namer):

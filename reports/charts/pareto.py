@@ -30,7 +30,8 @@ def sweep_points(runs: Iterable[dict], link: Callable[[dict], str]) -> list[dict
         if (sweep, run["backend"], settings) in seen:
             continue
         seen.add((sweep, run["backend"], settings))
-        tests = [t for t in run.get("tests") or [] if t.get("kind") == "serve" and (t.get("stats") or {}).get("completed")]
+        tests = [t for t in run.get("tests") or []
+                 if t.get("kind") == "serve" and (t.get("stats") or {}).get("completed")]
         for test in tests:
             stats = test["stats"]
             per_user, aggregate = stats.get("per_stream_decode_rate"), stats.get("output_throughput")
@@ -38,7 +39,8 @@ def sweep_points(runs: Iterable[dict], link: Callable[[dict], str]) -> list[dict
                 continue
             energy = stats.get("energy") or {}
             out.append({"sweep": sweep, "run": run["id"], "link": link(run), "backend": run["backend"],
-                        "settings": settings, "test": test["name"], "name": settings if len(tests) == 1 else f"{settings} · {test['name']}",
+                        "settings": settings, "test": test["name"],
+                        "name": settings if len(tests) == 1 else f"{settings} · {test['name']}",
                         "per_user": per_user, "aggregate": aggregate, "j_per_token": energy.get("j_per_token"),
                         "cost_per_mtok": energy.get("cost_per_mtok")})
     return out

@@ -186,7 +186,8 @@ class ChartRenderer:
         if problem:
             raise RuntimeError(f"chart {label!r} rendered markup that cannot be inlined safely: {problem}")
         svg = re.sub(r'<svg\b([^>]*?) class="marks"', r"<svg\1", raw, count=1)
-        return Markup(svg.replace("<svg ", f'<svg class="chart" role="img" aria-label="{escape(chart_text(label))}" ', 1))
+        return Markup(svg.replace("<svg ", f'<svg class="chart" role="img" '
+                                  f'aria-label="{escape(chart_text(label))}" ', 1))
 
     @property
     def stats(self) -> dict:

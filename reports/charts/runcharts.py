@@ -377,8 +377,8 @@ def server_series_chart(run: dict) -> RunChart | None:
             line = [p for p in rows if p["metric"] == metric]
             top = max(p["value"] for p in line) or 1.0
             height = 40
-            path = " ".join(f"{_num(left + plot * (p['t_s'] - lo) / (hi - lo))},{_num(y + height * (1 - p['value'] / top))}"
-                            for p in line)
+            path = " ".join(f"{_num(left + plot * (p['t_s'] - lo) / (hi - lo))},"
+                            f"{_num(y + height * (1 - p['value'] / top))}" for p in line)
             body.append(f'<polyline points="{path}" fill="none" stroke="{colours[metric]}" stroke-width="1.5"/>')
             body.append(_text(left - 6, y + 6, tick_label(top), anchor="end", colour=MUTED))
             body.append(_text(left - 6, y + height - 4, "0", anchor="end", colour=MUTED))

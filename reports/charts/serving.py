@@ -30,7 +30,8 @@ def point_offsets(test: dict) -> dict[str, int]:
 
 
 def timeline_points(runs: Iterable[dict], namer: Namer) -> tuple[list[dict], int]:
-    """Bars (series, request, phase, start_s, end_s) of the first serving tests' requests, and how many were left out."""
+    """Bars (series, request, phase, start_s, end_s) of the first serving tests' requests, and how many
+    were left out."""
     out, left_out, tests = [], 0, 0
     for _, test, series in newest_serving(runs, namer):
         requests = [r for r in test.get("requests") or [] if r.get("first_ns") is not None]

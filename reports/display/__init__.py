@@ -83,7 +83,8 @@ def _rates_columns(tests: list[dict], bounds: dict[str, str]) -> list[Column]:
         columns.append(Column(per_seq.key, per_seq.label, keep=per_seq.keep, about=per_seq.about))
     if any("prompt_rate" in (t.get("stats") or {}) for t in tests):
         columns.append(Column(split.key, split.label, keep=split.keep, about=split.about, wraps=True))
-    columns += [Column("ceiling", "ceiling t/s", keep=3, wraps=True), Column("fraction", "of ceiling", keep=0, wraps=True)]
+    columns += [Column("ceiling", "ceiling "
+                       "t/s", keep=3, wraps=True), Column("fraction", "of ceiling", keep=0, wraps=True)]
     if any("energy" in (t.get("stats") or {}) for t in tests):
         energy = figures.ENERGY
         columns.append(Column(energy.key, energy.label, keep=energy.keep, about=energy.about))
@@ -108,13 +109,15 @@ def _rates_rows(run: dict, tests: list[dict], columns: list[Column], bounds: dic
     for test in tests:
         stats = test.get("stats") or {}
         ok = test["status"] == "ok" and stats
-        cell = {"model": escape(label), "size": human_bytes(model["file_bytes"]), "params": human_count(model["n_params"]),
+        cell = {"model": escape(label), "size": human_bytes(model["file_bytes"]),
+                "params": human_count(model["n_params"]),
                 "backend": escape(placement.backend_label(run)), "threads": str(run["threads"] or "?"),
                 "test": escape(test["name"]),
                 "rate": _rate_cell(test),
                 "per_sequence_rate": f"{stats['per_sequence_rate']:.2f}" if ok else "",
                 "prompt_rate": figures.RATE_COLUMNS[2].text(stats) if ok else "",
-                "ceiling": ceiling_cell(test), "fraction": fraction_cell(test), "notes": _notes_cell(test, bounds.get(test["name"])),
+                "ceiling": ceiling_cell(test), "fraction": fraction_cell(test),
+                "notes": _notes_cell(test, bounds.get(test["name"])),
                 figures.ENERGY.key: figures.ENERGY.text(stats) if ok else ""}
         rows.append([cell[c.key] for c in columns])
     return rows

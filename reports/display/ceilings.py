@@ -78,7 +78,8 @@ def basis_line(run: dict) -> str:
             line += f" ({basis['knee_experts_per_layer']:.3g} experts per layer read there)"
     if basis.get("routing"):
         line += f"; experts: {basis['routing']}"
-    for caveat in dict.fromkeys(c for c in (basis.get("caveat"), (basis.get("probe_figures") or {}).get("caveat")) if c):
+    for caveat in dict.fromkeys(c for c in (basis.get("caveat"),
+                                            (basis.get("probe_figures") or {}).get("caveat")) if c):
         line += f"; {caveat}"  # a probe taken under load: every ceiling above is likely low
     told = described.line(basis)
     return f"{line}; {told}" if told else line

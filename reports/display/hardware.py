@@ -23,10 +23,12 @@ def _gb(n: float | None) -> str:
 def print_machine(machine: dict) -> None:
     cpu = machine["cpu"]
     click.echo(f"{'cpu':>9}  {cpu['name']}, {cpu['arch']}, {cpu.get('physical_cores') or '?'} cores "
-               f"({cpu['logical_cores']} threads, {cpu.get('sockets') or '?'} socket), {human_bytes(cpu.get('memory_bytes'))}")
+               f"({cpu['logical_cores']} threads, {cpu.get('sockets') or '?'} socket), "
+               f"{human_bytes(cpu.get('memory_bytes'))}")
     apple = cpu.get("apple")
     if apple:
-        click.echo(f"{'apple':>9}  {apple['brand']}, {apple.get('performance_cores')}P+{apple.get('efficiency_cores')}E cores")
+        click.echo(f"{'apple':>9}  {apple['brand']}, "
+                   f"{apple.get('performance_cores')}P+{apple.get('efficiency_cores')}E cores")
     for gpu in machine.get("gpus", []):
         clocks = f", {gpu['clock_sm_max_mhz']} MHz max" if gpu.get("clock_sm_max_mhz") else ""
         click.echo(f"{'gpu ' + str(gpu.get('index', '')):>9}  {gpu['name']}, {human_bytes(gpu.get('memory_bytes'))}, "

@@ -38,9 +38,11 @@ def print_history(result, console: Console) -> None:
     width = max(len(t.test) for t in result.timelines) if result.timelines else 4
     for timeline in result.timelines:
         latest, best = timeline.latest, timeline.best
-        versus = "best" if latest is best else f"{latest.mean / best.mean - 1:+.1%} vs best {best.mean:.2f} ({printable(best.label)})"
+        versus = "best" if latest is best else \
+            f"{latest.mean / best.mean - 1:+.1%} vs best {best.mean:.2f} ({printable(best.label)})"
         console.print(f"{printable(timeline.test):<{width}}  {sparkline([p.mean for p in timeline.points])}  "
-                      f"{len(timeline.points)} runs, latest {latest.mean:.2f} t/s ({printable(latest.label)}), {versus}",
+                      f"{len(timeline.points)} runs, latest {latest.mean:.2f} t/s ({printable(latest.label)}), "
+                      f"{versus}",
                       highlight=False, markup=False)
         for step in timeline.steps:
             console.print(f"{'':<{width}}  step {step_line(step)}", highlight=False, markup=False)

@@ -21,7 +21,8 @@ def _phase_line(name: str, entry: dict, where: str) -> str:
     if not entry.get("ceiling"):
         known = f" (only the {bounds} t/s, which cannot bind {name})" if bounds else ""
         return f"{name:>9}  no ceiling {where}{known}: {entry.get('missing') or 'give --bandwidth and --flops'}"
-    named = f"{entry['bound']}-bound" if entry.get("bound") else f"the {'memory' if 'compute' in missing else 'compute'} bound"
+    other = "memory" if "compute" in missing else "compute"
+    named = f"{entry['bound']}-bound" if entry.get("bound") else f"the {other} bound"
     line = f"{name:>9}  {rate(entry['ceiling'])} t/s ceiling, {named} ({bounds} t/s{unknown}) {where}"
     if entry.get("missing"):
         line += f"; {entry['missing']}"
@@ -31,7 +32,8 @@ def _phase_line(name: str, entry: dict, where: str) -> str:
 
 
 def _hardware_line(hw: dict, name: str = "hardware") -> str:
-    flops = f"{fmt_si(hw['flops'], 'FLOP/s')} {hw['flops_dtype'] or ''}".strip() if hw.get("flops") else "FLOP/s unknown"
+    flops = f"{fmt_si(hw['flops'], 'FLOP/s')} {hw['flops_dtype'] or ''}".strip() if hw.get("flops") \
+        else "FLOP/s unknown"
     memory = f", {_bytes(hw['memory_bytes'])}" if hw.get("memory_bytes") else ""
     source = f" ({hw['source']})" if hw["source"] != "given" else ""
     return f"{name:>9}  {hw['label']}{source}: {fmt_si(hw.get('bandwidth'), 'B/s')}, {flops}{memory}"
@@ -81,7 +83,8 @@ def print_ceiling_report(report: dict) -> None:
     for name, entry in (("decode", dec), ("prefill", pre)):
         if entry.get("fraction"):
             above = "  ABOVE THE CEILING: a measurement error or wrong figures" if entry["fraction"] > 1 else ""
-            click.echo(f"{'measured':>9}  {rate(entry['measured'])} t/s {name} = {entry['fraction']:.0%} of its ceiling{above}")
+            click.echo(f"{'measured':>9}  {rate(entry['measured'])} t/s {name} = {entry['fraction']:.0%} of its "
+                       f"ceiling{above}")
     if report.get("fit"):
         fit = report["fit"]
         click.echo(f"{'memory':>9}  {_bytes(fit['left_bytes'])} left after weights: {fit['max_tokens']:,} KV tokens")
@@ -99,9 +102,11 @@ def print_kv_report(report: dict) -> None:
                    f"{report['bytes_per_token'] * full / d['n_layers']:,.0f} bytes ({full} full-attention layers)")
     for row in report["contexts"]:
         batch = f", {_bytes(row['bytes_batch'])} for batch {report['batch']}" if report["batch"] > 1 else ""
-        click.echo(f"{'context':>9}  {row['context']:,} tokens: {_bytes(row['bytes_per_sequence'])} per sequence{batch}")
+        click.echo(f"{'context':>9}  {row['context']:,} tokens: {_bytes(row['bytes_per_sequence'])} per "
+                   f"sequence{batch}")
         if "fit" in row:
             fit = row["fit"]
             click.echo(f"{'memory':>9}  {_bytes(fit['memory_bytes'])} - {_bytes(fit['weights_bytes'])} weights = "
-                       f"{_bytes(fit['left_bytes'])} left: batch {fit['max_batch']:,} fits at {row['context']:,} tokens "
+                       f"{_bytes(fit['left_bytes'])} left: batch {fit['max_batch']:,} fits at {row['context']:,} "
+                       f"tokens "
                        f"({fit['max_tokens']:,} tokens in all)")

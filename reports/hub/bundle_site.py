@@ -9,8 +9,8 @@ other page reads it (:func:`aggregate_record`, without most samples; the parts m
 alike sent once, :func:`_pack`). The main process keeps of each run its listing, and whole only
 the runs that hold a configuration's newest or best figures (:mod:`pdx.reports.site.runs`),
 builds the leaderboard, group, hub and comparison pages from those, and moves the staged run
-pages into place once every file has passed: a folder with a bad file leaves the site as it was. A comparison reads its two runs
-again from their files, refusing a file whose text changed during the build.
+pages into place once every file has passed: a folder with a bad file leaves the site as it was. A
+comparison reads its two runs again from their files, refusing a file whose text changed during the build.
 
 A folder with few files is read in this process: starting workers would cost more.
 """
@@ -221,7 +221,8 @@ def _read_run(source: tuple[str, str, str], run_id: str) -> dict:
     record = next((r for r in results_folder.read_again(Path(path), sha256, name) if r["id"] == run_id), None)
     if record is None:
         raise PdxError(f"the site's cache says {name} holds run {run_id}, and it does not",
-                       "remove the cache (the file --cache gave, or sites/ in pdx's cache directory), or give --no-cache")
+                       "remove the cache (the file --cache gave, or sites/ in pdx's cache directory), or give "
+                       "--no-cache")
     return with_stats(record)
 
 

@@ -6,10 +6,10 @@ configuration's best run on a headline test, a chart plots each series' newest m
 test, the classic table reads each configuration's newest run that has the figures, "what to buy" its
 best, a comparison its newest two that share a test. So :class:`SiteRuns` keeps of each run a
 *listing* (the few fields the lists show, its headline figures made once: :func:`listing`), and
-keeps a run whole only while it holds one of those places in its configuration (:func:`places`). A community's folder of 100,000
-runs then holds 100,000 listings and, per configuration, a handful of runs, whatever the number of
-runs each has; every page comes out as it would from every run (tests/test_site_runs.py builds a
-site both ways and compares the files).
+keeps a run whole only while it holds one of those places in its configuration (:func:`places`). A
+community's folder of 100,000 runs then holds 100,000 listings and, per configuration, a handful of
+runs, whatever the number of runs each has; every page comes out as it would from every run
+(tests/test_site_runs.py builds a site both ways and compares the files).
 
 A page's charts are given its configurations' kept runs (:class:`pdx.reports.charts.chartset.ChartView`),
 newest first: what each chart of pdx's draws (newest rows, newest serving tests) is among them.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from pdx.domain import headline
 from pdx.reports import comparison, groups

@@ -323,7 +323,8 @@ class SiteWriter:
                 os.makedirs(parent, exist_ok=True)
                 self._dirs.add(parent)
             if os.path.lexists(path):
-                if os.path.isdir(path) or (relative != MANIFEST and replace is not None and not self._ours(relative, path)):
+                if os.path.isdir(path) or (relative != MANIFEST and replace is not None
+                                           and not self._ours(relative, path)):
                     raise PdxError(f"cannot publish into {self.root}: {relative} is there and pdx did not write it",
                                    "move it away, or give an empty or new folder")
                 self.written[relative] = digest

@@ -29,13 +29,15 @@ def main() -> None:
                                      reprobe=args.reprobe)
             run = api.run_benchmark(config, registry)
             basis = run["ceiling_basis"]
-            print(f"{threads} thread(s): {basis['bandwidth'] / 1e9:.1f} GB/s ({basis['probe']['bandwidth']['best_kernel']}), "
+            print(f"{threads} thread(s): {basis['bandwidth'] / 1e9:.1f} GB/s "
+                  f"({basis['probe']['bandwidth']['best_kernel']}), "
                   f"{basis['flops'] / 1e9:.0f} GFLOP/s {basis['flops_dtype']}")
             for test in run["tests"]:
                 c = test["ceilings"]
                 (p,) = c["phases"].values()
                 print(f"  {test['name']:7} {c['measured']:8.1f} t/s   memory bound {p['memory_bound']:9.1f}   "
-                      f"compute bound {p['compute_bound']:9.1f}   -> {c['bound']}-bound, {c['fraction']:.0%} of ceiling")
+                      f"compute bound {p['compute_bound']:9.1f}   -> {c['bound']}-bound, {c['fraction']:.0%} of "
+                      f"ceiling")
 
 
 if __name__ == "__main__":

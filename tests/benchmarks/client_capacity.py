@@ -103,7 +103,8 @@ def main() -> None:
     try:
         url = f"http://127.0.0.1:{int(server.stdout.readline().split()[1])}"
         print(f"{args.tokens} tokens a stream, one every {args.itl * 1e3:.0f} ms; limits: p99 error < "
-              f"{ERROR_LIMIT_US:.0f} us, >= {KEPT_UP:.0%} of the schedule's tokens/s, < {CLIENT_CORES_LIMIT:.0%} of a core")
+              f"{ERROR_LIMIT_US:.0f} us, >= {KEPT_UP:.0%} of the schedule's tokens/s, < {CLIENT_CORES_LIMIT:.0%} of a "
+              f"core")
         best: dict[int, tuple[int, float] | None] = {}
         key = 1_000_000
         for processes in [int(p) for p in args.processes.split(",")]:

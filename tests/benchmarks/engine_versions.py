@@ -36,7 +36,8 @@ def main() -> None:
         engine = run["engine"]
         cells = [f"{t['stats']['rate']['mean']:>11.2f} ± {t['stats']['rate']['ci95'] or 0:<6.2f}"
                  if (t.get("stats") or {}).get("rate") else f"{t['status']:>20}" for t in run["tests"]]
-        print(f"{version:>10} {str(engine.get('commit') or engine['details'].get('built_from')):>22} " + " ".join(cells))
+        print(f"{version:>10} "
+              f"{str(engine.get('commit') or engine['details'].get('built_from')):>22} " + " ".join(cells))
         for test in run["tests"]:
             if test["status"] != "ok":
                 print(f"  {version} {test['name']}: {test['status']}: {test.get('error')}")

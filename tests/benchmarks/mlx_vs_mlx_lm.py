@@ -35,7 +35,8 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=32)
     parser.add_argument("-r", "--repetitions", type=int, default=5)
     args = parser.parse_args()
-    workload = build_workload(n_prompt=str(args.p), n_gen=str(args.n), prompt_gen=f"{args.p},{args.n}", repetitions=args.repetitions)
+    workload = build_workload(n_prompt=str(args.p), n_gen=str(args.n), prompt_gen=f"{args.p},{args.n}",
+                              repetitions=args.repetitions)
     with tempfile.TemporaryDirectory() as tmp:
         registry = api.open_registry(f"{tmp}/registry.sqlite")
         runs = [api.run_benchmark(api.BenchConfig(backend=b, model=args.model, workload=workload,
@@ -50,7 +51,8 @@ def main() -> None:
         ours, own = test["stats"]["rate"]["mean"], test["engine"].get("own_rates", {})
         theirs = own.get(test["kind"])  # a pp+tg test has two: printed below it
         ratio = f"{theirs / ours:6.3f}" if theirs and test["kind"] != "pg" else ""
-        print(f"{test['name']:>12} {ours:>14.1f} {theirs or 0:>11.1f} {ratio:>6} {other['stats']['rate']['mean']:>14.1f}")
+        print(f"{test['name']:>12} {ours:>14.1f} {theirs or 0:>11.1f} {ratio:>6} "
+              f"{other['stats']['rate']['mean']:>14.1f}")
         if test["kind"] == "pg":
             stats = test["stats"]
             print(f"{'  prefill':>12} {stats['prompt_rate']['mean']:>14.1f}   mlx_lm.benchmark prompt_tps "

@@ -23,7 +23,8 @@ def main(hardware: str = "DGX Spark", shape: str = "gpt-oss-120b", weight_type: 
     for b in (1, 2, 4, 8, 16, 32, 64, 128, 256):
         moe, flat = phase(model, hw, "decode", 1, batch=b), phase(dense, hw, "decode", 1, batch=b)
         print(f"{b:>6} {moe.experts_per_layer:>14.1f} {moe.memory_bound:>12,.0f} {flat.memory_bound:>14,.0f}")
-    print(f"knee: MoE batch ~{knee_batch(model, hw) or float('nan'):.3g}, dense ~{knee_batch(dense, hw) or float('nan'):.3g}")
+    print(f"knee: MoE batch ~{knee_batch(model, hw) or float('nan'):.3g}, dense "
+          f"~{knee_batch(dense, hw) or float('nan'):.3g}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ One registry of 10,000 runs is generated through pdx.registry's public API
 (tests/runfactory.py: 10 machines x 25 models x 2 backends, 6 tests a run, 5
 samples a test; about 5 minutes) and kept in DIR (default: a temporary folder),
 so a second invocation with --keep skips generating; the 1,000-run site is its
-newest 1,000. "cpu s" counts this process and its chart workers. Target: 10,000 runs in under 60 s here, growing linearly.
+newest 1,000. "cpu s" counts this process and its chart workers. Target: 10,000 runs in under 60 s
+here, growing linearly.
 """
 
 from __future__ import annotations

@@ -49,7 +49,8 @@ def main() -> None:
             seed = 1
             for _ in range(args.rounds):
                 for backend in BACKENDS:
-                    workload = build_workload(n_prompt=args.n_prompt, n_gen=args.n_gen, repetitions=args.repetitions, seed=seed)
+                    workload = build_workload(n_prompt=args.n_prompt, n_gen=args.n_gen, repetitions=args.repetitions,
+                                              seed=seed)
                     seed += 1
                     run = api.run_benchmark(api.BenchConfig(backend=backend, workload=workload, threads=1,
                                                             options={"url": server.url}), registry)

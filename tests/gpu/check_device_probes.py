@@ -111,7 +111,8 @@ def check_bench(runs: list[dict]) -> list[str]:
     for run in runs:
         basis, details = run.get("ceiling_basis") or {}, run["engine"].get("details") or {}
         print(f"vLLM run {run['id'][:12]} ({run['status']}): device {details.get('device')}, probe "
-              f"{details.get('probe_device')}, ceilings from {basis.get('source')} ({basis.get('label') or basis.get('reason')})")
+              f"{details.get('probe_device')}, ceilings from {basis.get('source')} "
+              f"({basis.get('label') or basis.get('reason')})")
         for test in run["tests"]:
             c, rate = test.get("ceilings") or {}, (test.get("stats") or {}).get("rate", {}).get("mean")
             print(f"  {test['name']:<10} {rate or 0:>12.1f} t/s  ceiling {c.get('ceiling') or 0:>12.1f} "

@@ -33,5 +33,6 @@ def rejected_files(folder: str | os.PathLike, skip: bool, workers: int | None = 
     if problems and not skip:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise PdxError(f"cannot publish {folder}: `pdx hub verify` rejects it: {problems[0]}{more}",
-                       "fix the files (`pdx hub verify FOLDER` lists every problem), or leave them out: --skip-rejected")
+                       "fix the files (`pdx hub verify FOLDER` lists every problem), or leave them out: "
+                       "--skip-rejected")
     return problems

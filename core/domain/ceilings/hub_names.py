@@ -34,7 +34,8 @@ _QUANT = (
     (rf"{_S}(?:fp32|f32){_E}", 32, "fp32"),
 )
 # Families whose published checkpoint is itself quantised: the bits of their bulk weights.
-_PUBLISHED = {"gpt-oss": (4, "fp4", "gpt-oss ships its MoE weights in MXFP4, https://huggingface.co/openai/gpt-oss-120b")}
+_PUBLISHED = {"gpt-oss": (4, "fp4", "gpt-oss ships its MoE weights in MXFP4, "
+                          "https://huggingface.co/openai/gpt-oss-120b")}
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,10 @@ def sized(name: str) -> tuple[float, float | None, int, str] | None:
     bits, said = 16, "16-bit weights: the name says no quantisation"
     for pattern, width, _ in _QUANT:
         if found := re.search(pattern, lower):
-            bits, said = width or int(found[1]), f"{width or int(found[1])}-bit weights: the name says {found[0].strip(' -_/.')}"
+            bits = width or int(found[1])
+            said = f"{bits}-bit weights: the name says {found[0].strip(' -_/.')}"
             break
     if both:
-        return float(both[1]) * 1e9, float(both[2]) * 1e9, bits, f"{both[0].strip(' -_/.')} in the name: total and active; {said}"
+        named = f"{both[0].strip(' -_/.')} in the name: total and active; {said}"
+        return float(both[1]) * 1e9, float(both[2]) * 1e9, bits, named
     return float(size[1]) * 1e9, None, bits, f"{size[0].strip(' -_/.')} in the name; {said}"

@@ -120,7 +120,8 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
                             or ((record.get("provenance") or {}).get("tensor_parallel") or {}).get("size")) or 0
         devices = given.devices or tp or sum(1 for g in record["hardware"].get("gpus") or ()
                                              if chip and g.get("catalog") == chip.id)
-        figures, several = placement.across_devices(figures, devices, "tensor" if tp > 1 else settings.get("split_mode"))
+        figures, several = placement.across_devices(figures, devices,
+                                                    "tensor" if tp > 1 else settings.get("split_mode"))
         model_figures = model_of(model, settings)
         notes = []
         if _flag(settings.get("no_kv_offload")) and model_figures.kv:
@@ -283,7 +284,8 @@ def with_catalog_shape(model: dict, by_count: bool = False) -> dict:
     words = " ".join(str(v or "") for v in (model.get("name"), model.get("path"), extra.get("model_type")))
     n_params, file_bytes = model.get("n_params") or 0, model.get("file_bytes") or 0
     shape = find_shape(words, n_params or None)
-    agrees = shape is not None and n_params and abs(n_params - shape.n_params) <= SHAPE_PARAMS_TOLERANCE * shape.n_params
+    agrees = (shape is not None and n_params
+              and abs(n_params - shape.n_params) <= SHAPE_PARAMS_TOLERANCE * shape.n_params)
     if not agrees and n_params and model.get("architecture") and by_count:
         shape = shape_by_count(model["architecture"], n_params)
         agrees = shape is not None

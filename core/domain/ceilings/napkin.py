@@ -272,7 +272,8 @@ def kv_report(dims: kvcache.KVDims, kv_type: str, contexts: list[int], batch: in
               memory: float | None = None, weights: float = 0.0) -> dict:
     element = kvcache.element_bytes(kv_type)
     per_token = dims.bytes_per_token(element)
-    rows = [{"context": c, "bytes_per_sequence": dims.bytes_at(c, element), "bytes_batch": dims.bytes_at(c, element) * batch,
+    rows = [{"context": c, "bytes_per_sequence": dims.bytes_at(c, element),
+             "bytes_batch": dims.bytes_at(c, element) * batch,
              **({"fit": kvcache.fit(dims, element, c, memory, weights)} if memory else {})} for c in contexts]
     return {"dims": dims.to_dict(), "type": kv_type, "element_bytes": element, "bytes_per_token": per_token,
             "batch": batch, "contexts": rows}

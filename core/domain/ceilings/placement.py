@@ -13,8 +13,9 @@ Where the host's bandwidth is not known (a table from elsewhere, no
 ``--host-bandwidth``), only the GPU's share is counted: still an upper bound,
 and the ceiling says so. A placement pdx cannot read (``-ot`` patterns other
 than experts', a partial ``-ngl`` of a model whose layer count is unknown)
-gives no decode ceiling, with the reason; prefill keeps its compute bound. On a unified-memory SoC (Apple, Strix Halo, DGX Spark) both
-shares come from one memory, so the split does not change the bound.
+gives no decode ceiling, with the reason; prefill keeps its compute bound. On
+a unified-memory SoC (Apple, Strix Halo, DGX Spark) both shares come from one
+memory, so the split does not change the bound.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-import re
 from pathlib import Path
 
 from pdx.contract.errors import PdxError

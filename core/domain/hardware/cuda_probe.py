@@ -75,10 +75,11 @@ def measure(index: int, array_bytes: int, matmul_n: int, reps: int) -> dict:
     a = torch.rand(n, device=device)
     b = torch.empty_like(a)
     moved = {"copy": 2 * n * 4, "read": n * 4}
-    kernels = {"copy": lambda: b.copy_(a), "read": lambda: a.sum()}
+    # Each kernel holds its tensors, not this frame's names, so that deleting all three below frees the memory.
+    kernels = {"copy": lambda src=a, dst=b: dst.copy_(src), "read": lambda src=a: src.sum()}
     bandwidth = bandwidth_record(moved, {name: _seconds(torch, work, reps) for name, work in kernels.items()},
                                  n * 4, reps)
-    del a, b
+    del a, b, kernels
 
     ops = 2 * matmul_n**3
     matmul: dict = {}

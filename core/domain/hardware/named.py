@@ -33,7 +33,8 @@ _COUNT_AFTER = re.compile(r"^[x×](\d{1,2})$", re.I)  # "A100 x8"
 _DEVICE_LINE = re.compile(r"^\W*(?:Device (?P<index>\d+):|ggml_vulkan: (?P<vk>\d+) =)\s*(?P<name>[^,|(]+)", re.I)
 _GPU_BACKENDS = {"cuda", "rocm", "hip", "vulkan", "sycl", "opencl", "musa", "cann"}
 _GPU_VENDORS = {"NVIDIA", "AMD", "Intel", "Apple"}  # a SoC of theirs runs a GPU backend on its own GPU
-_BACKEND_VENDORS = {"metal": {"Apple"}, "mtl": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"}, "sycl": {"Intel"}}
+_BACKEND_VENDORS = {"metal": {"Apple"}, "mtl": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"},
+                    "sycl": {"Intel"}}
 
 
 @dataclass

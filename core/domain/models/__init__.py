@@ -39,7 +39,8 @@ def identify(path: str | os.PathLike) -> ModelInfo:
     if p.is_dir():
         if (p / "config.json").is_file():
             return _identify_hf(p)
-        raise ModelError(f"{p} is a directory without config.json", "give a .gguf file or a Hugging Face model directory")
+        raise ModelError(f"{p} is a directory without "
+                         f"config.json", "give a .gguf file or a Hugging Face model directory")
     with p.open("rb") as fh:
         magic = fh.read(4)
     if magic != GGUF_MAGIC:

@@ -69,7 +69,8 @@ def parse(text: str, n_params: float | None = None) -> ModelWords | None:
     moe = arch in known["moe_architectures"] or rest.upper().endswith(" MOE") or rest.upper() == "MOE"
     parsed = ModelWords(arch, size, rest, moe)
     if m := _TOTAL_ACTIVE.match(size):
-        return _replace(parsed, moe=True, active_params=_count(m[3], m[4]), basis=f"{size}: active parameters in the name")
+        return _replace(parsed, moe=True, active_params=_count(m[3], m[4]), basis=f"{size}: active parameters in the "
+                        f"name")
     if m := _ACTIVE_X_EXPERTS.match(size):
         return _replace(parsed, moe=True, active_params=_count(m[1], m[2]), n_experts=int(m[3]),
                         basis=f"{size}: active parameters x experts in the name")

@@ -124,7 +124,8 @@ class ServeSpec:
         if self.scenario == "stall" and self.inject < 1:
             raise WorkloadError("the stall scenario needs a long prompt to inject (--inject N)")
         if self.saturation_window_s < 0:
-            raise WorkloadError(f"the over-saturation window must be 0 (off) or more seconds, not {self.saturation_window_s}")
+            raise WorkloadError(f"the over-saturation window must be 0 (off) or more seconds, not "
+                                f"{self.saturation_window_s}")
         if not 1 <= self.clients <= MAX_CLIENTS or self.client_pool not in ("local", "ray"):
             raise WorkloadError(f"--clients: 1 to {MAX_CLIENTS} client processes, not {self.clients}")
         if self.clients > 1:

@@ -59,7 +59,8 @@ def serve_stats(test: dict) -> dict | None:
               if isinstance((s.get("engine") or {}).get("server_series"), dict)]
     if series:
         stats["server_series"] = series_summary(series)
-    stopped = [s["engine"]["saturation"] for s in test.get("samples") or [] if (s.get("engine") or {}).get("saturation")]
+    stopped = [s["engine"]["saturation"] for s in test.get("samples") or []
+               if (s.get("engine") or {}).get("saturation")]
     if stopped:
         stats["saturation"] = dict(stopped[0], samples_stopped=len(stopped))  # the first that stopped early
     return stats

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 _Z95 = 1.959964  # two-sided 95% normal quantile
-PENALTY_PER_LOG_N = 4.0  # chi-square units per step, times ln(points): Schwarz's 2, doubled for a noise that is estimated
+# chi-square units per step, times ln(points): Schwarz's 2, doubled for a noise that is estimated
+PENALTY_PER_LOG_N = 4.0
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,8 @@ def _prepared_writer(shape: Shape, dtype: str, seed: int, path: Path, named: str
     except KeyError:
         # K-quants, IQ types and MXFP4 are llama.cpp's own layouts: its quantiser writes them (write_gguf
         # hands them to it), and only it knows their size.
-        raise ModelError(f"pdx writes no GGUF type {dtype!r} itself", f"choose one of: {', '.join(GGUF_TYPES)}") from None
+        raise ModelError(f"pdx writes no GGUF type {dtype!r} "
+                         f"itself", f"choose one of: {', '.join(GGUF_TYPES)}") from None
     family = shape.family
     writer = gguf.GGUFWriter(path, family.gguf_arch)
     writer.add_name(f"pdx-synth-{shape.name}-{(named or dtype).lower()}")

@@ -24,7 +24,8 @@ def write_quantized(write_f16: Callable[[Path], Path], dtype: str, path: Path, k
                          f"choose one of: {', '.join(known)}" + (f", or through a quantiser: {', '.join(made)}"
                                                                   if made else
                                                                   "; K-quants, IQ and MXFP4 need a quantiser plugin "
-                                                                  "(pdx's llama.cpp plugin, with `pdx llamacpp install`)"))
+                                                                  "(pdx's llama.cpp plugin, with `pdx llamacpp "
+                                                                 "install`)"))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     source = path.with_name(f".{path.name}.{os.getpid()}.f16.gguf")

@@ -50,7 +50,8 @@ class Shape:
         if self.head_dim_ is None and self.n_embd % self.n_heads:
             raise ModelError(f"shape {self.name}: n_embd {self.n_embd} is not a multiple of n_heads {self.n_heads}")
         if self.n_heads % self.n_kv_heads:
-            raise ModelError(f"shape {self.name}: n_heads {self.n_heads} is not a multiple of n_kv_heads {self.n_kv_heads}")
+            raise ModelError(f"shape {self.name}: n_heads {self.n_heads} is not a multiple of n_kv_heads "
+                             f"{self.n_kv_heads}")
         if self.n_embd % 32 or self.n_ff % 32 or self.expert_ff % 32:
             raise ModelError(f"shape {self.name}: n_embd and n_ff must be multiples of 32 (quantisation blocks)")
         if self.n_vocab < 512:

@@ -126,7 +126,8 @@ def run(threads: int, array_bytes: int = ARRAY_BYTES, matmul_n: int | None = Non
 # Device probes' default sizes: past any cache, a second or so per figure on the device.
 DEVICE_SIZES = {
     "mlx:gpu": {"array_bytes": 512 * 2**20, "matmul_n": 4096, "reps": 10},
-    "mlx:cpu": {"array_bytes": 128 * 2**20, "matmul_n": 256, "reps": 2},  # its float16 and quantised kernels are emulated: slow
+    "mlx:cpu": {"array_bytes": 128 * 2**20, "matmul_n": 256,
+                "reps": 2},  # its float16 and quantised kernels are emulated: slow
     "cuda": {"array_bytes": 2 * 2**30, "matmul_n": 8192, "reps": 10},
 }
 # The device probes' matmul figures for each compute type of pdx.domain.ceilings, first found wins

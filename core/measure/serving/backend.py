@@ -99,7 +99,8 @@ def served_models(url: str, api_key: str | None, seen: dict | None = None) -> li
         raise PdxError(f"the server at {shown} refused the request (HTTP {response.status_code})",
                        "give its API key with --api-key or PDX_API_KEY")
     if response.status_code != 200:
-        raise PdxError(f"{shown}/v1/models answered HTTP {response.status_code}", "is this an OpenAI-compatible server?")
+        raise PdxError(f"{shown}/v1/models answered HTTP "
+                       f"{response.status_code}", "is this an OpenAI-compatible server?")
     if seen is not None:
         seen["server_header"] = response.headers.get("Server")
     try:
@@ -464,7 +465,8 @@ class ServerBackend(Backend):
 
     def _explain(self, message: str) -> str:
         if self.server is not None and self.server.proc is not None and not self.server.alive():
-            return f"{message}; {self.server_name} exited with code {self.server.proc.returncode} (log {self.server.log})"
+            code = self.server.proc.returncode
+            return f"{message}; {self.server_name} exited with code {code} (log {self.server.log})"
         return message
 
     def test_info(self) -> dict:

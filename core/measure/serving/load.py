@@ -13,8 +13,8 @@ the cap holds requests back (they come due while every slot is busy) and
 slots then free together, the waiting requests do not burst out to catch up:
 each is sent no sooner after the one before than its own drawn gap (the
 arrival process holds on the wire), unless ``catch_up`` is asked. A request
-the cap did not hold goes at its scheduled time, however late the one before. An open-loop run stops early when the server is not
-keeping up (see :mod:`pdx.domain.serving.saturation`), and says so.
+the cap did not hold goes at its scheduled time, however late the one before.
+An open-loop run stops early when the server is not keeping up (see :mod:`pdx.domain.serving.saturation`), and says so.
 """
 
 from __future__ import annotations

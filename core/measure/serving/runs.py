@@ -133,7 +133,8 @@ def capacity_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptM
 
 
 def sharded_sample(client: CompletionsClient, spec: ServeSpec, prompts: PromptMaker) -> tuple[Sample, str | None]:
-    """A load test from ``spec.clients`` client processes (:mod:`pdx.measure.serving.shards`), merged into one sample."""
+    """A load test from ``spec.clients`` client processes (:mod:`pdx.measure.serving.shards`), merged into
+    one sample."""
     records, clients, start_ns = run_sharded(client, spec, prompts)
     ok = [r for r in records if r.ok]
     ends = [r.send_ns + r.end_ns for r in records if r.end_ns is not None]

@@ -244,7 +244,8 @@ def run_sharded(client, spec, prompts) -> tuple[list[RequestRecord], list[dict],
     records = merge(results)
     if died:
         # No host name here: a failed test keeps its error but no sample, so no record says where to redact it.
-        names = "; ".join(f"shard {k} ({clients[k]['pool']}, pid {clients[k]['pid']}): {why}" for k, why in died.items())
+        names = "; ".join(f"shard {k} ({clients[k]['pool']}, pid {clients[k]['pid']}): "
+                          f"{why}" for k, why in died.items())
         raise RequestsFailed(f"{spec.name}: {len(died)} of {n} client shards died ({names}); the {len(records)} "
                              "requests of the others are kept, theirs are not counted", records)
     return records, clients, start

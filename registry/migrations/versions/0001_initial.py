@@ -1,7 +1,7 @@
 """initial schema: runs, tests, samples, models, hardware, environments
 
 Revision ID: 0001
-Revises: 
+Revises:
 Create Date: 2026-11-29
 """
 
