@@ -83,19 +83,21 @@ def content_id(record: Mapping[str, Any], version: int | None = None) -> str:
     return digest(body)[:32]
 
 
-def known_ids(record: dict) -> tuple[str, ...]:
+def known_ids(record: dict[str, Any]) -> tuple[str, ...]:
     """The ids ``record`` may be stored under, its own first. A run named by its content (an imported one)
     may have been stored by an older pdx under that content's id of an older version (which left out
     energy, conditions...), so the registry recognises it by those too: importing the file again, or a
     bundle whose update re-identified it, adds nothing. A run with an id of its own (a uuid) has that one."""
     own = record.get("id")
-    if not (isinstance(own, str) and len(own) == 32 and all(c in "0123456789abcdef" for c in own)):
+    if not isinstance(own, str):
+        return ()  # no id: check_records refuses the record before any id is looked up
+    if not (len(own) == 32 and all(c in "0123456789abcdef" for c in own)):
         return (own,)  # not 32 hex digits: no content id (a uuid4 has that shape too, and the hashes tell)
     ids = [content_id(record, version) for version in CONTENT_ID_FIELDS]
     return (own, *dict.fromkeys(i for i in ids if i != own)) if own in ids else (own,)
 
 
-def _reidentify(document: dict) -> dict:
+def _reidentify(document: dict[str, Any]) -> dict[str, Any]:
     """Update step 1 -> 2: a run named by its content id of version 1 is named by version 2's, which covers
     its energy, conditions, request schedules and clients too (the same id where it holds none of them).
     A run with an id of its own keeps it. A registry that stored the run before finds it by its old id."""

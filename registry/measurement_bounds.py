@@ -140,7 +140,7 @@ def _finite(value: object, low: float, high: float) -> bool:
     return _number(value) and math.isfinite(value) and low <= value <= high
 
 
-def _bounded(block: object, where: str, limits: dict[str, tuple[float, float, str]]) -> tuple[str, str] | None:
+def _bounded(block: object, where: str, limits: Mapping[str, tuple[float, float, str]]) -> tuple[str, str] | None:
     """The first of ``block``'s figures outside its (low, high, what it is) limit; null or absent passes."""
     if not isinstance(block, dict):
         return None
@@ -159,7 +159,7 @@ _GPU = {"sm_mhz": (0, MAX_GPU_MHZ, "a GPU clock in MHz"), "max_sm_mhz": (0, MAX_
 _CPU_MHZ = {key: (0, MAX_CPU_MHZ, "a CPU clock in MHz") for key in ("mhz", "min_mhz", "high_mhz", "max_mhz")}
 
 
-def conditions_problem(test: dict) -> tuple[str, str] | None:
+def conditions_problem(test: Mapping[str, Any]) -> tuple[str, str] | None:
     """(where in the test, why) for the first figure of a test's conditions no machine gives; None else."""
     conditions = test.get("conditions")
     if not isinstance(conditions, dict):
@@ -193,7 +193,7 @@ _CLIENT = {"cores": (0, MAX_CPUS, "a client process's CPU in cores"),
            "offset_uncertainty_ns": (0, math.inf, "a clock offset's uncertainty in ns")}
 
 
-def clients_problem(test: dict) -> tuple[str, str] | None:
+def clients_problem(test: Mapping[str, Any]) -> tuple[str, str] | None:
     """(where in the test, why) for the first impossible record of a serving test's client processes (and
     of a request's shard, which names one); None when all could be."""
     shards: set[int] = set()

@@ -15,7 +15,7 @@ import hashlib
 import json
 from datetime import datetime, timezone
 from types import SimpleNamespace
-from typing import Any, Mapping, cast, overload
+from typing import Any, Mapping, overload
 
 from sqlalchemy.orm import Session
 
@@ -137,7 +137,7 @@ def run_record(run: Run | SimpleNamespace) -> RunRecord:  # a namespace: pdx.reg
     """A stored run as a record: every field, every sample, no derived statistics."""
     tests = [
         build.test(
-            cast(build.Shape, t), [build.sample(**{k: getattr(s, k) for k in _SAMPLE_FIELDS}) for s in t.samples],
+            t, [build.sample(**{k: getattr(s, k) for k in _SAMPLE_FIELDS}) for s in t.samples],
             ordinal=t.ordinal, started_at=iso(t.started_at), finished_at=iso(t.finished_at), status=t.status,
             error=t.error, warmup=t.warmup, **{k: getattr(t, k) for k in TEST_OBJECTS},
             requests=[{k: getattr(r, k) for k in _REQUEST_FIELDS} | {"events": [list(e) for e in r.events]}

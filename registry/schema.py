@@ -10,7 +10,7 @@ here. A change to either needs an Alembic migration in ``migrations/versions``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Optional, get_origin
+from typing import Any, Optional, get_origin
 
 from sqlalchemy import (JSON, BigInteger, Boolean, Column, DateTime, Float, ForeignKey, Integer, String, Table, Text,
                         UniqueConstraint)
@@ -161,11 +161,25 @@ def _column(level: type, field: record.Field) -> Column[Any]:
     return Column(field.name, kind, nullable=field.nullable, default=default, comment=field.doc)
 
 
+# The generated tables' columns that code reads by name, declared for the type checker (mapped onto the
+# table's columns, not added to them); a test holds each to its column's type and nullability. The rest
+# are read through the field lists of pdx.registry.fields.
 class TestResult(Base):
     __test__ = False  # not a pytest class
-    if TYPE_CHECKING:  # the table's own columns (the record's are generated: read them from __table__.c)
-        id: Mapped[int]
-        run_id: Mapped[str]
+    id: Mapped[int]
+    run_id: Mapped[str]
+    ordinal: Mapped[int]
+    name: Mapped[str]
+    kind: Mapped[str]
+    n_prompt: Mapped[int]
+    n_gen: Mapped[int]
+    depth: Mapped[int]
+    batch: Mapped[int]
+    status: Mapped[str]
+    error: Mapped[Optional[str]]
+    warmup: Mapped[int]
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime]
     __table__ = Table(
         "tests", Base.metadata,
         Column("id", Integer, primary_key=True, autoincrement=True),
@@ -195,6 +209,7 @@ class SampleRow(Base):
 class RequestRow(Base):
     """One request a serving test sent: raw times (ns) and counts, never a summary."""
 
+    events: Mapped[list[Any]]
     __table__ = Table(
         "requests", Base.metadata,
         Column("id", Integer, primary_key=True, autoincrement=True),

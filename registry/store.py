@@ -298,8 +298,9 @@ class Registry:
             with self._session() as session, session.begin():
                 self._check_models(session, [r for r in unique if stored[id(r)] is None], source)
                 for record in unique:
-                    if stored[id(record)] is not None:
-                        skipped.append(stored[id(record)])
+                    already = stored[id(record)]
+                    if already is not None:
+                        skipped.append(already)
                         continue
                     add_record(session, record, environment_id(record["environment"]))
                     added.append(record["id"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Mapping
 
 from pdx.contract.errors import PdxError
 from pdx.registry import Registry
@@ -69,7 +70,7 @@ def _tagged(registry: Registry, ref: str) -> bool:
     return bool(registry.run_ids(tag=ref, limit=1))
 
 
-def _when(run: dict) -> datetime:
+def _when(run: Mapping[str, Any]) -> datetime:
     return datetime.fromisoformat(run["created_at"])
 
 
@@ -83,7 +84,7 @@ def _names(run: dict) -> str:
     return ", ".join(names[:_LISTED]) + more if names else "no tests"
 
 
-def _setup(run: dict) -> tuple[str, str]:
+def _setup(run: Mapping[str, Any]) -> tuple[str, str]:
     """A run's backend and model file (a model known only by its name: that name)."""
     return run["backend"], run["model"].get("sha256") or run["model"]["name"]
 

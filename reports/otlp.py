@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
+from typing import Any
 
 import pdx
 from pdx.contract.errors import PdxError
@@ -131,7 +132,7 @@ def traces(run: dict) -> tuple[dict, str]:
             clock = found if found != "load_run_start" else clock
             # A capacity search's points are load runs of their own, each timed from its start.
             offsets = point_offsets(test)
-            start_of = {id(r): origin + offsets.get(r.get("role"), 0) for r in requests}
+            start_of = {id(r): origin + offsets.get(r["role"], 0) for r in requests}  # a role: every request has one
             trace_id = _id(16, run["id"], test["name"], i)
             root = _id(8, trace_id, "test")
             first = min(start_of[id(r)] + r["send_ns"] for r in requests)
@@ -175,7 +176,7 @@ def metrics(run: dict, clock: str) -> dict | None:
         return None
     out = []
     for name, found in points.items():
-        metric = {"name": f"pdx.server.{name}", "unit": "1" if name == "kv_cache_usage" else "{count}",
+        metric: dict[str, Any] = {"name": f"pdx.server.{name}", "unit": "1" if name == "kv_cache_usage" else "{count}",
                   "description": f"the server's /metrics, read as pdx's {name} (docs/serving.md names the source)"}
         if name in GAUGES:
             metric["gauge"] = {"dataPoints": found}

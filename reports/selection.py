@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from pdx.contract.errors import PdxError
 from pdx.registry.where import describe as describe_where
 from pdx.reports.results import read_runs, read_runs_of
 
+if TYPE_CHECKING:
+    from pdx.registry.store import RunFilters
 
-def describe(refs: Sequence[str], where: dict[str, str]) -> str:
+
+def describe(refs: Sequence[str], where: RunFilters) -> str:
     shown = describe_where(where)
     return ", ".join(filter(None, ["run " + ", ".join(refs) if refs else "", shown]))
 
 
-def select_runs(registry, refs: Sequence[str] = (), where: dict[str, str] | None = None) -> list[dict]:
+def select_runs(registry, refs: Sequence[str] = (), where: RunFilters | None = None) -> list[dict]:
     """The runs asked for, each with its samples, newest first; a one-line error if there are none."""
     where = where or {}
     if refs:

@@ -621,3 +621,28 @@ def test_an_energy_record_s_meters_are_the_objects_the_bundle_schema_and_meters_
     assert set(items["required"]) == EnergyMeter.__required_keys__
     described = Meter("gpu0", "gpu board", "NVIDIA H200", lambda: 0.0, "nvml").describe()
     assert set(described) == set(EnergyMeter.__annotations__)
+
+
+def test_the_columns_a_generated_table_declares_for_type_checkers_are_its_columns():
+    """The tables generated from record types declare the columns code reads by name (for mypy): each
+    names a column of the table, of its Python type, null exactly where the annotation allows it."""
+    from typing import Union, get_args, get_origin, get_type_hints
+
+    from sqlalchemy import JSON
+    from sqlalchemy.orm import Mapped
+
+    from pdx.registry import schema
+
+    for table in (schema.TestResult, schema.SampleRow, schema.RequestRow):
+        columns = table.__table__.columns
+        for name, hint in get_type_hints(table, vars(schema)).items():
+            if get_origin(hint) is not Mapped or name in table.__mapper__.relationships:
+                continue
+            (held,) = get_args(hint)
+            optional = get_origin(held) is Union and type(None) in get_args(held)
+            assert name in columns and columns[name].nullable == optional, (table.__name__, name)
+            kind = get_origin(held) or held
+            if optional:
+                (kind,) = [k for k in get_args(held) if k is not type(None)]
+            expected = (dict, list) if isinstance(columns[name].type, JSON) else (columns[name].type.python_type,)
+            assert kind in expected, (table.__name__, name, kind)

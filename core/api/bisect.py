@@ -123,7 +123,8 @@ def bisect(registry: Registry, builder: EngineBuilder, source: Path, good: str, 
            builds: Path | None = None, factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_ALPHA,
            say: Callable[[str], None] = lambda line: None) -> BisectResult:
     """The first commit after ``good`` up to ``bad`` whose runs of ``config``'s workload are slower."""
-    if builder.commit is None:
+    build_commit = builder.commit
+    if build_commit is None:
         raise PdxError(f"engine {builder.name} cannot be built from a commit", "see `pdx bisect --help`")
     source = Path(source).expanduser().absolute()
     good, bad = resolve(source, good, "--good"), resolve(source, bad, "--bad")
@@ -135,7 +136,7 @@ def bisect(registry: Registry, builder: EngineBuilder, source: Path, good: str, 
 
     def bench(commit: str) -> tuple[dict, Verdict]:
         try:
-            built = builder.commit(source, commit, builds, say)
+            built = build_commit(source, commit, builds, say)
         except Untestable:
             raise
         except PdxError as exc:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any, Mapping
 
 from pdx.api import BenchConfig
 from pdx.contract.backend import EngineInfo
@@ -31,7 +32,7 @@ from pdx.domain.models import ModelInfo
 from pdx.domain.serving.workloads import stored_workload
 
 
-def find_drift(run: dict, model: ModelInfo, engine: EngineInfo) -> dict[str, dict]:
+def find_drift(run: Mapping[str, Any], model: ModelInfo, engine: EngineInfo) -> dict[str, dict]:
     """What differs from the stored run: {field: {"was": ..., "now": ...}}."""
     pairs = {
         "model.sha256": (run["model"]["sha256"], model.sha256),
@@ -120,7 +121,7 @@ def unsafe_reason(key: str, value: object, in_object: bool = False) -> str | Non
     return _unsafe_entry(key, value, in_object)
 
 
-def rerun_options(run: dict, given: dict[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+def rerun_options(run: Mapping[str, Any], given: dict[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
     """The options a rerun of ``run`` passes, and a note for each stored one it leaves out.
 
     The stored run's plain settings; none that names a program, a path, a command line, code or a
@@ -154,7 +155,7 @@ def rerun_options(run: dict, given: dict[str, str] | None = None) -> tuple[dict[
     return options | given, notes
 
 
-def rerun_config(run: dict, allow_drift: bool = False, model: str | None = None,
+def rerun_config(run: Mapping[str, Any], allow_drift: bool = False, model: str | None = None,
                  tags: list[str] | None = None, argv: list[str] | None = None,
                  options: dict[str, str] | None = None, notes: list[str] | None = None) -> BenchConfig:
     """The configuration that repeats ``run``; its ``verify`` enforces the drift policy. ``options``:

@@ -66,6 +66,7 @@ def bisect(ctx: click.Context, engine, source, good, bad, build_dir, factor, alp
         echo_json(result.to_dict())
         return
     found = result.first_bad
+    assert found is not None  # run_bisect returns only with the first bad commit found (else WrongRange)
     click.echo(f"first bad commit: {found.commit} {found.subject}")
     click.echo(f"{result.builds} builds for {result.commits} commits (at most {result.bound}); "
                f"every run is tagged bisect: see `pdx history`")

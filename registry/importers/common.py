@@ -200,7 +200,7 @@ def file_facts(path: Path, text: str, fmt: str) -> dict[str, Any]:
 def imported_run(origin: str, backend: str, engine: dict[str, Any], model: dict[str, Any], hardware: dict[str, Any],
                  tests: list[record.Test], provenance: dict[str, Any], *, created_at: str | None = None,
                  repetitions: int = 0, warmup: int = 0, environment: dict[str, Any] | None = None,
-                 **known: Any) -> record.Run:
+                 **known: Any) -> dict[str, Any]:
     """A complete run record for something another tool measured; its id is its content's hash.
     ``engine``: :func:`pdx.contract.build.engine`'s fields the file gave; ``known``: what else it said
     of the run (threads, finished_at, status, error...); the rest is :func:`pdx.contract.build.run`'s
@@ -211,5 +211,6 @@ def imported_run(origin: str, backend: str, engine: dict[str, Any], model: dict[
         origin=origin, provenance=provenance, created_at=created_at,
         workload={"tests": [t["name"] for t in tests], "repetitions": repetitions, "warmup": warmup, "seed": 0},
         **{"status": "complete"} | known | {"finished_at": known.get("finished_at") or created_at})
-    run["id"] = content_id(cast(dict[str, Any], run))
-    return run
+    as_json = cast(dict[str, Any], run)  # what an importer's reader returns (pdx.contract.importer.Reader)
+    as_json["id"] = content_id(as_json)
+    return as_json

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from pdx.contract import record
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (BIG_MAX, described_hardware, described_model, file_facts, imported_run,
                                            integer, number, text)
@@ -139,7 +140,7 @@ def _request(idx: int, r: object, status: str, t0: float, open_loop: bool, sourc
                           usage=usage, scheduled_ns=scheduled_ns)
 
 
-def _test(ordinal: int, b: object, data: dict[str, Any], source: str | Path) -> dict[str, Any]:
+def _test(ordinal: int, b: object, data: dict[str, Any], source: str | Path) -> record.Test:
     if not isinstance(b, dict):
         raise fail(source, f"benchmark {ordinal} is not an object")
     where = f"benchmark {ordinal}"

@@ -16,6 +16,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from pdx.contract import record
 from pdx.domain.engine_version import llama_cpp_version
 from pdx.registry import bundle
 from pdx.registry.bundle import fail
@@ -139,7 +140,7 @@ def _list(value: object, what: str, source: str | Path) -> list[Any]:
     return value
 
 
-def _test(ordinal: int, row: dict[str, Any], source: str | Path) -> dict[str, Any]:
+def _test(ordinal: int, row: dict[str, Any], source: str | Path) -> record.Test:
     try:
         spec = TestSpec(row["n_prompt"], row["n_gen"], row.get("n_depth") or 0)
     except Exception as exc:

@@ -118,13 +118,13 @@ def _setting(field: str, value: str, where: str, source: str | Path) -> int | st
         raise fail(source, f"{where}: {field} {value!r} is not a whole number") from None
 
 
-def _row(header: list[str], cells: list[str], where: str, source, when: str) -> list[dict]:
+def _row(header: list[str], cells: list[str], where: str, source: str | Path, when: str) -> list[dict[str, Any]]:
     """A table row as llama-bench's JSON records: one, or (compare-llama-bench) one per build compared."""
     if len(cells) != len(header):
         raise fail(source, f"{where}: {len(cells)} cells under {len(header)} columns (a damaged table?)")
     values = dict(zip(header, cells))
-    paired = [(c, " ".join(p for p in _PAIRED.match(c).group("side", "build") if p))
-              for c in header if _PAIRED.match(c)]
+    paired = [(c, " ".join(p for p in found.group("side", "build") if p))
+              for c in header if (found := _PAIRED.match(c))]
     if not paired:
         return [_one(values, where, source, when)]
     shared = {k: v for k, v in values.items() if not _PAIRED.match(k) and k != "speedup"}
@@ -132,7 +132,7 @@ def _row(header: list[str], cells: list[str], where: str, source, when: str) -> 
             for column, build in paired]
 
 
-def _one(values: dict, where: str, source, when: str) -> dict:
+def _one(values: dict[str, str], where: str, source: str | Path, when: str) -> dict[str, Any]:
     test = _TEST.match(values["test"])
     if not test or not (test["pp"] or test["tg"]):
         raise fail(source, f"{where}: test {values['test']!r} is not a llama-bench test (pp512, tg128, "
@@ -178,10 +178,10 @@ def _refusal(lines: list[str]) -> str:
     return "no llama-bench table in it (a markdown table with model, test and t/s columns)"
 
 
-def parse(text: str, source, when: str) -> list[list[dict]]:
+def parse(text: str, source: str | Path, when: str) -> list[list[dict[str, Any]]]:
     """The rows of every table in the text, table by table, each row with its table's build. A table's
     lines may leave out their outer pipes (a rendered table copied by hand)."""
-    tables: list[list[dict]] = []
+    tables: list[list[dict[str, Any]]] = []
     header, lines = None, text.splitlines()
     for line_no, line in enumerate(lines, 1):
         stripped = _unquoted(line).strip()

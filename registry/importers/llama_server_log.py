@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pdx.contract import record
 from pdx.registry.bundle import fail
 from pdx.registry.importers.common import (described_hardware, described_model, file_facts, imported_run, integer,
                                           make_test, number, sample)
@@ -130,7 +131,7 @@ def read(path: Path, text: str, hardware: str | None = None) -> list[dict[str, A
                 engine["speculation"] = {"drafted": drafted, "accepted": accepted, "tokens": n_gen}
             tg.setdefault(n_gen, []).append(sample(eval_ms * 1e6, 0, n_gen, engine=engine))
     when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).replace(microsecond=0).isoformat()
-    tests: list[dict[str, Any]] = []
+    tests: list[record.Test] = []
     for kind, groups in (("pp", pp), ("tg", tg)):
         for n, samples in sorted(groups.items()):
             spec = TestSpec(n, 0) if kind == "pp" else TestSpec(0, n)

@@ -59,21 +59,22 @@ def _figures(text: str, line_no: int, source: str | Path) -> dict[str, float]:
     return figures
 
 
-def read(path: Path, text: str, hardware: str | None = None) -> list[dict]:
+def read(path: Path, text: str, hardware: str | None = None) -> list[dict[str, Any]]:
     """One run per benchmark the text holds: a paste of several command lines, each with its output (a
     before/after, a batch sweep), gives a run for each."""
     lines = text.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if _COMMAND.search(line)]
     if len(starts) < 2:
         return _read_one(path, text, text, hardware)
-    runs = []
+    runs: list[dict[str, Any]] = []
     for start, end in zip(starts, [*starts[1:], len(lines)]):
         runs += _read_one(path, "".join(lines[start:end]), text, hardware, f"command {len(runs) + 1} of {len(starts)}")
     return runs
 
 
-def _read_one(path: Path, text: str, whole: str, hardware: str | None, part: str | None = None) -> list[dict]:
-    header, trials, averages = None, [], None
+def _read_one(path: Path, text: str, whole: str, hardware: str | None, part: str | None = None) -> list[dict[str, Any]]:
+    header, averages = None, None
+    trials: list[dict[str, float]] = []
     for line_no, line in enumerate(text.splitlines(), 1):
         if match := _HEADER.match(line):
             header = tuple(int(v) for v in match.groups())
@@ -108,7 +109,7 @@ def _read_one(path: Path, text: str, whole: str, hardware: str | None, part: str
     test = make_test(0, spec, samples, {"averages": averages, "timing": "derived from mlx-lm's own rates"}, when,
                      warmup=1)
     model = described_model("?", "unknown (not named by mlx_lm.benchmark)", "hf")
-    facts = {"created_at": "the file's modification time"}
+    facts: dict[str, Any] = {"created_at": "the file's modification time"}
     if said.get("m"):  # provenance, not the model: a run's id stays what it was before pdx read the command
         facts["model_named"] = {"name": said["m"], "read_from": "the mlx_lm.benchmark command line (--model)"}
     if only_averages:

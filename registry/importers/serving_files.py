@@ -52,8 +52,8 @@ def stream_events(first_ns: int, last_ns: int, n_gen: int) -> list[list[int]]:
     return [[first_ns, 1], [last_ns, n_gen - 1]]
 
 
-def serve_test(ordinal: int, spec: dict, requests: list[dict], duration_s: float, total_in: int, total_out: int,
-               engine: dict, when: str | None, completed: int | None = None) -> record.Test:
+def serve_test(ordinal: int, spec: dict[str, Any], requests: list[dict[str, Any]], duration_s: float, total_in: int,
+               total_out: int, engine: dict[str, Any], when: str | None, completed: int | None = None) -> record.Test:
     """The serving test of a tool's benchmark: one sample over its duration, its requests, failed when
     none completed (``completed``: the tool's count, where it kept no requests) and carrying the first
     failure otherwise."""

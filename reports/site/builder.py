@@ -23,6 +23,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Sequence
 
 from pdx.registry.fields import TABLES
 from pdx.reports import comparison, groups, labels, templating
@@ -130,7 +131,7 @@ class SiteBuilder:
     is read). The pages are the registered page makers' (:mod:`pdx.reports.site.core_pages` and the rest)."""
 
     def __init__(self, site_runs: SiteRuns, writer: SiteWriter, title: str, templates=None,
-                 run_pages: list[dict] = ()) -> None:
+                 run_pages: Sequence[dict[str, Any]] = ()) -> None:
         self.site_runs, self.writer, self.title, self.run_pages = site_runs, writer, title, run_pages
         self.runs, self.listed = site_runs.runs, site_runs.listed
         self.renderer = ChartRenderer()
