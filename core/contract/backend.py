@@ -251,8 +251,8 @@ class Backend(ABC):
         """Engine facts about the test just run (e.g. llama-bench's own record), stored with it."""
         return {}
 
-    def unsupported(self, test: "TestSpec") -> str | None:
-        """Why this backend cannot run ``test``, or None if it can."""
+    def unsupported(self, test: build.Shape) -> str | None:
+        """Why this backend cannot run ``test`` (a pp/tg test or a serving scenario), or None if it can."""
         if test.kind == "serve" and not self.serves:
             return f"{self.name} runs no serving scenarios; use a server backend (see `pdx backends`)"
         return None

@@ -21,7 +21,7 @@ From their sums over the test (every sample, warm-ups excluded):
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from pdx.contract.errors import ModelError, PdxError
 from pdx.domain.models import identify
@@ -53,7 +53,7 @@ def draft_record(draft) -> dict:
 COUNTERS = (("timings", "draft_n", "draft_n_accepted", "predicted_n"),)
 
 
-def _requests(test: dict) -> Iterable[dict]:
+def _requests(test: Mapping[str, Any]) -> Iterable[dict]:
     """The test's request records: stored with the test, or (before storing) with each sample."""
     if test.get("requests"):
         yield from test["requests"]
@@ -87,7 +87,7 @@ def _counted(request: dict) -> tuple[int, int, int] | None:
 SAMPLE_KEY, SAMPLE_FIELDS = "speculation", ("drafted", "accepted", "tokens")
 
 
-def _sample_counts(test: dict) -> Iterable[tuple[int, int, int]]:
+def _sample_counts(test: Mapping[str, Any]) -> Iterable[tuple[int, int, int]]:
     for sample in test.get("samples") or []:
         counts = (sample.get("engine") or {}).get(SAMPLE_KEY)
         if isinstance(counts, dict):
@@ -96,7 +96,7 @@ def _sample_counts(test: dict) -> Iterable[tuple[int, int, int]]:
                 yield values
 
 
-def speculation_stats(test: dict) -> dict | None:
+def speculation_stats(test: Mapping[str, Any]) -> dict | None:
     """The test's speculation figures, or None where neither its samples nor its requests carry
     speculation counters (an engine that does not speculate, or one that does not say). A sample's
     own counts, where any sample has them, stand for its requests'."""

@@ -10,6 +10,7 @@ from pdx.domain.models import ModelInfo
 from pdx.plugins.llamacpp.bench_driver import LlamaBench
 from pdx.plugins.llamacpp.inprocess import LlamaPython
 from pdx.plugins.llamacpp.locate import INSTALL_HINT
+from pdx.contract import build
 from pdx.domain.workload import TestSpec
 
 
@@ -43,7 +44,7 @@ class LlamaCpp(Backend):
     def run(self, test: TestSpec, repetitions: int, warmup: int) -> Iterator[Sample]:
         return self.delegate.run(test, repetitions, warmup)
 
-    def unsupported(self, test: TestSpec) -> str | None:
+    def unsupported(self, test: build.Shape) -> str | None:
         return self.delegate.unsupported(test)
 
     def test_info(self) -> dict:

@@ -17,6 +17,7 @@ from pdx.domain.models import ModelInfo
 from pdx.plugins.llamacpp.build import built_from, runs, tool_version, version_label
 from pdx.plugins.llamacpp.locate import INSTALL_HINT, find_llama_bench
 from pdx.plugins.llamacpp.settings import OPTIONS, parse_settings
+from pdx.contract import build
 from pdx.domain.workload import TestSpec
 
 # Fields of llama-bench's record not kept as the test's: its samples (each is a Sample, its samples_ts
@@ -113,7 +114,7 @@ class LlamaBench(Backend):
                      **({"built_from": origin} if (origin := built_from(self.binary)) else {})},
         )
 
-    def unsupported(self, test: TestSpec) -> str | None:
+    def unsupported(self, test: build.Shape) -> str | None:
         if test.batch > 1:
             return "llama-bench runs one sequence; use --backend llamacpp-python for batched (/b) tests"
         return None

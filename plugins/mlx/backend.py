@@ -15,6 +15,7 @@ from pdx.plugins.mlx import settings as mlx_settings
 from pdx.plugins.mlx import speculation
 from pdx.plugins.mlx.measure import Draft, Measure
 from pdx.plugins.mlx.own_figures import mlx_lm_figures, own_rates
+from pdx.contract import build
 from pdx.domain.workload import TestSpec
 
 
@@ -115,7 +116,7 @@ class Mlx(Backend):
             },
         )
 
-    def unsupported(self, test: TestSpec) -> str | None:
+    def unsupported(self, test: build.Shape) -> str | None:
         # Raised, not a reason to skip: a run asked to speculate must not be stored as if its batched
         # tests were merely left out. The runner asks before the test runs; a run of -b 1,2 still
         # measures its batch-1 tests first (the backend sees no workload before then).

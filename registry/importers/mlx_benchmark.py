@@ -13,6 +13,7 @@ figures sit beside the sample. The text does not name the model: give it to
 from __future__ import annotations
 
 import re
+from typing import Any
 from datetime import datetime, timezone
 from pathlib import Path
 

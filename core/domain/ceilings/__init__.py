@@ -17,7 +17,7 @@ and the record keeps both under ``sources``.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Mapping
 
 from pdx.contract.record import Ceilings
 from pdx.contract.errors import PdxError
@@ -170,7 +170,7 @@ def judge(entry: dict, measured: float | None, ceiling: float | None, what: str 
         entry["warning"] = warning
 
 
-def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: HardwareFigures,
+def test_ceilings(test: Mapping[str, Any], stats: dict | None, model: ModelFigures, hw: HardwareFigures,
                   ubatch: int | None = None, draft_bytes: int | None = None) -> Ceilings:
     """One test's ceilings: each phase's bounds, the test's ceiling, and the fractions reached. A
     speculating test's decode ceiling counts its target passes and drafts (:func:`speculative`;
@@ -215,7 +215,7 @@ def test_ceilings(test: dict, stats: dict | None, model: ModelFigures, hw: Hardw
     return record
 
 
-def judged(test: dict, stats: dict | None, model: ModelFigures, sources: list[HardwareFigures],
+def judged(test: Mapping[str, Any], stats: dict | None, model: ModelFigures, sources: list[HardwareFigures],
            ubatch: int | None = None, draft_bytes: int | None = None) -> Ceilings:
     """One test judged against every set of figures: the lowest ceiling is the record's own
     (its ``source`` says whose), and ``sources`` keeps each judgement, so a rate above the

@@ -7,7 +7,7 @@ every set of figures (both bounds of each phase: :func:`pdx.domain.ceilings.judg
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from pdx.contract.record import Ceilings
 from pdx.domain.ceilings import facts, judged, model_figures, predictions
@@ -28,7 +28,7 @@ class RunBasis:
     ubatch: int | None = None
     draft_bytes: int | None = None
 
-    def judge(self, test: dict, stats: dict | None) -> Ceilings | None:
+    def judge(self, test: Mapping[str, Any], stats: dict | None) -> Ceilings | None:
         """One test's ceilings (``stats``: its statistics), None without figures."""
         if not self.figures:
             return None

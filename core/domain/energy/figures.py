@@ -12,6 +12,7 @@ tokens (its prompts' energy charged to them, as a serving bill is).
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 ENERGY_VERSION = 1
 JOULES_PER_KWH = 3.6e6
@@ -39,7 +40,7 @@ def parse_price(text: str) -> tuple[float, str]:
     return price, (found[2] or DEFAULT_CURRENCY).upper()
 
 
-def phase_tokens(test: dict) -> tuple[str, int]:
+def phase_tokens(test: Mapping[str, Any]) -> tuple[str, int]:
     """The test's phase and the tokens its energy is divided by: those of the samples whose windows the
     meters read (``energy.samples_read``; all of them where it is null)."""
     kind: str = test.get("kind") or ""
@@ -54,7 +55,7 @@ def phase_tokens(test: dict) -> tuple[str, int]:
     return PHASES.get(kind, kind or "?"), {"pp": prompt, "tg": gen}.get(kind, prompt + gen)
 
 
-def energy_stats(test: dict) -> dict | None:
+def energy_stats(test: Mapping[str, Any]) -> dict | None:
     """The figures of a test's energy record; None when it has none (no meter, or energy off)."""
     record = test.get("energy")
     if not record or not record.get("joules") or not record.get("timed_s"):

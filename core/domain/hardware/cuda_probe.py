@@ -21,6 +21,8 @@ cuda``).
 
 from __future__ import annotations
 
+import functools
+
 from pdx.domain.hardware.device_rates import bandwidth_record
 
 FLOAT_TYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
@@ -76,7 +78,7 @@ def measure(index: int, array_bytes: int, matmul_n: int, reps: int) -> dict:
     b = torch.empty_like(a)
     moved = {"copy": 2 * n * 4, "read": n * 4}
     # Each kernel holds its tensors, not this frame's names, so that deleting all three below frees the memory.
-    kernels = {"copy": lambda src=a, dst=b: dst.copy_(src), "read": lambda src=a: src.sum()}
+    kernels = {"copy": functools.partial(b.copy_, a), "read": a.sum}
     bandwidth = bandwidth_record(moved, {name: _seconds(torch, work, reps) for name, work in kernels.items()},
                                  n * 4, reps)
     del a, b, kernels

@@ -15,6 +15,8 @@ own ``reported`` figures, flagged as such.
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from pdx.contract.backend import FIGURES as SAMPLE_FIGURES
 from pdx.domain.energy.figures import energy_stats
 from pdx.domain.serving.analysis import cache_claim, client_stats, stall_stats, turn_stats
@@ -27,11 +29,11 @@ from pdx.domain.stats import outliers, rates, summarize
 from pdx.domain.workload import repetition_tokens
 
 
-def _records(test: dict) -> list:
+def _records(test: Mapping[str, Any]) -> list:
     return [RequestRecord.from_dict(r) for r in test.get("requests") or []]
 
 
-def serve_stats(test: dict) -> dict | None:
+def serve_stats(test: Mapping[str, Any]) -> dict | None:
     """A serving test: latency distributions and throughput from its requests."""
     spec, records = test.get("spec") or {}, _records(test)
     if not records:  # an import that kept only its tool's summary (vllm bench serve without --save-detailed)
@@ -76,7 +78,7 @@ def _reported_serving(reported: dict) -> dict:
     return stats | reported | {"reported": True}
 
 
-def derive_stats(test: dict) -> dict | None:
+def derive_stats(test: Mapping[str, Any]) -> dict | None:
     stats = _derive(test)
     energy = energy_stats(test)
     if energy and stats is not None:
@@ -87,7 +89,7 @@ def derive_stats(test: dict) -> dict | None:
     return stats
 
 
-def figure_stats(test: dict) -> dict | None:
+def figure_stats(test: Mapping[str, Any]) -> dict | None:
     """Each number a sample's record declares beyond its time and counts (:data:`pdx.contract.backend.FIGURES`),
     summarised over the samples that have it; None where no sample has any."""
     found = {}
@@ -99,7 +101,7 @@ def figure_stats(test: dict) -> dict | None:
     return found or None
 
 
-def _derive(test: dict) -> dict | None:
+def _derive(test: Mapping[str, Any]) -> dict | None:
     if test.get("kind") == "serve":
         return serve_stats(test)
     samples = test.get("samples") or []
@@ -129,7 +131,7 @@ def _derive(test: dict) -> dict | None:
     return stats
 
 
-def _reported(test: dict, tokens: int, batch: int) -> dict | None:
+def _reported(test: Mapping[str, Any], tokens: int, batch: int) -> dict | None:
     """Stats of a sample-less imported test: the summary its tool reported."""
     reported = (test.get("engine") or {}).get("reported")
     if not reported:
@@ -141,11 +143,13 @@ def _reported(test: dict, tokens: int, batch: int) -> dict | None:
             "cv": stddev / mean if stddev is not None and mean else None, "outliers": [], "reported": True}
 
 
-def with_stats(run: dict, keep_samples: bool = True) -> dict:
+def with_stats(run: Mapping[str, Any], keep_samples: bool = True) -> dict[str, Any]:
     """The run with ``stats`` added to each test (samples dropped unless kept)."""
+    tests = []
     for test in run["tests"]:
-        test["stats"] = derive_stats(test)
+        shown = dict(test) | {"stats": derive_stats(test)}
         if not keep_samples:
-            test.pop("samples", None)
-            test.pop("requests", None)
-    return run
+            shown.pop("samples", None)
+            shown.pop("requests", None)
+        tests.append(shown)
+    return dict(run) | {"tests": tests}
