@@ -6,9 +6,11 @@ import base64
 import json
 
 import pytest
-from google.protobuf.json_format import ParseDict
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+pytest.importorskip("opentelemetry.proto", reason="tox -e unit installs opentelemetry-proto")
+from google.protobuf.json_format import ParseDict  # noqa: E402
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest  # noqa: E402
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
 
 from pdx.domain.synth import get_shape, write_gguf
 
