@@ -34,8 +34,9 @@ class Traffic(TypedDict, total=False):
     trace_sha256: str
 
 
-class _Shared(TypedDict, total=False):
-    """The :class:`ServeSpec` fields every test of one run shares."""
+class _Shared(Traffic, total=False):
+    """The :class:`ServeSpec` fields every test of one run shares: these and the traffic shape's (added
+    once checked)."""
 
     n_prompt: int
     n_gen: int
@@ -47,15 +48,6 @@ class _Shared(TypedDict, total=False):
     clients: int
     client_pool: str
     ray_address: str | None
-    # the traffic shape's (Traffic's) fields, added once checked:
-    system_prompt: int
-    turns: int
-    input_dist: str
-    output_dist: str
-    ramp_s: float
-    trace: str
-    think_s: float
-    trace_sha256: str
 
 
 class _Count(TypedDict):
