@@ -274,6 +274,8 @@ def rate_notes(test: dict) -> list[tuple[str, bool]]:
         found.append((f"{count} outlier{'s' if count > 1 else ''}", True))
     if stats.get("reported"):
         found.append(("as reported", False))
+    if (test.get("ceilings") or {}).get("unfit"):
+        found.append(("not a result: cannot fit", True))
     return found
 
 

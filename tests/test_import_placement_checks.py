@@ -44,3 +44,37 @@ def test_llamas_device_list_counts_the_gpus_once_however_often_a_log_repeats_it(
     log = "\n".join(["ggml_cuda_init: found 8 CUDA devices:",
                      *(f"  Device {i}: NVIDIA A100-SXM4-80GB, compute capability 8.0, VMM: yes" for i in range(8))] * 2)
     assert [(c.id, n) for c, n in named.chips_in(log)] == [("nvidia-a100-80gb-sxm", 8)]
+
+
+MAC_8GB = HardwareFigures(bandwidth=66.7e9, flops=2.6e12, flops_dtype="fp16", source="catalog", ref="apple-m1",
+                          label="Apple M1, 8 GB", memory_bytes=8 * 2**30, method="peak")
+
+
+@pytest.mark.parametrize("memory_gib, usable_mib", [(8, 5461.33), (16, 10922.67), (32, 21845.33), (64, 49152),
+                                                    (96, 73728)])
+def test_metals_working_set_is_the_one_macos_reports(memory_gib, usable_mib):
+    """The recommendedMaxWorkingSetSize that llama.cpp's ggml_metal_init printed on real Macs of each size
+    (llama.cpp issues #2011, #1870, #3213; ollama #434), replayed from those logs."""
+    assert placement.metal_working_set(memory_gib * 2**30) / 2**20 == pytest.approx(usable_mib, abs=0.01)
+
+
+def test_a_test_whose_model_and_cache_exceed_metals_working_set_cannot_have_run():
+    from pdx.domain.models.kvcache import KVDims
+
+    llama8b = ModelFigures(name="m", file_bytes=4.58 * 2**30, params=8.03e9,
+                           kv=KVDims(n_layers=32, n_kv_heads=8, head_dim=128, source="Llama 3 8B"))
+    at = {n: {"n_prompt": n, "n_gen": 0, "depth": 0, "batch": 1} for n in (4096, 8192)}
+    assert placement.unfit(llama8b, MAC_8GB, "Apple", at[4096]) is None  # 4.58 + 0.50 GiB in 5.33
+    why = placement.unfit(llama8b, MAC_8GB, "Apple", at[8192])
+    assert why.startswith("cannot fit") and "KV cache at 8192 tokens (1.00 GiB)" in why and "5.33 GiB" in why
+    assert placement.unfit(llama8b, CARD, "NVIDIA", at[8192] | {"n_prompt": 100_000}) is None  # a card spills
+
+
+def test_a_mac_named_with_its_memory_is_that_configuration():
+    from pdx.contract.errors import PdxError
+    from pdx.domain.ceilings.imported import Given
+
+    assert Given.parse("M1 8GB").memory == 8 * 2**30 and Given.parse("Apple M1 (8 GB)").hardware == "Apple M1"
+    assert Given.parse("RTX 3060 12GB").memory is None  # a GPU sold per memory size is its own chip
+    with pytest.raises(PdxError, match="comes with at most 16 GB"):
+        Given.parse("M1 64GB")

@@ -165,6 +165,7 @@ class Ceilings(TypedDict):
     above_ceiling: bool
     warning: NotRequired[str]
     missing: NotRequired[Optional[str]]  # why there is no ceiling
+    unfit: NotRequired[str]  # why the test cannot have run where it says (its model did not fit): not a result
     routing: NotRequired[str]  # a mixture of experts' routing, as assumed
     speculative: NotRequired[bool]
     sources: NotRequired[dict[str, "Ceilings"]]  # each set of figures' judgement, where there were several

@@ -13,6 +13,8 @@ Only a valid run gives a headline. Leaderboards, "best", "what to buy", the hub'
 
 - above its ceiling (``ceilings.above_ceiling``, the test's or a phase's): a measurement error or
   wrong hardware figures, not a result;
+- unable to fit (``ceilings.unfit``): its model and cache exceed the memory it says it ran in, so its
+  figure times work that was never done;
 - noisy: the coefficient of variation of its rate above :data:`NOISY_CV`;
 - overloaded, for a serving test: a request failed, the open-loop watch stopped it over-saturated
   (:mod:`pdx.domain.serving.saturation`), or its requests queued: the median TTFT at least
@@ -30,12 +32,12 @@ from collections import Counter
 CLASSIC_DECODE = "tg128"
 NOISY_CV = 0.05  # a rate whose coefficient of variation is above this is noisy: flagged, and no headline
 QUEUED_FACTOR = 4.0  # median TTFT / fastest TTFT from which a serving test's requests queued
-ABOVE, NOISY, OVERLOADED = "above its ceiling", "noisy", "overloaded"
+ABOVE, UNFIT, NOISY, OVERLOADED = "above its ceiling", "cannot fit in memory", "noisy", "overloaded"
 _PLURAL = {ABOVE: "above their ceiling"}
 _PUSHED_ON_PURPOSE = ("capacity", "stall")
 # The rule in words, where a page says what it left out.
-RULE = (f"a run with a test above its ceiling, noisy (CV over {NOISY_CV:.0%}) or, serving, of an overloaded "
-        "server gives no headline")
+RULE = (f"a run with a test above its ceiling, unable to fit in memory, noisy (CV over {NOISY_CV:.0%}) or, "
+        "serving, of an overloaded server gives no headline")
 
 
 def rate(test: dict) -> float | None:
@@ -87,13 +89,15 @@ def _overloaded(test: dict) -> str | None:
 
 
 def problem_of(test: dict, max_cv: float = NOISY_CV) -> tuple[str, str] | None:
-    """(kind, words) of what keeps a test's run from giving a headline: :data:`ABOVE`, :data:`NOISY`
-    or :data:`OVERLOADED` (the rule of this module's docstring); None for a valid test. ``test``
+    """(kind, words) of what keeps a test's run from giving a headline: :data:`ABOVE`, :data:`UNFIT`,
+    :data:`NOISY` or :data:`OVERLOADED` (the rule of this module's docstring); None for a valid test. ``test``
     carries its stats (:mod:`pdx.reports.results`)."""
     if test.get("status") != "ok":
         return None
     if _above(test):
         return ABOVE, f"test {test['name']} is above its ceiling"
+    if unfit := (test.get("ceilings") or {}).get("unfit"):
+        return UNFIT, f"test {test['name']} {unfit}"
     cv = (test.get("stats") or {}).get("cv")
     if cv is not None and cv > max_cv:
         return NOISY, f"test {test['name']} is noisy: CV {cv:.1%} is over {max_cv:.1%}"
@@ -108,7 +112,7 @@ def problems(run: dict, max_cv: float = NOISY_CV) -> list[tuple[str, str]]:
 
 
 def left_out(run: dict) -> str | None:
-    """Why a run gives no headline (:data:`ABOVE`, :data:`NOISY`, :data:`OVERLOADED`: its first
+    """Why a run gives no headline (:data:`ABOVE`, :data:`UNFIT`, :data:`NOISY`, :data:`OVERLOADED`: its first
     test's problem), None for a valid run. A run's listing (a site's) carries it made, as
     ``left_out``."""
     if "left_out" in run:

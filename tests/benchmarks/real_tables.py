@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from conftest import pdx_here  # noqa: E402
-from test_real_tables import GIVEN, TABLES  # noqa: E402
+from test_real_tables import CHIP, CLOSE, GIVEN, TABLES  # noqa: E402
 
 
 def main() -> None:
@@ -25,13 +25,16 @@ def main() -> None:
     parser.add_argument("--per-file", action="store_true", help="a line per file: its chip and each row's fraction")
     args = parser.parse_args()
     url = f"sqlite:///{tempfile.mkdtemp()}/registry.sqlite"
-    judged = reasoned = above = whole = 0
+    judged = reasoned = above = whole = unfit = 0
     reasons: Counter = Counter()
+    wrong_chip: list[str] = []
     for path in TABLES:
         done = json.loads(pdx_here("import", str(path), "--registry", url, "--json", *GIVEN.get(path.name[:2], [])))
         every = True
         for run_id in done["added"]:
             run = json.loads(pdx_here("show", run_id, "--registry", url, "--json"))
+            if run["hardware"].get("catalog") != CHIP.get(path.name[:2], "?"):
+                wrong_chip.append(f"{path.name[:40]}: {run['hardware'].get('catalog')}, not {CHIP.get(path.name[:2])}")
             cells = []
             for test in run["tests"]:
                 if test["kind"] not in ("pp", "tg", "pg", "serve") or test["status"] != "ok":
@@ -39,10 +42,11 @@ def main() -> None:
                 ceiling = test["ceilings"] or {}
                 if ceiling.get("ceiling"):
                     judged += 1
-                    above += bool(ceiling["above_ceiling"])
+                    above += ceiling["fraction"] > CLOSE
                     cells.append(f"{test['name']} {ceiling['fraction']:.0%}")
                 else:
                     reasoned += 1
+                    unfit += bool(ceiling.get("unfit"))
                     every = False
                     reasons[(run["ceiling_basis"].get("reason") or ceiling.get("missing") or "?")[:90]] += 1
                     cells.append(f"{test['name']} -")
@@ -52,9 +56,12 @@ def main() -> None:
         if args.per_file and not done["added"]:
             print(f"{path.name[:44]:44} (no runs)")
     print(f"{len(TABLES)} files; {whole} with a ceiling on every pp and tg row")
-    print(f"{judged + reasoned} rows: {judged} with a ceiling ({above} flagged above it), {reasoned} with a reason")
+    print(f"{judged + reasoned} rows: {judged} with a ceiling ({above} above {CLOSE} of it), {reasoned} with a reason "
+          f"({unfit} not a result: cannot fit)")
     for reason, count in reasons.most_common():
         print(f"  {count:4} {reason}")
+    chips = len(TABLES) - len({w.split(':')[0] for w in wrong_chip})
+    print(f"chip as the post names it: {chips} of {len(TABLES)} files" + "".join(f"\n  {w}" for w in wrong_chip))
 
 
 if __name__ == "__main__":

@@ -170,6 +170,15 @@ def judge(entry: dict, measured: float | None, ceiling: float | None, what: str 
         entry["warning"] = warning
 
 
+def not_a_measurement(record: Ceilings, why: str) -> Ceilings:
+    """A test's ceilings where its figure cannot be a measurement (:func:`placement.unfit`): no ceiling nor
+    fraction (a roofline of a run that could not happen judges nothing), the reason as the missing
+    ceiling's, and as the warning every reader prints; ``unfit`` keeps its run out of headlines."""
+    declined: Ceilings = {**record, "phases": {}, "ceiling": None, "bound": None, "fraction": None,
+                          "above_ceiling": False, "missing": why, "warning": f"not a result: {why}", "unfit": why}
+    return declined
+
+
 def test_ceilings(test: Mapping[str, Any], stats: dict | None, model: ModelFigures, hw: HardwareFigures,
                   ubatch: int | None = None, draft_bytes: int | None = None) -> Ceilings:
     """One test's ceilings: each phase's bounds, the test's ceiling, and the fractions reached. A

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from pdx.contract.errors import PdxError
 from pdx.domain import ceilings
 from pdx.domain.ceilings import placement
 from pdx.domain.ceilings.basis import model_of, run_basis
@@ -44,6 +45,7 @@ from pdx.domain.synth.shapes import find_shape, shape_by_count
 # (quantisation leaves the count alone; a fine-tune with other dims or a mistyped name does not agree).
 SHAPE_PARAMS_TOLERANCE = 0.1
 _DEVICES = re.compile(r"^\s*(\d{1,3})\s*[x×]\s*(.+)$", re.I)  # --hardware "2x RTX 3090"
+_MEMORY = re.compile(r"^(.+?)[\s,(]+(\d{1,4})\s*GB\)?\s*$", re.I)  # --hardware "M1 8GB": a Mac's memory
 
 
 def _none(reason: str) -> dict:
@@ -68,6 +70,7 @@ class Given:
     flops: float | None = None
     host_bandwidth: float | None = None
     devices: int | None = None  # "6x RTX 3090": how many of the chip ran the model
+    memory: float | None = None  # bytes; "M1 8GB": the memory of a SoC sold in several sizes
 
     @classmethod
     def parse(cls, hardware: str | None = None, bandwidth: str | None = None, flops: str | None = None,
@@ -76,15 +79,32 @@ class Given:
         devices = None
         if hardware and (several := _DEVICES.match(hardware)):
             devices, hardware = int(several[1]), several[2]
+        memory = None
+        if hardware and catalog.find(hardware) is None and (sized := _MEMORY.match(hardware)):
+            hardware, memory = _configured(sized[1], int(sized[2]))
         if hardware:
             catalog.lookup(hardware)
         return cls(hardware, parse_bandwidth(bandwidth) if bandwidth else None,
                    parse_flops(flops) if flops else None,
-                   parse_bandwidth(host_bandwidth, "--host-bandwidth") if host_bandwidth else None, devices)
+                   parse_bandwidth(host_bandwidth, "--host-bandwidth") if host_bandwidth else None, devices,
+                   memory)
 
     @property
     def any(self) -> bool:
         return bool(self.hardware or self.bandwidth or self.flops or self.host_bandwidth)
+
+
+def _configured(name: str, gb: int) -> tuple[str, float | None]:
+    """A SoC named with its memory ("M1 8GB": Apple sells the M1 with 8 or 16) as (chip name, bytes); a
+    name that is not such a SoC stays whole (its lookup then says it is unknown)."""
+    chip = catalog.find(name)
+    if chip is None or chip.kind != "soc":
+        return f"{name} {gb}GB", None
+    most = chip.memory_bytes
+    if most and gb * placement.GIB > most * 1.01:
+        raise PdxError(f"hardware '{name} {gb}GB': {chip.name} comes with at most {most / placement.GIB:.0f} GB",
+                       "give the memory of the machine the results came from, or the chip's name alone")
+    return name, gb * placement.GIB
 
 
 def judge(record: dict, given: Given | str | None = None) -> dict:
@@ -116,6 +136,9 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(words.weight_type if words else model.get("dtype", "")),
                                          chip, (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
+        if given.memory:
+            figures = replace(figures, memory_bytes=given.memory, label=f"{figures.label}, "
+                                                                        f"{given.memory / placement.GIB:.0f} GB")
         tp = placement._int(settings.get("tensor_parallel_size")
                             or ((record.get("provenance") or {}).get("tensor_parallel") or {}).get("size")) or 0
         devices = given.devices or tp or sum(1 for g in record["hardware"].get("gpus") or ()
@@ -145,9 +168,12 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
             {"chip": chip.figures()} if chip else {})), place, left_out, about)
         basis = run.record
         basis["left_out"] = [*(basis.get("left_out") or []), *notes]
+        vendor = chip.vendor if chip else None
         for test in tests:
             if test["kind"] in ("pp", "tg", "pg") and test["status"] == "ok":
                 test["ceilings"] = run.judge(test, derive_stats(test))
+                if test["ceilings"] and (why := placement.unfit(model_figures, placed, vendor, test)):
+                    test["ceilings"] = ceilings.not_a_measurement(test["ceilings"], why)
             elif test["kind"] == "serve" and test["status"] == "ok":
                 test["ceilings"] = serve_ceiling(test, model_figures, placed)
     return record | {"model": model, "ceiling_basis": basis, "tests": tests}

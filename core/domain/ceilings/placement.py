@@ -208,3 +208,38 @@ def across_devices(hw: HardwareFigures, count: int, split_mode: str | None) -> t
     return scaled, (f"{count} devices: FLOP/s x {count}; bandwidth x {count if rows else 1} "
                     f"({'a row split reads side by side' if rows else 'a layer split reads one device after another'}"
                     f"{'' if rows else f'; prefill x {count}: its ubatches stream through the devices side by side'})")
+
+
+GIB = 2**30
+# macOS lets Metal keep at most this share of a Mac's memory in use (recommendedMaxWorkingSetSize, which
+# llama.cpp's ggml_metal_init prints): 2/3 up to 32 GiB (8 GB: 5461.34 MiB, 16 GB: 10922.67 MiB, 32 GB:
+# 21845.34 MiB), 3/4 from 64 GiB (64 GB: 49152 MiB, 96 GB: 73728 MiB), as recorded in llama.cpp issues
+# #2011, #1870, #3213 and ollama #434. Between the two no log was found, so the larger share is taken: a
+# test is called unfit only where no Mac of that memory could hold it.
+_METAL_SHARES = ((32 * GIB, 2 / 3), (float("inf"), 3 / 4))
+
+
+def metal_working_set(memory_bytes: float) -> float:
+    """The bytes Metal may use on an Apple SoC of ``memory_bytes`` (macOS's recommended working set)."""
+    return memory_bytes * next(share for limit, share in _METAL_SHARES if memory_bytes <= limit)
+
+
+def unfit(model: ModelFigures, hw: HardwareFigures, vendor: str | None, test: dict) -> str | None:
+    """Why a test cannot have run in an Apple GPU's memory, or None: the weights and the test's KV cache
+    (llama-bench sizes the context to prompt + generated + depth tokens) above Metal's working set. Past it
+    Metal's command buffers fail (llama.cpp issue #2011's log), and llama-bench then times work never done
+    (a 8 GB M1 "reached" 1849 t/s at pp8192, its author marks the row out of memory). Compute buffers are
+    left out, so the need is a lower bound and the verdict never wrong for want of them. Other chips: None
+    (a discrete GPU's driver spills to host memory, :func:`spilled`; other SoCs' limits are set by their
+    drivers' settings)."""
+    if vendor != "Apple" or not (hw.memory_bytes and model.file_bytes):
+        return None
+    context = (test.get("n_prompt") or 0) + (test.get("n_gen") or 0) + (test.get("depth") or 0)
+    kv = model.kv_bytes_at(context) * max(1, test.get("batch") or 1)
+    usable = metal_working_set(hw.memory_bytes)
+    if model.file_bytes + kv <= usable:
+        return None
+    cache = f" and its KV cache at {context} tokens ({kv / GIB:.2f} GiB)" if kv else ""
+    return (f"cannot fit: the model's {model.file_bytes / GIB:.2f} GiB{cache} exceed the "
+            f"{usable / GIB:.2f} GiB Metal may use of {hw.memory_bytes / GIB:.0f} GiB (macOS's working set); "
+            "past it Metal's work fails, so this figure is not a measurement")
