@@ -19,6 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from pdx.domain import headline, placement
+from pdx.domain.models.words import quant_label
 from pdx.base import plugin_manager
 from pdx.contract.errors import PdxError
 from pdx.reports import labels, views
@@ -67,6 +68,7 @@ def environment(user_dir: str | os.PathLike | None = None) -> jinja2.Environment
         pct=labels.fmt_pct,
         bytes=labels.human_bytes,
         count=labels.human_count,
+        quant=quant_label,
         si=fmt_si,
         when=labels.short_time,
         web_url=web_url,  # every link from stored data goes through it

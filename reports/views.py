@@ -10,6 +10,7 @@ from pdx.reports import figures
 from pdx.domain import headline, placement
 from pdx.domain.ceilings import described, overhead
 from pdx.domain.engine_version import engine_text
+from pdx.domain.models.words import quant_label
 from pdx.reports.manifest import model_hash_text, repetitions_text, workload_text
 from pdx.reports.labels import fmt_rate, hardware_label, human_bytes, human_count
 from pdx.reports.rows import PHASES, Row, run_rows
@@ -123,7 +124,7 @@ def manifest(run: dict) -> list[tuple[str, str]]:
         ("engine settings", settings or "—"),
         ("threads", str(run.get("threads") or "—")),
         ("model", f"{model['name']} ({model['architecture']}, {human_count(model['n_params'])} parameters, "
-                  f"{model['dtype']}, {human_bytes(model['file_bytes'])})"),
+                  f"{quant_label(model)}, {human_bytes(model['file_bytes'])})"),
         ("model sha256", model_hash_text(model)),
         ("hardware", f"{hardware_label(run)} ({cpu.get('physical_cores') or '?'} cores, "
                      f"{cpu.get('logical_cores') or '?'} threads, {human_bytes(cpu.get('memory_bytes'))})"),

@@ -12,6 +12,7 @@ from pdx.reports import figures
 from pdx.domain import placement
 from pdx.domain.ceilings import described, overhead
 from pdx.domain.engine_version import engine_text
+from pdx.domain.models.words import quant_label
 from pdx.reports.display.ceilings import (basis_line, bound_lines, ceiling_cell, fraction_cell, print_warnings,
                                          serve_lines)
 from pdx.reports.display.serving import print_serving
@@ -99,7 +100,7 @@ def _model_cell(model: dict) -> str:
     written = (model.get("extra") or {}).get("model_type")
     if isinstance(written, str) and written.strip():
         return written.strip()
-    return f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {model['dtype']}"
+    return f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {quant_label(model)}"
 
 
 def _rates_rows(run: dict, tests: list[dict], columns: list[Column], bounds: dict[str, str]) -> list[list[str]]:

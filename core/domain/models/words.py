@@ -44,8 +44,25 @@ class ModelWords:
     @property
     def weight_type(self) -> str:
         """The bulk weight type, as :func:`pdx.domain.ceilings.compute_dtype` reads it ("q4_k", "mxfp4", "f16")."""
-        first = self.file_type.split(" - ")[0].split()[0] if self.file_type.strip() else "?"
-        return "f32" if first.lower() == "all" else first.lower()
+        return _type_words(self.file_type)[0].lower()
+
+    @property
+    def quant(self) -> str:
+        """The file type as people write it: "Q4_K - Medium" is Q4_K_M, "IQ2_XS - 2.3125 bpw" IQ2_XS, 2023's
+        "mostly Q8_0" Q8_0, "MXFP4 MoE" MXFP4."""
+        first, variant = _type_words(self.file_type)
+        return f"{first}_{_VARIANTS[variant]}" if variant in _VARIANTS else first
+
+
+# llama.cpp's file type names (llama_model_ftype_name): "<type> - <variant>" for the k-quant mixes
+_VARIANTS = {"small": "S", "medium": "M", "large": "L"}
+
+
+def _type_words(file_type: str) -> tuple[str, str]:
+    """(type, variant) of a file type: ("Q4_K", "medium"); older llama.cpp said "mostly Q4_0" and "all F32"."""
+    head, _, variant = file_type.partition(" - ")
+    words = [w for w in head.split() if w.lower() not in ("mostly", "all")] or ["?"]
+    return words[0], variant.split()[0].lower() if variant.strip() else ""
 
 
 @functools.lru_cache(maxsize=1)
@@ -55,6 +72,15 @@ def facts() -> dict:
 
 def _count(value: str, unit: str) -> float:
     return float(value) * _SCALE[unit.upper()]
+
+
+def quant_label(model: dict) -> str:
+    """A model's weight type to show: as its tool printed it where it did (llama-bench's model type, read by
+    :attr:`ModelWords.quant`), else the stored ``dtype``. A display only: the stored field, part of an
+    imported run's content id, stays as an older pdx wrote it, so a re-import finds the same run."""
+    written = (model.get("extra") or {}).get("model_type")
+    words = parse(written) if isinstance(written, str) else None
+    return words.quant if words and words.quant != "?" else str(model.get("dtype") or "?")
 
 
 def parse(text: str, n_params: float | None = None) -> ModelWords | None:
