@@ -36,8 +36,8 @@ _TYPE = st.from_regex(r"(I?Q[1-8]_(K|0|1|XS|XXS|S|M|NL)|F16|BF16|F32|MXFP4)", fu
 
 
 @given(arch=st.from_regex(r"[a-z][a-z0-9]{1,10}", fullmatch=True),
-       size=st.sampled_from(["7B", "?B", "30B.A3B", "8x7B"]), base=_TYPE, variant=st.sampled_from(["", " - Small", " - Medium", " - Large", " - 2.06 bpw", " MoE"]),
-       mostly=st.booleans())
+       size=st.sampled_from(["7B", "?B", "30B.A3B", "8x7B"]), base=_TYPE,
+       variant=st.sampled_from(["", " - Small", " - Medium", " - Large", " - 2.06 bpw", " MoE"]), mostly=st.booleans())
 def test_any_printed_type_gives_one_word_whose_base_is_the_weight_type(arch, size, base, variant, mostly):
     read = words.parse(f"{arch} {size} {'mostly ' if mostly else ''}{base}{variant}")
     assert read.weight_type == base.lower() and read.quant.startswith(base) and " " not in read.quant
