@@ -130,7 +130,8 @@ class Group:
     def headline(self, tests: dict[str, str]) -> dict[str, tuple[dict, Row] | None]:
         """{phase: the valid run with the highest mean rate on that phase's test, and its row}; each
         run's rows made once for every phase, and the answer kept. A run left out
-        (:func:`pdx.domain.headline.left_out`: above its ceiling, noisy, overloaded) is never the best."""
+        (:func:`pdx.domain.headline.left_out`: above its ceiling, unable to fit, noisy, overloaded) is never
+        the best."""
         known = self._headlines.get(tuple(tests.items()))
         if known is not None:
             return known

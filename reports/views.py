@@ -100,7 +100,8 @@ def serving_matrix(runs: list[dict]) -> dict | None:
             values = [figure.value(tests[name]["stats"]) if name in tests else None for tests in per_run]
             if not any(isinstance(v, (int, float)) for v in values):
                 continue
-            # A run left out (pdx.domain.headline.left_out: above a ceiling, noisy, overloaded) is never the best.
+            # A run left out (pdx.domain.headline.left_out: above a ceiling, unable to fit, noisy, overloaded) is
+            # never the best.
             numbers = [v for v, why in zip(values, reasons) if isinstance(v, (int, float)) and not why]
             best = (max if figure.better == "higher" else min)(numbers) if figure.better and len(numbers) > 1 else None
             cells = [{"text": figure.text(tests[name]["stats"]) if name in tests else "—", "value": v,

@@ -34,7 +34,7 @@ def _fraction(ctx, param, value) -> float:
 def submit(runs, where, folder, max_cv, force, registry) -> None:
     """Write runs (all, those named, or those matching --where) to FOLDER as redacted bundles,
     one per run, named by content id; refuses interrupted, failed or unidentified runs, and those
-    no leaderboard takes: a test above its ceiling, noisy, or a serving test of an overloaded server."""
+    no leaderboard takes: a test above its ceiling, unable to fit, noisy, or a serving test of an overloaded server."""
     from pdx import api
     from pdx.api.contrib.submit import submit as write
     from pdx.reports.display.text import printable

@@ -114,7 +114,7 @@ BUY_CHOICE = "best"
 def buy_data(runs: list[dict], links, listed: list[dict] | None = None) -> list[dict]:
     """Per model: every (machine, backend) with data for it, from its *best* valid run that has pp and
     tg: the highest decode rate (ties: the newest), so one run slowed by other work on the machine does
-    not move it, and a run above its ceiling, noisy or overloaded (:func:`pdx.domain.headline.left_out`)
+    not move it, and a run above its ceiling, unable to fit, noisy or overloaded (:func:`pdx.domain.headline.left_out`)
     never gives the estimate. ``listed``: every run's listing where ``runs`` are a site's kept runs
     (the count of runs each estimate was chosen from); by default ``runs`` themselves."""
     counts: dict = {}

@@ -2,7 +2,7 @@
 
 Each cell is the best mean rate any valid run of that configuration reached on
 the selection's headline test (:func:`pdx.domain.headline.left_out`: none above its
-ceiling, noisy or overloaded), linked to that run, with its fraction of ceiling
+ceiling, unable to fit, noisy or overloaded), linked to that run, with its fraction of ceiling
 where the run stores one. A configuration without such a figure has no row; the
 note under the board says how many runs and configurations it left out, and why.
 """
