@@ -32,6 +32,7 @@ MARKS = {
 }
 DEFAULT_FACTOR = 1.05
 DEFAULT_ALPHA = 0.05
+DEFAULT_RETRIES = 1  # an undecided commit is benched again this many times before `pdx bisect` gives up on it
 _EXACT_LIMIT = 50  # exact U distribution up to this many samples in all
 
 

@@ -82,7 +82,7 @@ def test_bisect_names_the_commit_that_slowed_the_engine_and_stores_every_run(eng
     assert [p["version"] for p in timeline["points"]] == sorted(
         (f"b{commits.index(c) + 2}" for c in [commits[0], *verdicts]), key=lambda v: int(v[1:]))
     assert sorted(p["run"] for p in timeline["points"]) == sorted(made)
-    assert f"b{PLANTED + 2}" in pdx_here("history", "--registry", url)
+    assert f"{len(made)} runs, latest" in pdx_here("history", "--registry", url)  # the step itself: see above
     # the source checkout is as it was: HEAD, files and worktrees
     assert (git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain"), git(repo, "worktree", "list")) == state
 
@@ -110,6 +110,46 @@ def test_a_commit_that_does_not_build_stops_the_bisect_as_untestable(engine_repo
     assert result.returncode == 125, result.stderr  # git bisect run's "cannot be tested"
     (line,) = [x for x in result.stderr.splitlines() if x.startswith("pdx: error")]
     assert f"llama.cpp {commits[8][:12]} did not build" in line and "see the log" in line
+
+
+def test_an_undecided_commit_is_benched_again_with_the_good_one_and_judged_on_both(engine_repo, builds, tiny_gguf,
+                                                                                   tmp_path):
+    """Two repetitions a side can never reach p < 0.05 (Mann-Whitney's smallest p for 2 vs 2 is 1/3), so the
+    six-fold slower commits are "beyond the factor, not significant" at first. Without retries that is the
+    end (125); with one, the commit and the good one are benched again and 4 vs 4 repetitions decide."""
+    repo, commits = engine_repo
+    few = [*BENCH[:BENCH.index("-r")], "-r", "2", *BENCH[BENCH.index("-r") + 2:]]
+
+    def narrow(url: str, *extra: str):
+        return run_pdx_here("bisect", "--engine", "llamacpp", "--source", str(repo), "--good", commits[PLANTED - 1],
+                            "--bad", commits[PLANTED + 1], "--build-dir", str(builds), "--registry", url, *FACTOR,
+                            *extra, "--", "-m", str(tiny_gguf), *few)
+
+    stuck = narrow(f"sqlite:///{tmp_path / 'stuck.sqlite'}", "--retries", "0")
+    assert stuck.returncode == 125, stuck.stderr
+    (line,) = [x for x in stuck.stderr.splitlines() if x.startswith("pdx: error")]
+    assert "is neither good nor bad" in line and "cannot reach p < 0.05" in line
+    url = f"sqlite:///{tmp_path / 'decided.sqlite'}"
+    decided = narrow(url, "--json")
+    assert decided.returncode == 0, decided.stderr
+    found = json.loads(decided.stdout)
+    assert found["first_bad"] == commits[PLANTED] and "benching it and the good commit again" in decided.stderr
+    repeated = [v for v in found["verdicts"] if v["repeats"]]
+    assert repeated and all(v["verdict"] == "bad" for v in repeated)
+    stored = {r["id"] for r in json.loads(pdx_here("runs", "--registry", url, "--json"))}
+    assert {r for v in repeated for r in v["repeats"]} <= stored  # every repeat is a stored run too
+
+
+def test_pooling_joins_each_test_s_samples_and_keeps_a_failure():
+    from pdx.api.bisect import pooled
+
+    first = {"id": "a", "tests": [{"name": "pp64", "status": "ok", "samples": [{"ns": 1}]},
+                                  {"name": "tg8", "status": "ok", "samples": [{"ns": 2}]}]}
+    again = {"id": "b", "tests": [{"name": "pp64", "status": "ok", "samples": [{"ns": 3}]},
+                                  {"name": "tg8", "status": "failed", "samples": []}]}
+    both = pooled(first, again)
+    assert both["id"] == "a" and both["tests"][0]["samples"] == [{"ns": 1}, {"ns": 3}]
+    assert both["tests"][1]["status"] == "failed"  # a test that failed when benched again is not decided by half
 
 
 @pytest.mark.parametrize("args, message", [

@@ -7,7 +7,11 @@ benched through :func:`pdx.api.run_benchmark` (so every run is stored, its engin
 commit's, and the engine's history fills in as it bisects) and judged as ``pdx check`` judges two
 runs (:func:`pdx.reports.sample_compare.compare_runs`: Mann-Whitney U on every stored repetition, and a change
 beyond a minimum factor): bad when any test is significantly slower than the good commit's, good
-when none is slower beyond the factor, undecided (an error asking for more repetitions) otherwise.
+when none is slower beyond the factor, undecided otherwise. An undecided commit is benched again, and
+the good commit with it (their builds are cached), and judged on every repetition of both so far
+(``retries`` times at most, as asv repeats a step it cannot call); still undecided, it is an error
+asking for more repetitions. The repeats are stored runs too, and the pooled reference judges every
+later commit.
 
 The bad end is not benched first: the search takes "nothing in the range is slower" as one more
 outcome, past the bad commit, so it tests the bad commit only where every earlier midpoint was good,
@@ -30,7 +34,8 @@ from pdx.contract.engine_build import EngineBuilder
 from pdx.contract.errors import PdxError
 from pdx.measure.gitrepo import commits_between, resolve, subject
 from pdx.registry import Registry
-from pdx.reports.sample_compare import DEFAULT_ALPHA, DEFAULT_FACTOR, MARKS, TestComparison, compare_runs
+from pdx.reports.sample_compare import (DEFAULT_ALPHA, DEFAULT_FACTOR, DEFAULT_RETRIES, MARKS, TestComparison,
+                                        compare_runs)
 
 BISECT_TAG = "bisect"  # every run pdx bisect makes carries it
 
@@ -62,6 +67,7 @@ class Verdict:
     cached: bool  # the build was already there
     bad: bool
     comparisons: list[TestComparison] = field(default_factory=list)
+    repeats: tuple[str, ...] = ()  # the runs of this commit benched again while undecided
 
     @property
     def exit_code(self) -> int:
@@ -71,7 +77,7 @@ class Verdict:
     def to_dict(self) -> dict:
         return {"commit": self.commit, "subject": self.subject, "run": self.run_id, "build": self.build,
                 "cached": self.cached, "verdict": "bad" if self.bad else "good", "exit_code": self.exit_code,
-                "tests": [c.to_dict() for c in self.comparisons]}
+                "repeats": list(self.repeats), "tests": [c.to_dict() for c in self.comparisons]}
 
 
 @dataclass
@@ -119,9 +125,23 @@ def judge(reference: dict, run: dict, factor: float, alpha: float) -> tuple[bool
     return False, comparisons
 
 
+def pooled(run: dict, again: dict) -> dict:
+    """``run`` with each test's samples joined by the same test's in ``again`` (the same build benched
+    once more), for judging on both; a test that failed in either is failed. Not stored: both runs are."""
+    more = {t["name"]: t for t in again["tests"]}
+    tests = []
+    for test in run["tests"]:
+        other = more.get(test["name"])
+        if other is None or other["status"] != "ok":
+            tests.append(other or test)
+        else:
+            tests.append(test | {"samples": [*(test.get("samples") or []), *(other.get("samples") or [])]})
+    return run | {"tests": tests}
+
+
 def bisect(registry: Registry, builder: EngineBuilder, source: Path, good: str, bad: str, config: BenchConfig,
            builds: Path | None = None, factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_ALPHA,
-           say: Callable[[str], None] = lambda line: None) -> BisectResult:
+           say: Callable[[str], None] = lambda line: None, retries: int = DEFAULT_RETRIES) -> BisectResult:
     """The first commit after ``good`` up to ``bad`` whose runs of ``config``'s workload are slower."""
     build_commit = builder.commit
     if build_commit is None:
@@ -154,10 +174,20 @@ def bisect(registry: Registry, builder: EngineBuilder, source: Path, good: str, 
     while lo < hi:
         mid = (lo + hi) // 2
         run, verdict = bench(candidates[mid])
-        try:
-            is_bad, comparisons = judge(reference, run, factor, alpha)
-        except Undecided as exc:
-            raise Undecided(f"commit {candidates[mid][:12]} is neither good nor bad: {exc.message}", exc.hint) from None
+        for attempt in range(retries + 1):
+            try:
+                is_bad, comparisons = judge(reference, run, factor, alpha)
+                break
+            except Undecided as exc:
+                if attempt == retries:
+                    raise Undecided(f"commit {candidates[mid][:12]} is neither good nor bad"
+                                    f"{f' after {attempt} more benches' if attempt else ''}: {exc.message}",
+                                    exc.hint) from None
+                say(f"{candidates[mid][:12]}: undecided ({exc.message}); benching it and the good commit again")
+                reference = pooled(reference, bench(good)[0])
+                again, _ = bench(candidates[mid])
+                run = pooled(run, again)
+                verdict = replace(verdict, repeats=(*verdict.repeats, again["id"]))
         verdict = replace(verdict, bad=is_bad, comparisons=comparisons)
         result.verdicts.append(verdict)
         say(f"{candidates[mid][:12]}: {'bad' if is_bad else 'good'} ({_summary(comparisons)}), run {run['id'][:8]}")

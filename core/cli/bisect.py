@@ -7,7 +7,7 @@ import click
 from pdx.base import plugin_manager
 from pdx.cli.base import Number, echo_json, json_option, registry_option
 from pdx.cli.bench import bench, bench_plan
-from pdx.reports.sample_compare import DEFAULT_ALPHA, DEFAULT_FACTOR
+from pdx.reports.sample_compare import DEFAULT_ALPHA, DEFAULT_FACTOR, DEFAULT_RETRIES
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -23,11 +23,14 @@ from pdx.reports.sample_compare import DEFAULT_ALPHA, DEFAULT_FACTOR
               help="A commit is bad when a test is this much slower than the good commit's, and significantly.")
 @click.option("--alpha", default=DEFAULT_ALPHA, show_default=True, type=Number(0, 1, min_open=True, max_open=True),
               help="Significance level of each commit's test (Mann-Whitney U on every repetition).")
+@click.option("--retries", default=DEFAULT_RETRIES, show_default=True, type=click.IntRange(0, 10),
+              help="An undecided commit is benched again, with the good commit, this many times at most, and "
+                   "judged on every repetition so far.")
 @registry_option
 @json_option
 @click.argument("bench_args", nargs=-1, type=click.UNPROCESSED, metavar="-- [BENCH OPTIONS]")
 @click.pass_context
-def bisect(ctx: click.Context, engine, source, good, bad, build_dir, factor, alpha, registry, as_json,
+def bisect(ctx: click.Context, engine, source, good, bad, build_dir, factor, alpha, retries, registry, as_json,
            bench_args) -> None:
     """Find the first commit between --good and --bad that made a benchmark slower.
 
@@ -37,7 +40,7 @@ def bisect(ctx: click.Context, engine, source, good, bad, build_dir, factor, alp
     than the good commit's (as `pdx check` judges). Builds at most ceil(log2(n)) + 1
     for n commits from good to bad. Exit status: 0 found, 1 the range is wrong (the
     bad commit is no slower), 125 a commit could not be tested (build or run failed,
-    or its samples were undecided: repeat more with -r).
+    or its samples were still undecided after --retries benches more: repeat more with -r).
     """
     from pdx import api
     from pdx.api.bisect import bisect as run_bisect
@@ -61,7 +64,7 @@ def bisect(ctx: click.Context, engine, source, good, bad, build_dir, factor, alp
         raise click.BadParameter(f"--backend {config.backend}: a bisect benches {engine}'s builds with "
                                  f"{builder.backend}", param_hint="BENCH OPTIONS")
     result = run_bisect(api.open_registry(registry), builder, source, good, bad, config, build_dir, factor, alpha,
-                        say=lambda line: click.echo(line, err=True))
+                        say=lambda line: click.echo(line, err=True), retries=retries)
     if as_json:
         echo_json(result.to_dict())
         return
