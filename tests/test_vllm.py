@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from pdx.measure.serving.managed import ManagedServer, free_port, port_in_use
+from pdx.domain.serving import grid
 from pdx.domain.serving.prometheus import parse
 from pdx.domain.synth import get_shape, write_hf
 
@@ -87,6 +88,27 @@ def test_managed_server_pp_tg_at_two_depths(registry_url, tiny_hf):
     text = open(details["server_log"]).read()
     assert "Starting vLLM" in text and "Application shutdown complete" in text
     assert not port_in_use(int(re.search(r"-(\d+)\.log$", details["server_log"])[1]))
+
+
+def test_a_server_grid_of_vllm_serve_starts_each_configuration_and_draws_its_points(registry_url, tiny_hf, tmp_path):
+    """serve-bench --server-grid on real `vllm serve`: each combination is a server started with its flags
+    (vLLM's own log says it took them), a stored run tagged with the sweep, and a point on the sweep's page."""
+    sweep = "5eed0fab1e00"
+    result = run_pdx("serve-bench", "--backend", "vllm-server", "-m", str(tiny_hf), "--registry", registry_url,
+                     "--server-args", "--enforce-eager --max-model-len 1024", "--server-grid", "np=1,2",
+                     "--sweep", sweep, "--concurrency", "2", "-p", "16", "-n", "32", "--num-requests", "4", "--json")
+    assert result.returncode == 0, result.stderr
+    runs = json.loads(result.stdout)
+    assert len(runs) == 2 and all(r["status"] == "complete" for r in runs)
+    for run in runs:
+        seqs = grid.settings(run["tags"])["np"]
+        assert f"--max-num-seqs {seqs}" in run["engine"]["settings"]["server_args"]
+        log = open(run["engine"]["details"]["server_log"]).read()
+        assert re.search(rf"max_num_seqs['\"]?[:=] ?{seqs}\b", log), log[-2000:]  # vLLM's non-default args
+    site = tmp_path / "site"
+    run_pdx("publish", str(site), "--registry", registry_url)
+    data = json.loads((site / "sweeps" / f"{sweep}.json").read_text())
+    assert {p["run"] for p in data["points"]} == {r["id"] for r in runs}, data["left_out"]
 
 
 def test_url_server_scenarios_sweep_stall_cache(registry_url, keyed_server):
