@@ -2,7 +2,8 @@
 its width (4bit, AWQ, FP8); llama.cpp's "llama 7B" with Mixtral's 46.7 B parameters is Mixtral 8x7B and
 "qwen3next ?B" with 79.67 B is Qwen3-Next 80B-A3B; a vllm bench serve result of a catalog model on a named
 GPU gets a decode ceiling at its concurrency, shown by `pdx show`. The printed vLLM result is a real paste
-(tests/data/README.md names its source); the GPU is the one a user names with --hardware."""
+(tests/data/README.md names its source); the GPU is the one a user names with --hardware, or the one the
+post's words name (tests/data/real/54)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,25 @@ def test_a_vllm_serve_result_gets_a_decode_ceiling_at_its_concurrency(registry_u
     told = " ".join(pdx_here("show", run_id, "--registry", registry_url).split())
     assert f"decode ceiling at concurrency 16: {ceiling['ceiling']:.4g} tok/s mem" in told
     assert f"output token throughput {ceiling['fraction']:.0%} of it" in told
+
+
+def test_a_vllm_serve_result_on_the_gpu_its_post_names_needs_no_hardware_option(registry_url):
+    """The real PR of tests/data/real/54 says "on 2xH100 (tp2)" above its printed result: the GPU is read
+    from those words (no --hardware), the model (Qwen3-Next 80B-A3B FP8) from its hub id, and the one
+    concurrency (64) gets a decode ceiling and its fraction, shown by `pdx show`."""
+    real = DATA / "real" / "54_h100x2_tp2_vllm_bench_serve_qwen3_next_80b_fp8_c64.txt"
+    (run_id,) = pdx_import(registry_url, real)["added"]
+    run = show(registry_url, run_id)
+    assert run["hardware"]["catalog"] == "nvidia-h100-sxm"
+    assert run["provenance"]["chip"] == "2 x NVIDIA H100 SXM, named in the text around the result"
+    assert run["ceiling_basis"]["devices"] == 2 and run["ceiling_basis"]["device_from"] == "the imported file"
+    assert run["model"]["extra"]["named_experts"]["words"] == "? 80B.A3B"  # 3B of 80B read per token
+    (test,) = run["tests"]
+    ceiling = test["ceilings"]
+    assert ceiling["concurrency"] == 64 and ceiling["bound"] == "memory"
+    assert ceiling["fraction"] == pytest.approx(2886.49 / ceiling["ceiling"]) and 0 < ceiling["fraction"] < 1
+    told = " ".join(pdx_here("show", run_id, "--registry", registry_url).split())
+    assert f"decode ceiling at concurrency 64: {ceiling['ceiling']:,.0f} tok/s mem" in told
 
 
 def test_tensor_parallelism_the_text_names_counts_its_gpus(registry_url):

@@ -212,7 +212,12 @@ def sized_by_name(model: dict, named_elsewhere: dict | None = None) -> dict:
     text = (named_elsewhere or {}).get("name") or " ".join(str(model.get(k) or "") for k in ("path", "name"))
     named = hub_names.read(text)
     if named is None:
-        return by_named_size(model, text)
+        # vLLM's result names the model twice (a served name and the hub id): each is one name, tried alone
+        names = [text] if named_elsewhere else [str(model.get(k) or "") for k in ("path", "name")]
+        for name in names:
+            if (sized := by_named_size(model, name)) is not model:
+                return sized
+        return model
     extra = model.get("extra") or {}
     sized = {"shape": named.shape.name, "bits_per_weight": named.bits, "said": named.said,
              "assumed": "the shape's parameters at that width for every weight (scales and 16-bit embeddings "
