@@ -107,10 +107,11 @@ def test_newer_compare_headers_name_each_side_and_its_build(registry_url):
 
 def test_an_mlx_paste_that_names_its_mac_needs_no_hardware_option(tmp_path, registry_url):
     """The chip in the words above an mlx_lm.benchmark paste ("on my M2 Ultra") is the one the run is judged
-    on, as a llama-bench table's is; the Averages lines are file 44's real ones, the sentence is a user's."""
+    on, as a llama-bench table's is; the Averages lines are file 44's real ones, the sentence is a user's. A
+    sentence that names the tool is no command line (it split the paste into a block with no output)."""
     real = (REAL / "44_mlx_qwen3_next_80b_a3b_4bit_batched.txt").read_text().split("\n", 1)[1]
     post = tmp_path / "post.txt"
-    post.write_text("Qwen3-Next batching on my M2 Ultra (192GB):\n" + real)
+    post.write_text("My mlx_lm.benchmark runs of Qwen3-Next batching on my M2 Ultra (192GB):\n" + real)
     runs = [show(registry_url, r) for r in pdx_import(registry_url, post)["added"]]
     assert [r["hardware"]["catalog"] for r in runs] == ["apple-m2-ultra", "apple-m2-ultra"]
     assert all(r["provenance"]["chip"] == "Apple M2 Ultra, named in the text around the output" for r in runs)

@@ -26,7 +26,9 @@ ORIGIN = "mlx_lm.benchmark"
 # "Timing with prompt_tokens=64, generation_tokens=16, batch_size=2." (the first releases: "... =2048 and
 # generation_tokens=128.", no batch)
 _HEADER = re.compile(r"^Timing with prompt_tokens=(\d+)(?:,| and) generation_tokens=(\d+)(?:, batch_size=(\d+))?\.\s*$")
-_COMMAND = re.compile(r"mlx_lm[._]benchmark\b(?P<args>.*)$", re.M)
+# The command line: the tool's name then its options or nothing, so a sentence that names the tool ("my
+# mlx_lm.benchmark run on an M4") is no command (it would split the paste into a block with no output)
+_COMMAND = re.compile(r"mlx_lm[._]benchmark(?P<args>(?:\s+-.*)?)\s*$", re.M)
 _OPTION = re.compile(r"(?:^|\s)(?P<flag>--model|-m|--prompt-tokens|-p|--generation-tokens|-g|--batch-size|-b)"
                      r"[ =](?P<value>\S+)")
 _TRIAL = re.compile(r"^Trial (\d+):\s+(.*)$")
