@@ -11,7 +11,8 @@ followed by a word that makes another part ("RTX 4060" + "Ti", "RX 9070" +
 "XT", an "RTX 4090" + "48GB" pdx has no such card of) is no chip pdx knows,
 and is kept as such so the ceiling can say so. A backend column narrows the
 candidates to the chips that backend runs on (Metal: Apple; CUDA: NVIDIA;
-ROCm/HIP: AMD; SYCL: Intel; MTL, newer builds' name for Metal, and MLX: Apple). "2x RTX 3090", "8x A100", "A100 x8" say how many.
+ROCm/HIP: AMD; SYCL: Intel; MTL, newer builds' name for Metal, and MLX: Apple; vLLM, an engine
+that runs on a GPU: the GPU). "2x RTX 3090", "8x A100", "A100 x8" say how many.
 """
 
 from __future__ import annotations
