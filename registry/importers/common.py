@@ -20,7 +20,8 @@ from typing import Any, cast
 
 import pdx
 from pdx.contract import build, record
-from pdx.domain.hardware import catalog
+from pdx.domain.hardware import catalog, named
+from pdx.domain.hardware.catalog import Chip
 from pdx.contract.errors import ImportFileError
 from pdx.registry.bundle import content_id, fail
 
@@ -162,6 +163,24 @@ def described_hardware(cpu: str | None = None, gpu: str | None = None, chip: str
     return {"id": _hash({"cpu": cpu or "", "gpu": gpu or "", "chip": named.id if named else None})[:16]
             if name else UNRECORDED_HARDWARE, "kind": kind, "name": (name or "not recorded by the tool")[:256],
             "cpu": _cpu_block(cpu), "gpus": gpus, "catalog": matched}
+
+
+def chip_named_in(text_: str, backends: str | None, provenance: dict[str, Any],
+                  where: str = "the text around the table") -> tuple[Chip, int] | None:
+    """The one chip a post's words name (:mod:`pdx.domain.hardware.named`, narrowed by the backends the
+    engine ran: "Metal", "CUDA", "MLX"), with how many of it the words say; several, or a name pdx does not
+    know as written, and none: ``provenance`` says which, so the ceiling can (it asks for --hardware)."""
+    found = named.read(text_)
+    chips = named.narrowed(found.chips, backends)
+    if found.unknown:
+        provenance["chips_unknown"] = found.unknown[:5]
+    if len(chips) > 1:
+        provenance["chips_named"] = [c.name for c, _ in chips]
+    if len(chips) != 1:
+        return None
+    chip, count = chips[0]
+    provenance["chip"] = f"{f'{count} x ' if count > 1 else ''}{chip.name}, named in {where}"
+    return chip, count
 
 
 def described_environment(origin: str, **facts: Any) -> dict[str, Any]:

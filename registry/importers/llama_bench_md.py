@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pdx.domain.hardware import named
+from pdx.registry.importers.common import chip_named_in
 from pdx.registry.bundle import fail
 from pdx.registry.importers import llama_bench
 
@@ -236,17 +236,10 @@ def _with_named_chip(rows: list[dict[str, Any]], text: str, provenance: dict[str
     taken for it, as llama-bench's own gpu_info or cpu_info would have named it; several, and none is
     taken (the ceilings ask for --hardware); a name pdx does not know as written ("RTX 4060 Ti SUPER")
     is kept so the ceiling can say which."""
-    found = named.read(text)
-    chips = named.narrowed(found.chips, ",".join(sorted({str(r.get("backends") or "") for r in rows})))
-    if found.unknown:
-        provenance["chips_unknown"] = found.unknown[:5]
-    if not chips:
+    said = chip_named_in(text, ",".join(sorted({str(r.get("backends") or "") for r in rows})), provenance)
+    if said is None:
         return rows
-    if len(chips) > 1:
-        provenance["chips_named"] = [c.name for c, _ in chips]
-        return rows
-    chip, count = chips[0]
-    provenance["chip"] = f"{f'{count} x ' if count > 1 else ''}{chip.name}, named in the text around the table"
+    chip, count = said
     if chip.vendor == "Apple" or chip.kind == "cpu" or chip.match.get("cpu_model"):  # a SoC its CPU names
         return [row | {"cpu_info": chip.name} for row in rows]
     return [row | {"gpu_info": ", ".join([chip.name] * count)} for row in rows]  # as llama-bench lists devices

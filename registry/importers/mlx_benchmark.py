@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pdx.registry.bundle import fail
-from pdx.registry.importers.common import described_hardware, described_model, file_facts, imported_run
+from pdx.registry.importers.common import chip_named_in, described_hardware, described_model, file_facts, imported_run
 from pdx.registry.importers.common import make_test, number, sample
 from pdx.domain.workload import TestSpec
 
@@ -26,7 +26,9 @@ ORIGIN = "mlx_lm.benchmark"
 # "Timing with prompt_tokens=64, generation_tokens=16, batch_size=2." (the first releases: "... =2048 and
 # generation_tokens=128.", no batch)
 _HEADER = re.compile(r"^Timing with prompt_tokens=(\d+)(?:,| and) generation_tokens=(\d+)(?:, batch_size=(\d+))?\.\s*$")
-_COMMAND = re.compile(r"mlx_lm[._]benchmark\b(?P<args>.*)$", re.M)
+# The command line: the tool's name then its options or nothing, so a sentence that names the tool ("my
+# mlx_lm.benchmark run on an M4") is no command (it would split the paste into a block with no output)
+_COMMAND = re.compile(r"mlx_lm[._]benchmark(?P<args>(?:\s+-.*)?)\s*$", re.M)
 _OPTION = re.compile(r"(?:^|\s)(?P<flag>--model|-m|--prompt-tokens|-p|--generation-tokens|-g|--batch-size|-b)"
                      r"[ =](?P<value>\S+)")
 _TRIAL = re.compile(r"^Trial (\d+):\s+(.*)$")
@@ -63,17 +65,22 @@ def _figures(text: str, line_no: int, source: str | Path) -> dict[str, float]:
 def read(path: Path, text: str, hardware: str | None = None) -> list[dict[str, Any]]:
     """One run per benchmark the text holds: a paste of several command lines, each with its output (a
     before/after, a batch sweep), gives a run for each."""
+    chip_said: dict[str, Any] = {}  # the Mac the post's words name ("on my M2 Ultra"), where no --hardware was given
+    if hardware is None and (chip := chip_named_in(text, "mlx", chip_said, "the text around the output")):
+        hardware = chip[0].name
     lines = text.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if _COMMAND.search(line)]
     if len(starts) < 2:
-        return _read_one(path, text, text, hardware)
+        return _read_one(path, text, text, hardware, chip_said=chip_said)
     runs: list[dict[str, Any]] = []
     for start, end in zip(starts, [*starts[1:], len(lines)]):
-        runs += _read_one(path, "".join(lines[start:end]), text, hardware, f"command {len(runs) + 1} of {len(starts)}")
+        runs += _read_one(path, "".join(lines[start:end]), text, hardware, f"command {len(runs) + 1} of {len(starts)}",
+                          chip_said)
     return runs
 
 
-def _read_one(path: Path, text: str, whole: str, hardware: str | None, part: str | None = None) -> list[dict[str, Any]]:
+def _read_one(path: Path, text: str, whole: str, hardware: str | None, part: str | None = None,
+              chip_said: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     header, averages = None, None
     trials: list[dict[str, float]] = []
     for line_no, line in enumerate(text.splitlines(), 1):
@@ -110,7 +117,7 @@ def _read_one(path: Path, text: str, whole: str, hardware: str | None, part: str
     test = make_test(0, spec, samples, {"averages": averages, "timing": "derived from mlx-lm's own rates"}, when,
                      warmup=1)
     model = described_model("?", "unknown (not named by mlx_lm.benchmark)", "hf")
-    facts: dict[str, Any] = {"created_at": "the file's modification time"}
+    facts: dict[str, Any] = {"created_at": "the file's modification time", **(chip_said or {})}
     if said.get("m"):  # provenance, not the model: a run's id stays what it was before pdx read the command
         facts["model_named"] = {"name": said["m"], "read_from": "the mlx_lm.benchmark command line (--model)"}
     if only_averages:

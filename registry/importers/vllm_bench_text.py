@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pdx.registry.bundle import fail
-from pdx.registry.importers.common import file_facts, integer, number
+from pdx.registry.importers.common import chip_named_in, file_facts, integer, number
 from pdx.registry.importers.vllm_bench import run_record
 
 FORMAT = "vllm-bench-serve-text"
@@ -284,11 +284,14 @@ def read(path: Path, text_: str, hardware: str | None = None) -> list[dict[str, 
         after = closing + 1
     if not blocks:
         raise fail(path, "no '==== Serving Benchmark Result ====' block: not vllm bench serve's printed result")
+    chip_said: dict[str, Any] = {}  # the GPU the post's words name, where no --hardware was given
+    if hardware is None and (chip := chip_named_in(text_, "vllm", chip_said, "the text around the result")):
+        hardware = chip[0].name
     runs: list[dict[str, Any]] = []
     for n, (first, last, document, where) in enumerate(blocks, 1):
         lengths = _asked_lengths(document)
         provenance = file_facts(path, text_, FORMAT) | {
-            "block": f"{n} of {len(blocks)}", "lines": f"{first + 1}-{last + 1}",
+            **chip_said, "block": f"{n} of {len(blocks)}", "lines": f"{first + 1}-{last + 1}",
             "created_at": "the file's modification time (a printed result has no date)",
             "read_from": where | ({"lengths": f"asked for (random dataset), {where['random_input_len']}"}
                                   if lengths else {"lengths": "the totals' means"})}

@@ -24,6 +24,7 @@ dense one. Where the weights live (-ngl, --n-cpu-moe, -ot, several GPUs) is
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, replace
 
@@ -233,12 +234,27 @@ def sized_by_name(model: dict, named_elsewhere: dict | None = None) -> dict:
     """A model a serving tool named by its hub id and nothing else (no size, no parameter count): the
     catalog shape its name names, at the width its name says (:mod:`pdx.domain.ceilings.hub_names`), said so.
     ``named_elsewhere``: the name the file gave outside the model (mlx_lm.benchmark's command line)."""
+    sized = _sized_by_name(model, named_elsewhere)
+    if named_elsewhere and sized is not model:
+        # the record's model is only what the tool printed ("?"): two pastes sized from different names must
+        # not claim one model (the registry refuses one sha256 with two sizes), so the name joins its identity
+        key = hashlib.sha256(f"{model.get('sha256')}|{named_elsewhere.get('name')}".encode()).hexdigest()
+        sized = sized | {"id": key, "sha256": key}
+    return sized
+
+
+def _sized_by_name(model: dict, named_elsewhere: dict | None) -> dict:
     if model.get("n_params") or model.get("file_bytes"):
         return model
     text = (named_elsewhere or {}).get("name") or " ".join(str(model.get(k) or "") for k in ("path", "name"))
     named = hub_names.read(text)
     if named is None:
-        return by_named_size(model, text)
+        # vLLM's result names the model twice (a served name and the hub id): each is one name, tried alone
+        names = [text] if named_elsewhere else [str(model.get(k) or "") for k in ("path", "name")]
+        for name in names:
+            if (sized := by_named_size(model, name)) is not model:
+                return sized
+        return model
     extra = model.get("extra") or {}
     sized = {"shape": named.shape.name, "bits_per_weight": named.bits, "said": named.said,
              "assumed": "the shape's parameters at that width for every weight (scales and 16-bit embeddings "

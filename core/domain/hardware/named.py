@@ -11,7 +11,8 @@ followed by a word that makes another part ("RTX 4060" + "Ti", "RX 9070" +
 "XT", an "RTX 4090" + "48GB" pdx has no such card of) is no chip pdx knows,
 and is kept as such so the ceiling can say so. A backend column narrows the
 candidates to the chips that backend runs on (Metal: Apple; CUDA: NVIDIA;
-ROCm/HIP: AMD; SYCL: Intel; MTL, newer builds' name for Metal: Apple). "2x RTX 3090", "8x A100", "A100 x8" say how many.
+ROCm/HIP: AMD; SYCL: Intel; MTL, newer builds' name for Metal, and MLX: Apple; vLLM, an engine
+that runs on a GPU: the GPU). "2x RTX 3090", "8x A100", "A100 x8" say how many.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ _COUNT_AFTER = re.compile(r"^[x×](\d{1,2})$", re.I)  # "A100 x8"
 # llama.cpp's device list ("  Device 3: NVIDIA A100-SXM4-80GB, compute capability 8.0", "ggml_vulkan: 1 = ..."):
 # a chip listed under k device numbers ran as k devices (a log of several runs lists them again)
 _DEVICE_LINE = re.compile(r"^\W*(?:Device (?P<index>\d+):|ggml_vulkan: (?P<vk>\d+) =)\s*(?P<name>[^,|(]+)", re.I)
-_GPU_BACKENDS = {"cuda", "rocm", "hip", "vulkan", "sycl", "opencl", "musa", "cann"}
+_GPU_BACKENDS = {"cuda", "rocm", "hip", "vulkan", "sycl", "opencl", "musa", "cann", "vllm"}  # vLLM: a GPU engine
 _GPU_VENDORS = {"NVIDIA", "AMD", "Intel", "Apple"}  # a SoC of theirs runs a GPU backend on its own GPU
-_BACKEND_VENDORS = {"metal": {"Apple"}, "mtl": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"}, "hip": {"AMD"},
-                    "sycl": {"Intel"}}
+_BACKEND_VENDORS = {"metal": {"Apple"}, "mtl": {"Apple"}, "mlx": {"Apple"}, "cuda": {"NVIDIA"}, "rocm": {"AMD"},
+                    "hip": {"AMD"}, "sycl": {"Intel"}}
 
 
 @dataclass
@@ -157,6 +158,6 @@ def narrowed(chips: list[tuple[Chip, int]], backends: str | None) -> list[tuple[
     kept = kept or chips
     if words & _GPU_BACKENDS and any(c.kind == "gpu" for c, _ in kept):
         kept = [(c, n) for c, n in kept if c.kind == "gpu" or c.vendor in _GPU_VENDORS]
-    elif words and not words & (_GPU_BACKENDS | {"metal", "mtl"}) and any(c.kind != "gpu" for c, _ in kept):
+    elif words and not words & (_GPU_BACKENDS | {"metal", "mtl", "mlx"}) and any(c.kind != "gpu" for c, _ in kept):
         kept = [(c, n) for c, n in kept if c.kind != "gpu"]
     return kept
