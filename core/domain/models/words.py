@@ -26,6 +26,9 @@ _TOTAL_ACTIVE = re.compile(rf"^(?:{_NUM}([KMBT]))?\.?A{_NUM}([KMBT])$", re.I)
 _EXPERTS_X_SIZE = re.compile(rf"^(\d+)x{_NUM}([KMBT])$", re.I)  # 8x7B: experts x each expert model's size
 _ACTIVE_X_EXPERTS = re.compile(rf"^{_NUM}([KMBT])x(\d+)E$", re.I)  # 17Bx16E: active x experts (Llama 4)
 _SIZE = re.compile(rf"^{_NUM}([KMBT])$", re.I)
+# A file type where the size label belongs: llama.cpp prints none for a model type it has no size name for
+# ("deepseek4 IQ2_XXS - 2.0625 bpw"), so the second word is already the file type.
+_FILE_TYPE_WORD = re.compile(r"^(?:[IT]?Q\d\w*|B?F\d+|MXFP4|NVFP4|all)$", re.I)
 FACTS_PATH = Path(__file__).with_name("moe_names.json")
 TOLERANCE = 0.1  # a cited model's total against the file's count (quantisation leaves the count alone)
 
@@ -33,7 +36,7 @@ TOLERANCE = 0.1  # a cited model's total against the file's count (quantisation 
 @dataclass(frozen=True)
 class ModelWords:
     architecture: str
-    size: str  # the size label as printed ("30B.A3B", "8x7B", "?B")
+    size: str  # the size label as printed ("30B.A3B", "8x7B", "?B"); "" where none is printed
     file_type: str  # "Q4_K - Medium", "MXFP4 MoE", "F16"
     moe: bool  # the words say the model routes to experts
     active_params: float | None = None  # parameters one token uses, where the words (or a cited fact) say
@@ -64,6 +67,8 @@ def parse(text: str, n_params: float | None = None) -> ModelWords | None:
     if len(words) < 2:
         return None
     arch, size, rest = words[0].lower(), words[1], " ".join(words[2:])
+    if _FILE_TYPE_WORD.match(size):
+        size, rest = "", " ".join(words[1:])
     rest = re.sub(r"^\(.*?\)\s*", "", rest)  # "(Scout)" after Llama 4's size
     known = facts()
     moe = arch in known["moe_architectures"] or rest.upper().endswith(" MOE") or rest.upper() == "MOE"
