@@ -38,7 +38,8 @@ from pdx.domain.ceilings import hub_names
 from pdx.domain.models import words as words_
 from pdx.domain.stats.derived import derive_stats
 from pdx.base.units import parse_bandwidth, parse_flops
-from pdx.domain.synth.shapes import find_shape, shape_by_count
+from pdx.contract.errors import PdxError
+from pdx.domain.synth.shapes import find_shape, get_shape, shape_by_count
 
 # A file's parameter count within this share of a shape's confirms that the name means that shape
 # (quantisation leaves the count alone; a fine-tune with other dims or a mistyped name does not agree).
@@ -95,7 +96,8 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
     hardware, bandwidth, flops, host_bandwidth = given.hardware, given.bandwidth, given.flops, given.host_bandwidth
     chip = _chip(record, hardware)
     words = model_words(record["model"])
-    model = described(sized_by_name(record["model"], (record.get("provenance") or {}).get("model_named")), words)
+    model = described(sized_by_bytes(sized_by_name(record["model"], (record.get("provenance") or {}).get("model_named")),
+                                     words), words)
     tests = [t | {"ceilings": None} for t in record["tests"]]
     settings = _settings(record)
     if not (model.get("n_params") and model.get("file_bytes")):
@@ -239,6 +241,31 @@ def by_named_size(model: dict, text: str) -> dict:
         words = words_.ModelWords("?", f"{total / 1e9:g}B.A{active / 1e9:g}B", "", True, active, basis=said)
         out = with_named_experts(out, words)
     return out
+
+
+def sized_by_bytes(model: dict, words: words_.ModelWords | None) -> dict:
+    """A table that gives the file's size but no parameter count (a summary people make of several runs): the
+    count its bytes make at its type's bits per weight serves only to find the catalog shape it is, whose own
+    count is then taken. A mix's extra bits make that estimate high, and a high count a low compute ceiling,
+    so with no shape found the count stays unknown."""
+    if model.get("n_params") or not model.get("file_bytes") or words is None:
+        return model
+    from pdx.domain.ceilings.napkin import weight_bytes_per_param  # napkin reads this module's shapes
+
+    try:
+        per_param = weight_bytes_per_param(words.weight_type)
+    except PdxError:
+        return model
+    estimate = round(model["file_bytes"] / per_param)
+    shape = ((with_catalog_shape(model | {"n_params": estimate}).get("extra") or {}).get("catalog_shape") or {})
+    if not shape:
+        return model
+    counted = get_shape(shape["name"]).n_params
+    extra = model.get("extra") or {}
+    said = {"estimate": estimate, "weight_type": words.weight_type, "shape": shape["name"],
+            "assumed": f"the file's bytes at {per_param * 8:g} bits per weight ({words.weight_type}) make "
+                       f"{estimate / 1e9:.3g} B parameters, the catalog shape {shape['name']}'s count taken"}
+    return with_catalog_shape(model | {"n_params": counted, "extra": extra | {"sized_by_bytes": said}})
 
 
 def described(model: dict, words: words_.ModelWords | None) -> dict:
