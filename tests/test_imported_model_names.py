@@ -45,6 +45,16 @@ def test_a_model_type_printed_without_a_size_is_read_by_its_architecture_and_cou
     assert words.parse("gemma3n E2B Q4_0", 4.46e9).size == "E2B"  # a size label that is no file type stays one
 
 
+def test_a_type_llama_cpp_only_guessed_is_read_from_the_file_s_width(registry_url):
+    """geerlingguy's Pi 5 run (tests/data/real/50): "qwen3moe 30B.A3B all F32 (guessed)" is a 2.70-bit Q3_K_S
+    file, so its prefill is bounded by the Cortex-A76's int8 rate, not its fp32 one (which put it at 40%)."""
+    (run_id,) = pdx_import(registry_url, DATA / "real" / "50_pi5_16gb_cpu_qwen3moe_30b_a3b_byteshape.md")["added"]
+    run = show(registry_url, run_id)
+    assert run["hardware"]["catalog"] == "raspberry-pi-5" and run["ceiling_basis"]["compute_dtype"] == "int8"
+    assert any("2.70 bits per weight" in note for note in run["ceiling_basis"]["left_out"])
+    assert words.parse("llama 7B mostly Q4_0").weight_type == "q4_0"  # the old builds' "mostly"
+
+
 def test_mixtral_as_llama_cpp_labels_it_is_judged_as_mixtral(tmp_path, registry_url):
     post = tmp_path / "post.md"
     post.write_text("RTX 4090\n\n| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | "

@@ -115,8 +115,12 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         basis = _none(f"chip unknown: {named}; give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
     else:
         engine = record.get("engine") or {}
-        dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(words.weight_type if words else model.get("dtype", "")),
-                                         chip, (engine.get("details") or {}).get("backends"), engine.get("version"))
+        weight, notes = words.weight_type if words else model.get("dtype", ""), []
+        if weight == "?" and words:
+            weight, said = _weight_by_width(model, words)
+            notes += [said] if said else []
+        dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(weight), chip,
+                                         (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
         tp = placement._int(settings.get("tensor_parallel_size")
                             or ((record.get("provenance") or {}).get("tensor_parallel") or {}).get("size")) or 0
@@ -125,7 +129,6 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         figures, several = placement.across_devices(figures, devices,
                                                     "tensor" if tp > 1 else settings.get("split_mode"))
         model_figures = model_of(model, settings)
-        notes = []
         if _flag(settings.get("no_kv_offload")) and model_figures.kv:
             model_figures = replace(model_figures, kv=None)
             notes.append("KV cache in host memory (-nkvo): its reads are not counted at the device (an upper bound)")
@@ -153,6 +156,18 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
             elif test["kind"] == "serve" and test["status"] == "ok":
                 test["ceilings"] = serve_ceiling(test, model_figures, placed)
     return record | {"model": model, "ceiling_basis": basis, "tests": tests}
+
+
+def _weight_by_width(model: dict, words: words_.ModelWords) -> tuple[str, str | None]:
+    """A file whose type llama.cpp only guessed ("all F32 (guessed)": the GGUF names none): its bits per
+    weight say whether it is a quantised file (llama.cpp multiplies those with int8 dot products) or floats."""
+    n_params, file_bytes = model.get("n_params") or 0, model.get("file_bytes") or 0
+    if not (n_params and file_bytes):
+        return "?", None
+    bits = file_bytes * 8 / n_params
+    weight = "f32" if bits > 24 else "f16" if bits > 12 else "quantised"
+    return weight, (f"the model's type {words.file_type!r} is llama.cpp's guess (the file names none); its size "
+                    f"makes {bits:.2f} bits per weight, so it is taken for a {weight} file")
 
 
 def concurrency(test: dict) -> int:

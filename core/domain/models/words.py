@@ -47,6 +47,8 @@ class ModelWords:
     @property
     def weight_type(self) -> str:
         """The bulk weight type, as :func:`pdx.domain.ceilings.compute_dtype` reads it ("q4_k", "mxfp4", "f16")."""
+        if "(guessed)" in self.file_type.lower():  # no file type in the GGUF: llama.cpp's "all F32 (guessed)"
+            return "?"
         # builds before late 2023 wrote "mostly Q4_0" for a file whose bulk is Q4_0
         kept = [w for w in self.file_type.split(" - ")[0].split() if w.lower() != "mostly"]
         first = kept[0] if kept else "?"
