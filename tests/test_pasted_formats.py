@@ -129,10 +129,12 @@ def test_a_summary_of_mixtral_quants_is_mixtral_by_its_bytes(registry_url, tmp_p
     runs = [show(registry_url, r) for r in
             pdx_import(registry_url, REAL / "51_m2_max_38gpu_mixtral_8x7b_quants_ppl.md")["added"]]
     assert len(runs) == 8 and all(r["hardware"]["catalog"] == "apple-m2-max" for r in runs)
-    assert all(r["model"]["extra"]["catalog_shape"]["name"] == "mixtral-8x7b" and round(r["model"]["n_params"], -8) == 46.7e9
+    assert all(r["model"]["extra"]["catalog_shape"]["name"] == "mixtral-8x7b"
+               and round(r["model"]["n_params"], -8) == 46.7e9
                and r["model"]["extra"]["sized_by_bytes"]["shape"] == "mixtral-8x7b" for r in runs)
     assert all(0 < t["ceilings"]["fraction"] < 1 for r in runs for t in r["tests"])
     post = tmp_path / "post.md"
-    post.write_text("M2 Max\n\n| Model | Size | pp 512 |\n|---|---|---|\n| qwen2 7B mostly Q4_0 | 9.00 GiB | 50 ± 1 |\n")
+    post.write_text("M2 Max\n\n| Model | Size | pp 512 |\n|---|---|---|\n"
+                    "| qwen2 7B mostly Q4_0 | 9.00 GiB | 50 ± 1 |\n")
     (run_id,) = pdx_import(registry_url, post)["added"]
     assert not show(registry_url, run_id)["model"]["n_params"]

@@ -96,8 +96,8 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
     hardware, bandwidth, flops, host_bandwidth = given.hardware, given.bandwidth, given.flops, given.host_bandwidth
     chip = _chip(record, hardware)
     words = model_words(record["model"])
-    model = described(sized_by_bytes(sized_by_name(record["model"], (record.get("provenance") or {}).get("model_named")),
-                                     words), words)
+    by_name = sized_by_name(record["model"], (record.get("provenance") or {}).get("model_named"))
+    model = described(sized_by_bytes(by_name, words), words)
     tests = [t | {"ceilings": None} for t in record["tests"]]
     settings = _settings(record)
     if not (model.get("n_params") and model.get("file_bytes")):
