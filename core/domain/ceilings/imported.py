@@ -31,6 +31,7 @@ from pdx.domain import ceilings
 from pdx.domain.ceilings import placement
 from pdx.domain.ceilings.basis import model_of, run_basis
 from pdx.domain.ceilings.kernels import kernel_dtype
+from pdx.domain.ceilings.widths import weight_bytes_per_param
 from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures, phase
 from pdx.domain.hardware import catalog
 from pdx.domain.models import expert_summary
@@ -265,8 +266,6 @@ def sized_by_bytes(model: dict, words: words_.ModelWords | None) -> dict:
     so with no shape found the count stays unknown."""
     if model.get("n_params") or not model.get("file_bytes") or words is None:
         return model
-    from pdx.domain.ceilings.napkin import weight_bytes_per_param  # napkin reads this module's shapes
-
     try:
         per_param = weight_bytes_per_param(words.weight_type)
     except PdxError:
