@@ -38,6 +38,24 @@ def test_a_moe_by_its_architecture_and_count():
     assert words.parse("qwen3next ?B Q4_K - Medium", 30e9).active_params is None  # no such Qwen3-Next
 
 
+def test_a_model_type_printed_without_a_size_is_read_by_its_architecture_and_count():
+    """llama.cpp prints no size for a type it cannot name (tests/data/real/49: DeepSeek-V4-Flash on an M4 Max, read
+    as dense it sat at 1061% of its prefill ceiling): the architecture and the count say which model it is."""
+    flash = words.parse("deepseek4 IQ2_XXS - 2.0625 bpw", 284.33e9)
+    assert (flash.size, flash.weight_type, flash.moe, flash.active_params) == ("", "iq2_xxs", True, 13e9)
+    assert words.parse("gemma3n E2B Q4_0", 4.46e9).size == "E2B"  # a size label that is no file type stays one
+
+
+def test_a_type_llama_cpp_only_guessed_is_read_from_the_file_s_width(registry_url):
+    """geerlingguy's Pi 5 run (tests/data/real/50): "qwen3moe 30B.A3B all F32 (guessed)" is a 2.70-bit Q3_K_S
+    file, so its prefill is bounded by the Cortex-A76's int8 rate, not its fp32 one (which put it at 40%)."""
+    (run_id,) = pdx_import(registry_url, DATA / "real" / "50_pi5_16gb_cpu_qwen3moe_30b_a3b_byteshape.md")["added"]
+    run = show(registry_url, run_id)
+    assert run["hardware"]["catalog"] == "raspberry-pi-5" and run["ceiling_basis"]["compute_dtype"] == "int8"
+    assert any("2.70 bits per weight" in note for note in run["ceiling_basis"]["left_out"])
+    assert words.parse("llama 7B mostly Q4_0").weight_type == "q4_0"  # the old builds' "mostly"
+
+
 def test_mixtral_as_llama_cpp_labels_it_is_judged_as_mixtral(tmp_path, registry_url):
     post = tmp_path / "post.md"
     post.write_text("RTX 4090\n\n| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | "

@@ -19,7 +19,8 @@ from pdx.domain.models import words
     ("gpt-oss 120B MXFP4 MoE", "mxfp4", "MXFP4"),
     ("LLaMA 7B mostly Q8_0", "q8_0", "Q8_0"),
     ("llama 7B all F32", "f32", "F32"),
-    ("llama 1B Q4_K - Medium (guessed)", "q4_k", "Q4_K_M"),
+    ("llama 1B Q4_K - Medium (guessed)", "?", "Q4_K_M (guessed)"),  # llama.cpp counted tensors, not bytes
+    ("qwen3moe 30B.A3B all F32 (guessed)", "?", "F32 (guessed)"),
     ("gemma3 27B BF16", "bf16", "BF16"),
 ])
 def test_the_file_type_reads_as_people_write_it(model_type, weight_type, quant):

@@ -130,3 +130,37 @@ def test_two_mlx_pastes_of_different_models_import_into_one_registry(registry_ur
     assert {r["model"]["n_params"] for r in big} == {80e9} and small["model"]["n_params"] == 4e9
     assert small["model"]["sha256"] not in {r["model"]["sha256"] for r in big}
     assert small["hardware"]["catalog"] == "apple-m4"  # "Apple M4:" above the paste
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["pp512", "tg128", "pp 512", "tg 128", "pp512+tg128"]), min_size=1, max_size=4,
+                unique=True), st.lists(st.floats(0.5, 50000), min_size=1, max_size=5), st.booleans())
+def test_a_summary_with_the_tests_as_columns_reads_a_row_per_cell(tests, rates, ppl):
+    """People summarise several llama-bench runs as a table whose tests are columns, beside figures of their
+    own (a PPL): each cell a row of its test, the other figures left, the header's build kept."""
+    header = ["Model (Build: 9fb13f9)", "Size", *(["PPL"] if ppl else []), *tests]
+    lines = [header, [":--"] * len(header)]
+    lines += [["llama 7B mostly Q4_0", "24.62 GiB", *(["4.5 +/- 0.02"] if ppl else []),
+               *(f"{rate:.2f} ± 0.01" for _ in tests)] for rate in rates]
+    (table,) = llama_bench_md.parse("\n".join("| " + " | ".join(c) + " |" for c in lines), "post.md",
+                                    "2025-01-01T00:00:00+00:00")
+    assert [round(r["avg_ts"], 2) for r in table] == [round(rate, 2) for rate in rates for _ in tests]
+    assert all(r["model_size"] == round(24.62 * 2**30) and r["build_commit"] == "9fb13f9" for r in table)
+    assert not any("ppl" in r or "PPL" in r for r in table)
+
+
+def test_a_summary_of_mixtral_quants_is_mixtral_by_its_bytes(registry_url, tmp_path):
+    """brozkrut's M2 Max summary (PR 4406): no params column and "llama 7B" names; each file's bytes at its
+    type's width make ~47 B parameters, Mixtral 8x7B's count, so each quant is judged as Mixtral on the M2
+    Max the post names. A size that makes no catalog shape's count gets no count at all."""
+    runs = [show(registry_url, r) for r in
+            pdx_import(registry_url, REAL / "51_m2_max_38gpu_mixtral_8x7b_quants_ppl.md")["added"]]
+    assert len(runs) == 8 and all(r["hardware"]["catalog"] == "apple-m2-max" for r in runs)
+    assert all(r["model"]["extra"]["catalog_shape"]["name"] == "mixtral-8x7b"
+               and round(r["model"]["n_params"], -8) == 46.7e9
+               and r["model"]["extra"]["sized_by_bytes"]["shape"] == "mixtral-8x7b" for r in runs)
+    assert all(0 < t["ceilings"]["fraction"] < 1 for r in runs for t in r["tests"])
+    post = tmp_path / "post.md"
+    post.write_text("M2 Max\n\n| Model | Size | pp 512 |\n|---|---|---|\n"
+                    "| qwen2 7B mostly Q4_0 | 9.00 GiB | 50 ± 1 |\n")
+    (run_id,) = pdx_import(registry_url, post)["added"]
+    assert not show(registry_url, run_id)["model"]["n_params"]

@@ -57,6 +57,10 @@ _PRETTY = {"cpu": "cpu_info", "gpu": "gpu_info", "backend": "backend", "model": 
 # "t/s master", "t/s 56ac96f6d"; newer compare-llama-bench: "master t/s b10643", "PR t/s 2df4b95"
 _PAIRED = re.compile(r"^(?:(?P<side>\S.*?)\s+)?t/s\s+(?P<build>\S.*)$", re.I)
 _BUILD_NUMBER = re.compile(r"^b(\d+)$")
+# A summary table people make from several llama-bench runs: a model column, the tests as columns ("pp 512",
+# "tg 128") and whatever else they measured beside them ("PPL"); its build is sometimes in the model's header.
+_PIVOT = "test:"  # marks a test column's name in such a header
+_HEADER_BUILD = re.compile(r"\(build:?\s*(?P<commit>[0-9a-f]{6,40})\)", re.I)
 _HEX = re.compile(r"^[0-9a-f]{6,40}$")
 
 
@@ -67,7 +71,7 @@ def _unquoted(line: str) -> str:
 def looks_like(text: str) -> bool:
     """Whether the text holds a llama-bench table: a header row naming a model, a test and a t/s column
     (with or without outer pipes; compare-llama-bench's "t/s <build>" columns too)."""
-    return any(_header(_cells(line)) or _partial(_cells(line))
+    return any(_header(_cells(line)) or _partial(_cells(line)) or _pivoted(_cells(line))
                for line in map(_unquoted, text.splitlines()[:20000]) if "|" in line)
 
 
@@ -93,6 +97,20 @@ def _header(cells: list[str]) -> list[str] | None:
     names = [c if _PAIRED.match(c) else _PRETTY.get(c.lower(), c) for c in cells]
     rated = "t/s" in names or any(_PAIRED.match(n) for n in names)
     return names if "test" in names and "model" in names and rated else None
+
+
+def _pivoted(cells: list[str]) -> list[str] | None:
+    """The names of a header whose tests are columns ("Model (Build: 9fb13f9) | Size | PPL | pp 512 | tg 128"):
+    "model" first, a test column marked so, llama-bench's names for the rest; None for any other row."""
+    if not cells or not cells[0].lower().startswith("model") or "test" in (c.lower() for c in cells):
+        return None
+    names = ["model"] + [_PIVOT + c if _is_test(c) else _PRETTY.get(c.lower(), c.lower()) for c in cells[1:]]
+    return names if any(n.startswith(_PIVOT) for n in names) else None
+
+
+def _is_test(cell: str) -> bool:
+    test = _TEST.match(cell)
+    return bool(test and (test["pp"] or test["tg"]))
 
 
 def _is_header(cells: list[str]) -> bool:
@@ -123,6 +141,10 @@ def _row(header: list[str], cells: list[str], where: str, source: str | Path, wh
     if len(cells) != len(header):
         raise fail(source, f"{where}: {len(cells)} cells under {len(header)} columns (a damaged table?)")
     values = dict(zip(header, cells))
+    if any(c.startswith(_PIVOT) for c in header):  # one record per test column; columns pdx has no field for left
+        kept = {c: v for c, v in values.items() if c in ("model", "size", "params") or c in _FIELDS}
+        return [_one(kept | {"test": c.removeprefix(_PIVOT), "t/s": v}, where, source, when)
+                for c, v in values.items() if c.startswith(_PIVOT) and v.strip()]
     paired = [(c, " ".join(p for p in found.group("side", "build") if p))
               for c in header if (found := _PAIRED.match(c))]
     if not paired:
@@ -182,10 +204,12 @@ def parse(text: str, source: str | Path, when: str) -> list[list[dict[str, Any]]
     """The rows of every table in the text, table by table, each row with its table's build. A table's
     lines may leave out their outer pipes (a rendered table copied by hand)."""
     tables: list[list[dict[str, Any]]] = []
-    header, lines = None, text.splitlines()
+    header, lines, header_build = None, text.splitlines(), None
     for line_no, line in enumerate(lines, 1):
         stripped = _unquoted(line).strip()
-        named = _header(_cells(stripped)) if "|" in stripped else None
+        named = (_header(_cells(stripped)) or _pivoted(_cells(stripped))) if "|" in stripped else None
+        if named and (found := _HEADER_BUILD.search(_cells(stripped)[0])):
+            header_build = found["commit"]
         if header is not None and "|" in stripped:
             cells = _cells(stripped)
             if all(_SEPARATOR_CELL.match(c) for c in cells):
@@ -195,12 +219,15 @@ def parse(text: str, source: str | Path, when: str) -> list[list[dict[str, Any]]
                 tables.append([])
                 continue
             tables[-1].extend(_row(header, cells, f"line {line_no}", source, when))
+            if header_build:
+                for row in tables[-1]:
+                    row.setdefault("build_commit", header_build)
             continue
         if named:
             header = named
             tables.append([])
             continue
-        header = None
+        header, header_build = None, None
         build = _BUILD.match(stripped)
         if build and tables:
             for row in tables[-1]:

@@ -176,7 +176,9 @@ def print_run(run: dict, registry_url: str, console: Console | None = None) -> N
     console.print(f"model {model['name']} ({said}), {model['path']}", highlight=False)
     shape = (model.get("extra") or {}).get("catalog_shape")
     if shape:
-        console.print(f"model dims from the catalog shape {shape['name']} (its name matched; {shape['assumed']})",
+        by_bytes = (model.get("extra") or {}).get("sized_by_bytes")
+        how = f"its bytes matched: {by_bytes['assumed']}" if by_bytes else "its name matched"
+        console.print(f"model dims from the catalog shape {shape['name']} ({how}; {shape['assumed']})",
                       highlight=False)
     engine = run["engine"]
     build = " ".join(x for x in (engine.get("version"), engine.get("commit") and f"({engine['commit']})") if x)

@@ -33,6 +33,7 @@ from pdx.domain import ceilings
 from pdx.domain.ceilings import placement
 from pdx.domain.ceilings.basis import model_of, run_basis
 from pdx.domain.ceilings.kernels import kernel_dtype
+from pdx.domain.ceilings.widths import weight_bytes_per_param
 from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures, phase
 from pdx.domain.hardware import catalog
 from pdx.domain.models import expert_summary
@@ -40,7 +41,7 @@ from pdx.domain.ceilings import hub_names
 from pdx.domain.models import words as words_
 from pdx.domain.stats.derived import derive_stats
 from pdx.base.units import parse_bandwidth, parse_flops
-from pdx.domain.synth.shapes import find_shape, shape_by_count
+from pdx.domain.synth.shapes import find_shape, get_shape, shape_by_count
 
 # A file's parameter count within this share of a shape's confirms that the name means that shape
 # (quantisation leaves the count alone; a fine-tune with other dims or a mistyped name does not agree).
@@ -116,7 +117,8 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
     hardware, bandwidth, flops, host_bandwidth = given.hardware, given.bandwidth, given.flops, given.host_bandwidth
     chip = _chip(record, hardware)
     words = model_words(record["model"])
-    model = described(sized_by_name(record["model"], (record.get("provenance") or {}).get("model_named")), words)
+    by_name = sized_by_name(record["model"], (record.get("provenance") or {}).get("model_named"))
+    model = described(sized_by_bytes(by_name, words), words)
     tests = [t | {"ceilings": None} for t in record["tests"]]
     settings = _settings(record)
     if not (model.get("n_params") and model.get("file_bytes")):
@@ -134,8 +136,12 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         basis = _none(f"chip unknown: {named}; give --hardware NAME (see `pdx hw list`) or --bandwidth and --flops")
     else:
         engine = record.get("engine") or {}
-        dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(words.weight_type if words else model.get("dtype", "")),
-                                         chip, (engine.get("details") or {}).get("backends"), engine.get("version"))
+        weight, notes = words.weight_type if words else model.get("dtype", ""), []
+        if weight == "?" and words:
+            weight, said = _weight_by_width(model, words)
+            notes += [said] if said else []
+        dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(weight), chip,
+                                         (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
         if given.memory:
             figures = replace(figures, memory_bytes=given.memory, label=f"{figures.label}, "
@@ -147,7 +153,6 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         figures, several = placement.across_devices(figures, devices,
                                                     "tensor" if tp > 1 else settings.get("split_mode"))
         model_figures = model_of(model, settings)
-        notes = []
         if _flag(settings.get("no_kv_offload")) and model_figures.kv:
             model_figures = replace(model_figures, kv=None)
             notes.append("KV cache in host memory (-nkvo): its reads are not counted at the device (an upper bound)")
@@ -178,6 +183,18 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
             elif test["kind"] == "serve" and test["status"] == "ok":
                 test["ceilings"] = serve_ceiling(test, model_figures, placed)
     return record | {"model": model, "ceiling_basis": basis, "tests": tests}
+
+
+def _weight_by_width(model: dict, words: words_.ModelWords) -> tuple[str, str | None]:
+    """A file whose type llama.cpp only guessed ("all F32 (guessed)": the GGUF names none): its bits per
+    weight say whether it is a quantised file (llama.cpp multiplies those with int8 dot products) or floats."""
+    n_params, file_bytes = model.get("n_params") or 0, model.get("file_bytes") or 0
+    if not (n_params and file_bytes):
+        return "?", None
+    bits = file_bytes * 8 / n_params
+    weight = "f32" if bits > 24 else "f16" if bits > 12 else "quantised"
+    return weight, (f"the model's type {words.file_type!r} is llama.cpp's guess (the file names none); its size "
+                    f"makes {bits:.2f} bits per weight, so it is taken for a {weight} file")
 
 
 def concurrency(test: dict) -> int:
@@ -281,6 +298,29 @@ def by_named_size(model: dict, text: str) -> dict:
         words = words_.ModelWords("?", f"{total / 1e9:g}B.A{active / 1e9:g}B", "", True, active, basis=said)
         out = with_named_experts(out, words)
     return out
+
+
+def sized_by_bytes(model: dict, words: words_.ModelWords | None) -> dict:
+    """A table that gives the file's size but no parameter count (a summary people make of several runs): the
+    count its bytes make at its type's bits per weight serves only to find the catalog shape it is, whose own
+    count is then taken. A mix's extra bits make that estimate high, and a high count a low compute ceiling,
+    so with no shape found the count stays unknown."""
+    if model.get("n_params") or not model.get("file_bytes") or words is None:
+        return model
+    try:
+        per_param = weight_bytes_per_param(words.weight_type)
+    except PdxError:
+        return model
+    estimate = round(model["file_bytes"] / per_param)
+    shape = ((with_catalog_shape(model | {"n_params": estimate}).get("extra") or {}).get("catalog_shape") or {})
+    if not shape:
+        return model
+    counted = get_shape(shape["name"]).n_params
+    extra = model.get("extra") or {}
+    said = {"estimate": estimate, "weight_type": words.weight_type, "shape": shape["name"],
+            "assumed": f"the file's bytes at {per_param * 8:g} bits per weight ({words.weight_type}) make "
+                       f"{estimate / 1e9:.3g} B parameters, the catalog shape {shape['name']}'s count taken"}
+    return with_catalog_shape(model | {"n_params": counted, "extra": extra | {"sized_by_bytes": said}})
 
 
 def described(model: dict, words: words_.ModelWords | None) -> dict:

@@ -26,6 +26,9 @@ _TOTAL_ACTIVE = re.compile(rf"^(?:{_NUM}([KMBT]))?\.?A{_NUM}([KMBT])$", re.I)
 _EXPERTS_X_SIZE = re.compile(rf"^(\d+)x{_NUM}([KMBT])$", re.I)  # 8x7B: experts x each expert model's size
 _ACTIVE_X_EXPERTS = re.compile(rf"^{_NUM}([KMBT])x(\d+)E$", re.I)  # 17Bx16E: active x experts (Llama 4)
 _SIZE = re.compile(rf"^{_NUM}([KMBT])$", re.I)
+# A file type where the size label belongs: llama.cpp prints none for a model type it has no size name for
+# ("deepseek4 IQ2_XXS - 2.0625 bpw"), so the second word is already the file type.
+_FILE_TYPE_WORD = re.compile(r"^(?:[IT]?Q\d\w*|B?F\d+|MXFP4|NVFP4|all)$", re.I)
 FACTS_PATH = Path(__file__).with_name("moe_names.json")
 TOLERANCE = 0.1  # a cited model's total against the file's count (quantisation leaves the count alone)
 
@@ -33,7 +36,7 @@ TOLERANCE = 0.1  # a cited model's total against the file's count (quantisation 
 @dataclass(frozen=True)
 class ModelWords:
     architecture: str
-    size: str  # the size label as printed ("30B.A3B", "8x7B", "?B")
+    size: str  # the size label as printed ("30B.A3B", "8x7B", "?B"); "" where none is printed
     file_type: str  # "Q4_K - Medium", "MXFP4 MoE", "F16"
     moe: bool  # the words say the model routes to experts
     active_params: float | None = None  # parameters one token uses, where the words (or a cited fact) say
@@ -44,23 +47,33 @@ class ModelWords:
     @property
     def weight_type(self) -> str:
         """The bulk weight type, as :func:`pdx.domain.ceilings.compute_dtype` reads it ("q4_k", "mxfp4", "f16")."""
+        if _guessed(self.file_type):  # no file type in the GGUF: llama.cpp counted tensors ("all F32 (guessed)")
+            return "?"
         return _type_words(self.file_type)[0].lower()
 
     @property
     def quant(self) -> str:
         """The file type as people write it: "Q4_K - Medium" is Q4_K_M, "IQ2_XS - 2.3125 bpw" IQ2_XS, 2023's
-        "mostly Q8_0" Q8_0, "MXFP4 MoE" MXFP4."""
+        "mostly Q8_0" Q8_0, "MXFP4 MoE" MXFP4; a type llama.cpp guessed says so."""
         first, variant = _type_words(self.file_type)
-        return f"{first}_{_VARIANTS[variant]}" if variant in _VARIANTS else first
+        written = f"{first}_{_VARIANTS[variant]}" if variant in _VARIANTS else first
+        return f"{written} (guessed)" if _guessed(self.file_type) else written
 
 
 # llama.cpp's file type names (llama_model_ftype_name): "<type> - <variant>" for the k-quant mixes
 _VARIANTS = {"small": "S", "medium": "M", "large": "L"}
 
 
+def _guessed(file_type: str) -> bool:
+    """llama.cpp found no file type in the GGUF and guessed one from its most common tensor type, which
+    counts tensors, not bytes (a quantised file's many small F32 norms make it "all F32 (guessed)")."""
+    return "(guessed)" in file_type.lower()
+
+
 def _type_words(file_type: str) -> tuple[str, str]:
-    """(type, variant) of a file type: ("Q4_K", "medium"); older llama.cpp said "mostly Q4_0" and "all F32"."""
-    head, _, variant = file_type.partition(" - ")
+    """(type, variant) of a file type: ("Q4_K", "medium"); builds before late 2023 said "mostly Q4_0" for a
+    file whose bulk is Q4_0, and "all F32"."""
+    head, _, variant = file_type.replace("(guessed)", "").partition(" - ")
     words = [w for w in head.split() if w.lower() not in ("mostly", "all")] or ["?"]
     return words[0], variant.split()[0].lower() if variant.strip() else ""
 
@@ -90,6 +103,8 @@ def parse(text: str, n_params: float | None = None) -> ModelWords | None:
     if len(words) < 2:
         return None
     arch, size, rest = words[0].lower(), words[1], " ".join(words[2:])
+    if _FILE_TYPE_WORD.match(size):
+        size, rest = "", " ".join(words[1:])
     rest = re.sub(r"^\(.*?\)\s*", "", rest)  # "(Scout)" after Llama 4's size
     known = facts()
     moe = arch in known["moe_architectures"] or rest.upper().endswith(" MOE") or rest.upper() == "MOE"
