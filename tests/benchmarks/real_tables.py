@@ -34,7 +34,8 @@ def main() -> None:
         for run_id in done["added"]:
             run = json.loads(pdx_here("show", run_id, "--registry", url, "--json"))
             if run["hardware"].get("catalog") != CHIP.get(path.name[:2], "?"):
-                wrong_chip.append(f"{path.name[:40]}: {run['hardware'].get('catalog')}, not {CHIP.get(path.name[:2])}")
+                wrong_chip.append(f"{path.name[:40]}: {run['hardware'].get('catalog')}, not "
+                                  f"{CHIP.get(path.name[:2], 'a chip said in CHIP')}")
             cells = []
             for test in run["tests"]:
                 if test["kind"] not in ("pp", "tg", "pg", "serve") or test["status"] != "ok":
@@ -60,8 +61,9 @@ def main() -> None:
           f"({unfit} not a result: cannot fit)")
     for reason, count in reasons.most_common():
         print(f"  {count:4} {reason}")
-    chips = len(TABLES) - len({w.split(':')[0] for w in wrong_chip})
-    print(f"chip as the post names it: {chips} of {len(TABLES)} files" + "".join(f"\n  {w}" for w in wrong_chip))
+    wrong = list(dict.fromkeys(wrong_chip))  # a line per file, however many runs it holds
+    print(f"chip as the post names it: {len(TABLES) - len(wrong)} of {len(TABLES)} files"
+          + "".join(f"\n  {w}" for w in wrong))
 
 
 if __name__ == "__main__":
