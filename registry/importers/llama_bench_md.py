@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pdx.domain.hardware import named
 from pdx.registry.importers.common import chip_named_in
 from pdx.registry.bundle import fail
 from pdx.registry.importers import llama_bench
@@ -249,8 +250,10 @@ def parse(text: str, source: str | Path, when: str) -> list[list[dict[str, Any]]
 def read(path: Path, text: str, hardware: str | None = None) -> list[dict[str, Any]]:
     when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).replace(microsecond=0).isoformat()
     rows = [row for table in parse(text, path, when) for row in table]
-    provenance = {"created_at": "the file's modification time (a table has no times)",
-                  "figures": "the table's means and standard deviations; no samples"}
+    provenance: dict[str, Any] = {"created_at": "the file's modification time (a table has no times)",
+                                  "figures": "the table's means and standard deviations; no samples"}
+    if devices := named.vulkan_devices(text):  # what the kernels multiply on: matrix cores or shader ALUs
+        provenance["vulkan_devices"] = devices
     builds = list(dict.fromkeys(r["compared_build"] for r in rows if r.get("compared_build")))
     if builds:
         provenance["compared"] = (f"compare-llama-bench output: builds {' and '.join(builds)} side by side, each a "

@@ -32,6 +32,7 @@ from pdx.contract.errors import PdxError
 from pdx.domain import ceilings
 from pdx.domain.ceilings import placement
 from pdx.domain.ceilings.basis import model_of, run_basis
+from pdx.domain.ceilings import kernels
 from pdx.domain.ceilings.kernels import kernel_dtype
 from pdx.domain.ceilings.widths import weight_bytes_per_param
 from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures, phase
@@ -143,6 +144,12 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(weight), chip,
                                          (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
+        backends = str((engine.get("details") or {}).get("backends") or "").lower()
+        shader = kernels.vulkan_shader_bound(dtype, chip, _vulkan_device(record, chip)) \
+            if "vulkan" in backends and not flops else None
+        if shader:
+            dtype, shader_flops, dtype_note = shader
+            figures = replace(figures, flops=shader_flops, flops_dtype=f"{dtype} (shader ALUs)")
         if given.memory:
             figures = replace(figures, memory_bytes=given.memory, label=f"{figures.label}, "
                                                                         f"{given.memory / placement.GIB:.0f} GB")
@@ -195,6 +202,14 @@ def _weight_by_width(model: dict, words: words_.ModelWords) -> tuple[str, str | 
     weight = "f32" if bits > 24 else "f16" if bits > 12 else "quantised"
     return weight, (f"the model's type {words.file_type!r} is llama.cpp's guess (the file names none); its size "
                     f"makes {bits:.2f} bits per weight, so it is taken for a {weight} file")
+
+
+def _vulkan_device(record: dict, chip) -> dict | None:
+    """What ggml-vulkan's log said of the device the run was judged on (the one whose name is the chip's,
+    else the first listed), None where the import kept no such line."""
+    devices = (record.get("provenance") or {}).get("vulkan_devices") or []
+    mine = [d for d in devices if chip is not None and catalog.find(str(d.get("name") or "")) == chip]
+    return (mine or devices or [None])[0]
 
 
 def concurrency(test: dict) -> int:

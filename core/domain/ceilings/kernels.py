@@ -16,6 +16,10 @@ from typing import TypedDict
 
 from pdx.domain.hardware.chip import Chip
 
+# Per lane per clock against an fp32 multiply-add: an int8 dot product of four (dp4a; NVIDIA from Pascal
+# GP102, AMD's v_dot4_i32_i8, Intel Xe's DP4A) and packed fp16 do at most this many times the work.
+_SHADER_SPEEDUP = {"int8": 4.0, "fp16": 2.0, "fp32": 1.0}
+
 
 class KernelsSince(TypedDict):
     """Kernels an engine's builds have from a build on: in which backend, after which build, and the source."""
@@ -49,3 +53,20 @@ def kernel_dtype(dtype: str, chip: Chip | None, backends: str | None, version: s
     return "int8", (f"fp4 weights multiplied through int8 dot products: llama.cpp computes in fp4 only in its "
                     f"CUDA build on fp4 tensor cores after build {NATIVE_FP4['after_build']} "
                     f"({NATIVE_FP4['source']})")
+
+
+def vulkan_shader_bound(dtype: str, chip: Chip | None, device: dict | None) -> tuple[str, float, str] | None:
+    """(type, FLOP/s, why) where ggml-vulkan multiplied on the shader ALUs: its device line says "matrix
+    cores: none" (no cooperative-matrix extension through that driver), so a matrix unit's rate (XMX,
+    WMMA, tensor cores) is no bound for it. Quantised weights go through int8 dot products where the
+    device has them ("int dot: 1"), else fp16 where it has that, else fp32; each at most a multiple of the
+    chip's shader fp32 rate (:data:`_SHADER_SPEEDUP`), an upper bound. None: matrix cores, or not said."""
+    if not device or str(device.get("matrix_cores", "")).lower() != "none" or chip is None:
+        return None
+    fp32 = chip.dense_flops("fp32")
+    if not fp32:
+        return None
+    used = "int8" if dtype == "int8" and device.get("int_dot") else "fp16" if device.get("fp16") else "fp32"
+    return used, fp32 * _SHADER_SPEEDUP[used], (
+        f"ggml-vulkan saw no matrix cores on {device.get('name') or 'the device'} ('matrix cores: none'): "
+        f"{used} on the shader ALUs, at most {_SHADER_SPEEDUP[used]:g}x the fp32 rate")

@@ -161,3 +161,27 @@ def narrowed(chips: list[tuple[Chip, int]], backends: str | None) -> list[tuple[
     elif words and not words & (_GPU_BACKENDS | {"metal", "mtl", "mlx"}) and any(c.kind != "gpu" for c, _ in kept):
         kept = [(c, n) for c, n in kept if c.kind != "gpu"]
     return kept
+
+
+# ggml-vulkan's device line: "ggml_vulkan: 0 = Intel(R) Arc(tm) A310 Graphics (DG2) (...) | uma: 0 | fp16: 1 |
+# bf16: 0 | warp size: 32 | shared memory: 65536 | int dot: 1 | matrix cores: none"
+_VULKAN_FIELD = re.compile(r"\|\s*(fp16|int dot|matrix cores|uma)\s*:\s*([^|]+?)\s*(?=\||$)", re.I)
+_VULKAN_NAME = re.compile(r"ggml_vulkan: \d+ = ([^|]*)")
+_DRIVER_WORDS = re.compile(r"(\s+\([^()]*\))+\s*$")  # " (RADV NAVI31) (radv)" after the name
+
+
+def vulkan_devices(text: str, max_lines: int = 2000) -> list[dict[str, object]]:
+    """What ggml-vulkan said of each device it found, once per device number: its name, whether it
+    multiplies on matrix cores (the cooperative-matrix extension it names, or "none"), has int8 dot
+    products, and fp16 arithmetic. Older builds print fewer fields; a field not printed is left out."""
+    devices: dict[int, dict[str, object]] = {}
+    for line in text.splitlines()[:max_lines]:
+        device, named_as = _DEVICE_LINE.match(line), _VULKAN_NAME.search(line)
+        if not (device and device["vk"] and named_as) or int(device["vk"]) in devices:
+            continue
+        said: dict[str, object] = {"name": _DRIVER_WORDS.sub("", named_as[1]).strip()}
+        for key, value in _VULKAN_FIELD.findall(line):
+            key = key.lower().replace(" ", "_")
+            said[key] = value.strip() if key == "matrix_cores" else value.strip() == "1"
+        devices[int(device["vk"])] = said
+    return [devices[i] for i in sorted(devices)]
