@@ -70,21 +70,22 @@ _TOTAL_ACTIVE = re.compile(r"(?:^|[\s\-_/.])(\d+(?:\.\d+)?)b[-_.]a(\d+(?:\.\d+)?
 _TOTAL = re.compile(r"(?:^|[\s\-_/.])(\d+(?:\.\d+)?)b(?=$|[\s\-_.])")
 
 
-def sized(name: str) -> tuple[float, float | None, int, str] | None:
-    """(total parameters, active ones or None, bits per weight, how it was read) from a name that gives its
-    size ("...-80B-A3B-...-4bit"), for a model of no catalog shape; None where the name gives no size."""
+def sized(name: str) -> tuple[float, float | None, int, str, str] | None:
+    """(total parameters, active ones or None, bits per weight, the data type the engine multiplies in, how
+    it was read) from a name that gives its size ("...-80B-A3B-...-FP8"), for a model of no catalog shape;
+    None where the name gives no size."""
     lower = name.lower()
     both, total = _TOTAL_ACTIVE.search(lower), _TOTAL.search(lower)
     size = both or total  # without both, the total
     if size is None:
         return None
-    bits, said = 16, "16-bit weights: the name says no quantisation"
-    for pattern, width, _ in _QUANT:
+    bits, dtype, said = 16, "bf16", "16-bit weights: the name says no quantisation"
+    for pattern, width, kind in _QUANT:
         if found := re.search(pattern, lower):
-            bits = width or int(found[1])
+            bits, dtype = width or int(found[1]), kind
             said = f"{bits}-bit weights: the name says {found[0].strip(' -_/.')}"
             break
     if both:
         named = f"{both[0].strip(' -_/.')} in the name: total and active; {said}"
-        return float(both[1]) * 1e9, float(both[2]) * 1e9, bits, named
-    return float(size[1]) * 1e9, None, bits, f"{size[0].strip(' -_/.')} in the name; {said}"
+        return float(both[1]) * 1e9, float(both[2]) * 1e9, bits, dtype, named
+    return float(size[1]) * 1e9, None, bits, dtype, f"{size[0].strip(' -_/.')} in the name; {said}"

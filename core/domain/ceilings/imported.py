@@ -304,9 +304,10 @@ def by_named_size(model: dict, text: str) -> dict:
     sized = hub_names.sized(text) if text.strip() and not any(c.isspace() for c in text.strip()) else None
     if sized is None:
         return model
-    total, active, bits, said = sized
+    total, active, bits, named_dtype, said = sized
     extra = model.get("extra") or {}
-    out = model | {"n_params": round(total), "file_bytes": round(total * bits / 8),
+    dtype = model.get("dtype") if model.get("dtype") not in (None, "", "?") else named_dtype  # as sized_by_name's
+    out = model | {"n_params": round(total), "file_bytes": round(total * bits / 8), "dtype": dtype,
                    "extra": extra | {"sized_by_name": {"said": said, "bits_per_weight": bits, "assumed":
                                      "the name's parameters at its width (no dims: KV reads not counted)"}}}
     if active:
