@@ -110,6 +110,7 @@ def test_a_vllm_serve_result_on_the_gpu_its_post_names_needs_no_hardware_option(
     assert run["provenance"]["chip"] == "2 x NVIDIA H100 SXM, named in the text around the result"
     assert run["ceiling_basis"]["devices"] == 2 and run["ceiling_basis"]["device_from"] == "the imported file"
     assert run["model"]["extra"]["named_experts"]["words"] == "? 80B.A3B"  # 3B of 80B read per token
+    assert run["model"]["dtype"] == "fp8" and run["ceiling_basis"]["flops_dtype"] == "fp8"  # "-FP8": Hopper's fp8
     (test,) = run["tests"]
     ceiling = test["ceilings"]
     assert ceiling["concurrency"] == 64 and ceiling["bound"] == "memory"
