@@ -130,6 +130,7 @@ def test_two_mlx_pastes_of_different_models_import_into_one_registry(registry_ur
     assert {r["model"]["n_params"] for r in big} == {80e9} and small["model"]["n_params"] == 4e9
     assert small["model"]["sha256"] not in {r["model"]["sha256"] for r in big}
     assert small["hardware"]["catalog"] == "apple-m4"  # "Apple M4:" above the paste
+    assert small["model"]["name"] == "mlx-community/Qwen3.5-4B-MLX-4bit"  # the model its command line ran
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(["pp512", "tg128", "pp 512", "tg 128", "pp512+tg128"]), min_size=1, max_size=4,

@@ -100,6 +100,8 @@ def _model_cell(model: dict) -> str:
     written = (model.get("extra") or {}).get("model_type")
     if isinstance(written, str) and written.strip():
         return written.strip()
+    if model.get("architecture") in (None, "", "?"):  # a serving tool's hub id: its name says what it is
+        return str(model.get("name") or "?")
     return f"{model['architecture']} {human_count(model['n_params']).replace(' ', '')} {quant_label(model)}"
 
 

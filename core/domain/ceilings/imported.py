@@ -272,6 +272,8 @@ def sized_by_name(model: dict, named_elsewhere: dict | None = None) -> dict:
         # not claim one model (the registry refuses one sha256 with two sizes), so the name joins its identity
         key = hashlib.sha256(f"{model.get('sha256')}|{named_elsewhere.get('name')}".encode()).hexdigest()
         sized = sized | {"id": key, "sha256": key}
+        if model.get("path") in (None, "", "?"):  # the tool printed no name: the one it ran is the model's
+            sized["name"] = str(named_elsewhere.get("name") or "").removeprefix("./")
     return sized
 
 
