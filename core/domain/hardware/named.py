@@ -17,6 +17,7 @@ that runs on a GPU: the GPU). "2x RTX 3090", "8x A100", "A100 x8" say how many.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -48,13 +49,28 @@ class Named:
 
 
 _FAMILIES = {"rtx", "gtx", "rx", "arc", "quadro", "mi"}  # a series word before its model number
+_FORM_FACTORS = {"laptop", "mobile"}  # another GPU after a card's name ("RTX 4090 Laptop"); after a SoC's, its machine
+# Makers of chips and boards pdx may have no figures for: their word and the model words after it, up to
+# one with a digit ("Cix CP8180", "Radxa Dragon Q8B", "Ampere A1"), name a chip the ceiling can say it lacks.
+_MAKERS = {"cix", "rockchip", "qualcomm", "mediatek", "ampere", "radxa", "exynos", "kirin", "ascend", "allwinner",
+           "amlogic", "sophgo", "tenstorrent", "loongson", "phytium", "hailo", "khadas", "pine64"}
 _APPLE_BASE = re.compile(r"^M[1-9]$")  # "M5": Apple's base chips are two characters, written in capitals
 
 
 def _plausible(words: list[str]) -> bool:
     text = "".join(words)
+    if len(words) > 1 and catalog.normalize(" ".join(words)) in _wordy_names():  # "Snapdragon X Elite"
+        return True
     return any(c.isalpha() for c in text) and any(c.isdigit() for c in text) and (
         len(text) >= 3 or bool(_APPLE_BASE.match(text)))
+
+
+@functools.lru_cache(maxsize=1)
+def _wordy_names() -> frozenset[str]:
+    """The catalog's names of several words and no digit ("x elite"): a chip though no word holds a number."""
+    names = (n for c in catalog.chips() for n in (c.name, *c.aliases))
+    return frozenset(catalog.normalize(n) for n in names
+                     if len(_significant(n)) > 1 and not any(ch.isdigit() for ch in n))
 
 
 def _significant(line: str) -> list[str]:
@@ -74,12 +90,25 @@ def _another_part(chip: Chip, after: list[str]) -> bool:
     if not after:
         return False
     word = after[0].lower()
-    if word in chip_words.SUFFIXES:
+    if word in chip_words.SUFFIXES and not (chip.kind == "soc" and word in _FORM_FACTORS):
         return True
     size = chip_words.memory_size(word, after[1] if len(after) > 1 else None)
     if size is None or chip.kind == "soc":
         return False
     return chip.memory_gb is None or abs(chip.memory_gb.value - size) > 0.5
+
+
+def _made_by(words: list[str], i: int) -> str | None:
+    """A maker's word at ``i`` and its model words ("Cix CP8180"), where none of them is a chip pdx knows
+    ("Ampere A100" is NVIDIA's A100, found on the next word)."""
+    if words[i].lower() not in _MAKERS:
+        return None
+    for j in range(i + 1, min(i + 4, len(words))):
+        if any(c.isdigit() for c in words[j]):
+            model = words[i + 1:j + 1]
+            known = any(catalog.find(" ".join(model[k:])) for k in range(len(model)))
+            return None if known else " ".join(words[i:j + 1])
+    return None
 
 
 def _segments(lines: list[str]):
@@ -120,6 +149,8 @@ def read(text: str, max_lines: int = 2000) -> Named:
                         unknown.append(name)
                     i += 2
                     continue
+                if (made := _made_by(words, i)) and made not in unknown:
+                    unknown.append(made)
                 i += 1
                 continue
             after = words[i + n:i + n + 2]
