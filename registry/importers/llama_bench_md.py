@@ -208,15 +208,15 @@ def parse(text: str, source: str | Path, when: str) -> list[list[dict[str, Any]]
     header, lines, header_build = None, text.splitlines(), None
     for line_no, line in enumerate(lines, 1):
         stripped = _unquoted(line).strip()
-        named = (_header(_cells(stripped)) or _pivoted(_cells(stripped))) if "|" in stripped else None
-        if named and (found := _HEADER_BUILD.search(_cells(stripped)[0])):
+        columns = (_header(_cells(stripped)) or _pivoted(_cells(stripped))) if "|" in stripped else None
+        if columns and (found := _HEADER_BUILD.search(_cells(stripped)[0])):
             header_build = found["commit"]
         if header is not None and "|" in stripped:
             cells = _cells(stripped)
             if all(_SEPARATOR_CELL.match(c) for c in cells):
                 continue
-            if named:
-                header = named
+            if columns:
+                header = columns
                 tables.append([])
                 continue
             tables[-1].extend(_row(header, cells, f"line {line_no}", source, when))
@@ -224,8 +224,8 @@ def parse(text: str, source: str | Path, when: str) -> list[list[dict[str, Any]]
                 for row in tables[-1]:
                     row.setdefault("build_commit", header_build)
             continue
-        if named:
-            header = named
+        if columns:
+            header = columns
             tables.append([])
             continue
         header, header_build = None, None
