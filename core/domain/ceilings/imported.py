@@ -33,7 +33,6 @@ from pdx.domain import ceilings
 from pdx.domain.ceilings import placement
 from pdx.domain.ceilings.basis import model_of, run_basis
 from pdx.domain.ceilings import kernels
-from pdx.domain.ceilings.kernels import kernel_dtype
 from pdx.domain.ceilings.widths import weight_bytes_per_param
 from pdx.domain.ceilings.roofline import HardwareFigures, ModelFigures, phase
 from pdx.domain.hardware import catalog
@@ -141,7 +140,7 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         if weight == "?" and words:
             weight, said = _weight_by_width(model, words)
             notes += [said] if said else []
-        dtype, dtype_note = kernel_dtype(ceilings.compute_dtype(weight), chip,
+        dtype, dtype_note = kernels.kernel_dtype(ceilings.compute_dtype(weight), chip,
                                          (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
         backends = str((engine.get("details") or {}).get("backends") or "").lower()
