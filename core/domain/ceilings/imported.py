@@ -141,7 +141,7 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
             weight, said = _weight_by_width(model, words)
             notes += [said] if said else []
         dtype, dtype_note = kernels.kernel_dtype(ceilings.compute_dtype(weight), chip,
-                                         (engine.get("details") or {}).get("backends"), engine.get("version"))
+                                                 (engine.get("details") or {}).get("backends"), engine.get("version"))
         figures = ceilings.given_figures(chip, dtype, bandwidth, flops)
         backends = str((engine.get("details") or {}).get("backends") or "").lower()
         shader = kernels.vulkan_shader_bound(dtype, chip, _vulkan_device(record, chip)) \
