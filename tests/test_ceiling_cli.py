@@ -33,6 +33,18 @@ def test_h100_sxm_ridge_point():
     assert "295 FLOP/byte" in pdx_ok("ceiling", "--hardware", "h100 sxm5", *NAPKIN, "--dtype", "fp16")
 
 
+def test_hardware_is_read_as_pdx_import_reads_it():
+    """"2x RTX 3090" (a layer split: prefill's FLOP/s x 2, decode's bandwidth x 1) and "M1 8GB" (a Mac's memory)
+    mean here what they mean to `pdx import --hardware`, so both give one ceiling."""
+    one = json.loads(pdx_ok("ceiling", "--hardware", "RTX 3090", *NAPKIN, "--dtype", "fp16", "--json"))
+    two = json.loads(pdx_ok("ceiling", "--hardware", "2x RTX 3090", *NAPKIN, "--dtype", "fp16", "--json"))
+    assert two["hardware"]["flops"] == 2 * one["hardware"]["flops"]
+    assert two["hardware"]["bandwidth"] == one["hardware"]["bandwidth"] and "2 x" in two["hardware"]["label"]
+    mac = json.loads(pdx_ok("ceiling", "--hardware", "M1 8GB", *NAPKIN, "--json"))
+    assert mac["hardware"]["memory_bytes"] == 8 * 2**30
+    assert_one_line_error(run_pdx("ceiling", "--hardware", "M1 64GB", *NAPKIN), "comes with at most 16 GB")
+
+
 def test_llama_3_3_70b_kv_cache():
     dims = ("--n-layers", "80", "--n-kv-heads", "8", "--head-dim", "128")
     out = pdx_ok("kv", *dims, "--context", "131072")

@@ -18,6 +18,7 @@ from pdx.measure import hardware as this_machine  # a run's machine is a dict na
 from pdx.domain.ceilings import CEILINGS_VERSION, PROBE, basis_record, chip_figures, compute_dtype, given_figures
 from pdx.domain.ceilings import placement
 from pdx.domain.ceilings.basis import RunBasis, model_of, run_basis
+from pdx.domain.ceilings.imported import Given
 from pdx.domain.ceilings.roofline import HardwareFigures
 from pdx.contract.errors import PdxError
 from pdx.domain.hardware import catalog
@@ -185,7 +186,10 @@ def hardware_figures(name: str | None, bandwidth: str | None, flops: str | None,
         base = probe_figures(_this_machine_probe(threads), dtype)
         base = replace(base, bandwidth=bandwidth_ or base.bandwidth, flops=flops_ or base.flops)
         return replace(base, flops_dtype=f"{dtype} (given)") if flops_ else base
-    return given_figures(catalog.lookup(name) if name else None, dtype, bandwidth_, flops_)
+    given = Given.parse(name) if name else Given()  # "2x RTX 3090", "M1 8GB": as pdx import reads them
+    figures = given.configured(given_figures(catalog.lookup(given.hardware) if given.hardware else None, dtype,
+                                             bandwidth_, flops_))
+    return placement.across_devices(figures, given.devices or 1, None)[0]
 
 
 def hardware_sources(name: str | None, bandwidth: str | None, flops: str | None, dtype: str,

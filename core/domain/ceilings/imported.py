@@ -95,6 +95,13 @@ class Given:
     def any(self) -> bool:
         return bool(self.hardware or self.bandwidth or self.flops or self.host_bandwidth)
 
+    def configured(self, figures: HardwareFigures) -> HardwareFigures:
+        """The chip's figures for the machine named: its memory where the name gives it ("M1 8GB")."""
+        if not self.memory:
+            return figures
+        gb = f"{self.memory / placement.GIB:.0f} GB"
+        return replace(figures, memory_bytes=self.memory, label=f"{figures.label}, {gb}")
+
 
 def _configured(name: str, gb: int) -> tuple[str, float | None]:
     """A SoC named with its memory ("M1 8GB": Apple sells the M1 with 8 or 16) as (chip name, bytes); a
@@ -105,7 +112,7 @@ def _configured(name: str, gb: int) -> tuple[str, float | None]:
     most = chip.memory_bytes
     if most and gb * placement.GIB > most * 1.01:
         raise PdxError(f"hardware '{name} {gb}GB': {chip.name} comes with at most {most / placement.GIB:.0f} GB",
-                       "give the memory of the machine the results came from, or the chip's name alone")
+                       "give the machine's memory, or the chip's name alone")
     return name, gb * placement.GIB
 
 
@@ -149,9 +156,7 @@ def judge(record: dict, given: Given | str | None = None) -> dict:
         if shader:
             dtype, shader_flops, dtype_note = shader
             figures = replace(figures, flops=shader_flops, flops_dtype=f"{dtype} (shader ALUs)")
-        if given.memory:
-            figures = replace(figures, memory_bytes=given.memory, label=f"{figures.label}, "
-                                                                        f"{given.memory / placement.GIB:.0f} GB")
+        figures = given.configured(figures)
         tp = placement._int(settings.get("tensor_parallel_size")
                             or ((record.get("provenance") or {}).get("tensor_parallel") or {}).get("size")) or 0
         devices = given.devices or tp or sum(1 for g in record["hardware"].get("gpus") or ()
