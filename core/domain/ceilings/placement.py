@@ -228,8 +228,9 @@ def unfit(model: ModelFigures, hw: HardwareFigures, vendor: str | None, test: di
     """Why a test cannot have run in an Apple GPU's memory, or None: the weights and the test's KV cache
     (llama-bench sizes the context to prompt + generated + depth tokens) above Metal's working set. Past it
     Metal's command buffers fail (llama.cpp issue #2011's log), and llama-bench then times work never done
-    (a 8 GB M1 "reached" 1849 t/s at pp8192, its author marks the row out of memory). Compute buffers are
-    left out, so the need is a lower bound and the verdict never wrong for want of them. Other chips: None
+    (an 8 GB M1 "reached" 1849 t/s at pp8192, its author marks the row out of memory). Compute buffers are
+    left out, so the need is a lower bound. The limit is macOS's default: a user who raised it (sysctl
+    iogpu.wired_limit_mb) could run more, which a pasted table does not say, so the reason names it. Other chips: None
     (a discrete GPU's driver spills to host memory, :func:`spilled`; other SoCs' limits are set by their
     drivers' settings)."""
     if vendor != "Apple" or not (hw.memory_bytes and model.file_bytes):
@@ -241,5 +242,5 @@ def unfit(model: ModelFigures, hw: HardwareFigures, vendor: str | None, test: di
         return None
     cache = f" and its KV cache at {context} tokens ({kv / GIB:.2f} GiB)" if kv else ""
     return (f"cannot fit: the model's {model.file_bytes / GIB:.2f} GiB{cache} exceed the "
-            f"{usable / GIB:.2f} GiB Metal may use of {hw.memory_bytes / GIB:.0f} GiB (macOS's working set); "
-            "past it Metal's work fails, so this figure is not a measurement")
+            f"{usable / GIB:.2f} GiB Metal may use of {hw.memory_bytes / GIB:.0f} GiB (macOS's default working set, "
+            "unless iogpu.wired_limit_mb was raised); past it Metal's work fails, so this figure is not a measurement")
