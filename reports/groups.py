@@ -140,8 +140,8 @@ class Group:
             if validity.left_out(run):
                 continue
             for row in run_rows(run):
-                if row.ok and row.rate is not None and not row.part and tests.get(row.phase) == row.test:
-                    if row.phase not in best or row.rate > (best[row.phase][1].rate or 0.0):
+                if (rate := row.measured) is not None and not row.part and tests.get(row.phase) == row.test:
+                    if row.phase not in best or rate > (best[row.phase][1].measured or 0.0):
                         best[row.phase] = (run, row)
         found = self._headlines[tuple(tests.items())] = {phase: best.get(phase) for phase in tests}
         return found

@@ -59,7 +59,12 @@ class Row:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok" and self.rate is not None
+        return self.measured is not None
+
+    @property
+    def measured(self) -> float | None:
+        """The rate of a test that measured one (ok), else None: the one rule readers take a row's figure by."""
+        return self.rate if self.status == "ok" else None
 
 
 def ceiling_of(test: dict, phase: str) -> Ceiling | None:

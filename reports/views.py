@@ -21,15 +21,15 @@ from pdx.base.units import si_parts
 
 def _bar(row: Row, scale: float) -> dict:
     """Widths (%) of the measured bar and the ceiling mark in a table cell."""
-    if not row.ok or row.rate is None or scale <= 0:  # ok: a rate
+    if (rate := row.measured) is None or scale <= 0:
         return {"width": 0, "ceiling": None}
-    return {"width": round(100 * row.rate / scale, 1),
+    return {"width": round(100 * rate / scale, 1),
             "ceiling": round(100 * row.ceiling.rate / scale, 1) if row.ceiling else None}
 
 
 def test_table(run: dict) -> list[dict]:
     rows = run_rows(run)
-    scale = {p: max([r.rate for r in rows if r.ok and r.rate is not None and r.phase == p]
+    scale = {p: max([m for r in rows if r.phase == p and (m := r.measured) is not None]
                     + [r.ceiling.rate for r in rows if r.ceiling and r.phase == p], default=0) for p in PHASES}
     return [{"row": r, "bar": _bar(r, scale[r.phase])} for r in rows]
 
@@ -187,7 +187,7 @@ def matrix(runs: list[dict]) -> dict:
     lines = []
     for test, phase, part in keys:
         cells = [rows.get((test, phase, part)) for rows in per_run]
-        best = max((c.rate for c, why in zip(cells, reasons) if c and c.ok and c.rate is not None and not why),
+        best = max((m for c, why in zip(cells, reasons) if c and not why and (m := c.measured) is not None),
                    default=None)
         lines.append({"test": test, "phase": phase, "part": part, "rows": cells, "best": best})
     return {"runs": runs, "lines": lines, "left_out": reasons, "note": headline.left_out_note(reasons)}

@@ -66,8 +66,8 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _counts(values: Iterable[object]) -> tuple[int, int, int] | None:
-    """Three counts, each a whole number of 0 or more, or None."""
+def counts_of(values: Iterable[object]) -> tuple[int, int, int] | None:
+    """Three counts (drafted, accepted, output), each a whole number of 0 or more, or None."""
     drafted, accepted, tokens = (_count(v) for v in values)
     return None if drafted is None or accepted is None or tokens is None else (drafted, accepted, tokens)
 
@@ -77,7 +77,7 @@ def _counted(request: dict) -> tuple[int, int, int] | None:
         figures = (request.get("engine") or {}).get(where)
         if not isinstance(figures, dict) or drafted not in figures:
             continue
-        values = _counts((figures.get(drafted), figures.get(accepted), figures.get(output, request.get("n_gen"))))
+        values = counts_of((figures.get(drafted), figures.get(accepted), figures.get(output, request.get("n_gen"))))
         if values is not None:
             return values
     return None
@@ -91,7 +91,7 @@ def _sample_counts(test: Mapping[str, Any]) -> Iterable[tuple[int, int, int]]:
     for sample in test.get("samples") or []:
         counts = (sample.get("engine") or {}).get(SAMPLE_KEY)
         if isinstance(counts, dict):
-            values = _counts(counts.get(k) for k in SAMPLE_FIELDS)
+            values = counts_of(counts.get(k) for k in SAMPLE_FIELDS)
             if values is not None:
                 yield values
 

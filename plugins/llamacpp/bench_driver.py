@@ -124,7 +124,7 @@ class LlamaBench(Backend):
         # llama-bench has one built-in warm-up; further ones are extra repetitions dropped here.
         reps = repetitions + max(0, warmup - 1)
         if self.model is None:
-            raise PdxError(f"{self.name}: a test ran before the model was loaded")
+            raise PdxError(f"{self.name}: load() must come before run()")
         cmd = [
             str(self.binary), "-m", self.model.path, "-o", "jsonl", "-r", str(reps),
             "-t", str(s.threads), "-b", str(s.n_batch), "-ub", str(s.n_ubatch), "-fa", s.flash_attn,

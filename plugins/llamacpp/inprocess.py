@@ -166,7 +166,7 @@ class LlamaPython(Backend):
 
     def _bindings(self) -> ModuleType:
         if self.lc is None:
-            raise PdxError(f"{self.name}: a test ran before the model was loaded")
+            raise PdxError(f"{self.name}: load() must come before run()")
         return self.lc
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from pdx.contract.errors import PdxError
-from pdx.domain.speculation import NGRAM_NOTE
+from pdx.domain.speculation import NGRAM_NOTE, counts_of
 
 OPTIONS = {
     "draft_model": "speculative decoding: the draft model (GGUF) llama-server drafts with (--spec-draft-model)",
@@ -79,11 +79,6 @@ def read(command: list[str]) -> dict | None:
     return found
 
 
-def _count(value: object) -> int | None:
-    """A whole count of 0 or more, or None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def counts(timings: list[dict]) -> dict | None:
     """A speculating llama-server's drafted, accepted and generated tokens over requests' ``timings``.
     Its ``server_slot_stats::to_json`` writes ``draft_n`` and ``draft_n_accepted`` only once the slot has
@@ -92,9 +87,9 @@ def counts(timings: list[dict]) -> dict | None:
     drafted = accepted = tokens = 0
     seen = False
     for figures in timings:
-        values = [_count(figures.get(key, default)) for key, default in
-                  (("draft_n", 0), ("draft_n_accepted", 0), ("predicted_n", None))]
-        if values[0] is None or values[1] is None or values[2] is None:
+        values = counts_of(figures.get(key, default) for key, default in
+                           (("draft_n", 0), ("draft_n_accepted", 0), ("predicted_n", None)))
+        if values is None:
             continue
         seen = True
         drafted, accepted, tokens = drafted + values[0], accepted + values[1], tokens + values[2]

@@ -118,7 +118,7 @@ class VllmOffline(Backend):
         from vllm.sampling_params import RequestOutputKind
 
         if self.llm is None:
-            raise PdxError(f"{self.name}: a test ran before the model was loaded")
+            raise PdxError(f"{self.name}: load() must come before run()")
         engine = self.llm.llm_engine
         records: dict[str, RequestRecord] = {}
         origin = time.perf_counter_ns()

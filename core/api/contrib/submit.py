@@ -12,7 +12,6 @@ would call implausible (its own check, so what submit writes verify accepts).
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,7 +74,7 @@ def submit(registry, ids: list[str], folder: str | Path, max_cv: float = DEFAULT
     folder = output_folder(folder, "cannot submit into", make=True)  # a file or a device there: one line
     done = []
     for record in registry.records(ids):
-        entry = Submission(record["id"], refused=refusals(with_stats(copy.deepcopy(record)), max_cv))
+        entry = Submission(record["id"], refused=refusals(with_stats(record), max_cv))
         if not entry.refused or force:
             entry.removed = private_fields(record)
             document = bundle.make_bundle([record], redact=True)

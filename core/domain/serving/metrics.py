@@ -141,19 +141,19 @@ def serving_stats(records: Sequence[RequestRecord], makespan_ns: int, slo: dict[
         "output_throughput": output_tokens / seconds if seconds else None,
         "total_token_throughput": sum(r.n_gen + r.n_prompt for r in ok) / seconds if seconds else None,
         "per_stream_decode_rate": statistics.fmean(rates) if rates else None,
-        "ttft_ms": distribution((r.first_ns for r in ok if r.first_ns is not None), percentiles),
-        "tpot_ms": distribution((r.tpot_ns for r in ok if r.tpot_ns is not None), percentiles),
+        "ttft_ms": distribution((r.first_ns for r in ok), percentiles),
+        "tpot_ms": distribution((r.tpot_ns for r in ok), percentiles),
         "itl_ms": distribution((gap for r in ok for gap in r.itl_ns), percentiles),
-        "e2el_ms": distribution((r.end_ns for r in ok if r.end_ns is not None), percentiles),
+        "e2el_ms": distribution((r.end_ns for r in ok), percentiles),
     }
     chunks = sum(len(r.events) for r in ok)
     stats["chunks_per_token"] = chunks / output_tokens if output_tokens else None
     if any(r.scheduled_ns is not None for r in records):
-        stats["ttft_sched_ms"] = distribution((t for t in (r.ttft_sched_ns for r in ok) if t is not None), percentiles)
-        stats["e2el_sched_ms"] = distribution((t for t in (r.e2el_sched_ns for r in ok) if t is not None), percentiles)
+        stats["ttft_sched_ms"] = distribution((r.ttft_sched_ns for r in ok), percentiles)
+        stats["e2el_sched_ms"] = distribution((r.e2el_sched_ns for r in ok), percentiles)
         stats["dispatch_ms"] = distribution((r.dispatch_ns for r in records), percentiles)
     if any(r.n_reasoning for r in ok):
-        stats["ttfat_ms"] = distribution((r.ttfat_ns for r in ok if r.ttfat_ns is not None), percentiles)
+        stats["ttfat_ms"] = distribution((r.ttfat_ns for r in ok), percentiles)
         stats["reasoning"] = reasoning_stats(ok)
     if slo:
         good = sum(meets_slo(r, slo) for r in ok)
